@@ -1,0 +1,197 @@
+"""`kgrank` command line: one subcommand per workflow step, so every rule is one command.
+
+Bad input (a file, a key, a name) ends with a single line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from kgrank.errors import KgrankInputError
+
+
+def _prepare_dataset(args: argparse.Namespace) -> None:
+    from kgrank.datasets import prepare_dataset
+
+    source = {"source": "archive", "archive": args.archive, "sha256": args.sha256} if args.archive else {}
+    stats = prepare_dataset(args.name, source, args.out_dir)
+    print(json.dumps(stats))
+
+
+def _import_hyperparameters(args: argparse.Namespace) -> None:
+    from kgrank.hyperparameters import import_published
+
+    for path in args.json_files:
+        print(import_published(path, args.out_dir))
+
+
+def _validate_hyperparameters(args: argparse.Namespace) -> None:
+    from kgrank.hyperparameters import load_hyperparameters
+
+    for path in args.files:
+        load_hyperparameters(path)
+    print(f"{len(args.files)} hyperparameter file(s) valid")
+
+
+def _train(args: argparse.Namespace) -> None:
+    from kgrank.hyperparameters import load_hyperparameters
+    from kgrank.training import train
+
+    hyperparameters = load_hyperparameters(args.hyperparameters)
+    summary = train(
+        args.dataset_dir,
+        hyperparameters,
+        args.out_dir,
+        seed=args.seed,
+        max_epochs=args.max_epochs,
+        device=args.device,
+        threads=args.threads,
+        progress=not args.quiet,
+    )
+    print(json.dumps(summary))
+
+
+def _ranks(args: argparse.Namespace) -> None:
+    import torch
+
+    from kgrank.io import write_table
+    from kgrank.ranks import KnownAnswers, compute_ranks
+    from kgrank.training import load_model
+
+    torch.set_num_threads(args.threads)
+    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
+    known = KnownAnswers(
+        factories.mapped(tuple(args.filter_splits)),
+        factories.training.num_entities,
+        factories.training.num_relations,
+    )
+    table = compute_ranks(
+        model,
+        factories.testing.mapped_triples,
+        known,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        progress=not args.quiet,
+    )
+    write_table(args.out, table)
+
+
+def _metrics(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.io import write_table
+    from kgrank.metrics import default_metrics, evaluate_rank_table
+
+    ranks = pd.read_parquet(args.ranks)
+    table = evaluate_rank_table(ranks, default_metrics(args.hits))
+    resolved = json.loads((Path(args.model_dir) / "config.json").read_text(encoding="utf-8"))
+    table.insert(0, "model", args.model)
+    table.insert(0, "dataset", args.dataset)
+    # The training budget travels with every number it shaped.
+    table["epochs"] = resolved["epochs"]
+    table["published_epochs"] = resolved["published_epochs"]
+    write_table(args.out, table)
+
+
+def _figure1(args: argparse.Namespace) -> None:
+    from kgrank.paper import plot_figure1, read_metrics, read_stats
+
+    plot_figure1(read_metrics(args.metrics), read_stats(args.stats), args.pdf, args.png, caption=args.caption)
+
+
+def _table4(args: argparse.Namespace) -> None:
+    from kgrank.paper import read_stats, write_table4
+
+    write_table4(read_stats(args.stats), args.markdown, args.latex)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kgrank", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    command = commands.add_parser("prepare-dataset", help="write a dataset's labelled splits and stats.json")
+    command.add_argument("--name", required=True)
+    command.add_argument("--archive", help="local archive with train/valid/test.txt (offline use)")
+    command.add_argument("--sha256", help="expected sha256 of --archive")
+    command.add_argument("--out-dir", required=True)
+    command.set_defaults(handler=_prepare_dataset)
+
+    command = commands.add_parser(
+        "import-hyperparameters", help="convert published JSON configurations to YAML"
+    )
+    command.add_argument("json_files", nargs="+")
+    command.add_argument("--out-dir", required=True)
+    command.set_defaults(handler=_import_hyperparameters)
+
+    command = commands.add_parser("validate-hyperparameters", help="check hyperparameter YAML files")
+    command.add_argument("files", nargs="+")
+    command.set_defaults(handler=_validate_hyperparameters)
+
+    command = commands.add_parser("train", help="train one model and save its state dict")
+    command.add_argument("--dataset-dir", required=True)
+    command.add_argument("--hyperparameters", required=True)
+    command.add_argument("--out-dir", required=True)
+    command.add_argument("--seed", type=int, required=True)
+    command.add_argument("--max-epochs", type=int, default=None, help="budget cap on the published epochs")
+    command.add_argument("--device", default="auto", help="auto (GPU if present), cpu, cuda, cuda:1 ...")
+    command.add_argument("--threads", type=int, default=1)
+    command.add_argument("--quiet", action="store_true")
+    command.set_defaults(handler=_train)
+
+    command = commands.add_parser("ranks", help="filtered ranks of every test triple, both sides")
+    command.add_argument("--dataset-dir", required=True)
+    command.add_argument("--model-dir", required=True)
+    command.add_argument("--out", required=True)
+    command.add_argument("--seed", type=int, required=True, help="seed of the non-deterministic rank")
+    command.add_argument("--batch-size", type=int, default=256)
+    command.add_argument("--filter-splits", nargs="+", default=["train", "valid", "test"])
+    command.add_argument("--device", default="cpu")
+    command.add_argument("--threads", type=int, default=1)
+    command.add_argument("--quiet", action="store_true")
+    command.set_defaults(handler=_ranks)
+
+    command = commands.add_parser("metrics", help="tidy metric table with moments, adjusted and z values")
+    command.add_argument("--ranks", required=True)
+    command.add_argument("--model-dir", required=True)
+    command.add_argument("--dataset", required=True)
+    command.add_argument("--model", required=True)
+    command.add_argument("--hits", type=int, nargs="+", default=[1, 3, 5, 10])
+    command.add_argument("--out", required=True)
+    command.set_defaults(handler=_metrics)
+
+    command = commands.add_parser("figure1", help="Figure 1 of the unified-framework paper")
+    command.add_argument("--metrics", nargs="+", required=True)
+    command.add_argument("--stats", nargs="+", required=True)
+    command.add_argument("--pdf", required=True)
+    command.add_argument("--png", required=True)
+    command.add_argument("--caption", default="")
+    command.set_defaults(handler=_figure1)
+
+    command = commands.add_parser("table4", help="dataset statistics (Table 4)")
+    command.add_argument("--stats", nargs="+", required=True)
+    command.add_argument("--markdown", required=True)
+    command.add_argument("--latex", required=True)
+    command.set_defaults(handler=_table4)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    # PyKEEN logs every factory it builds at INFO; keep the terminal for progress bars.
+    logging.getLogger("pykeen").setLevel(logging.WARNING)
+    try:
+        args.handler(args)
+    except KgrankInputError as error:
+        print(f"kgrank {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

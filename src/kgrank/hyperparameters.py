@@ -1,0 +1,120 @@
+"""Hyperparameter files: one YAML per (dataset, model), validated before any training."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from kgrank.errors import KgrankInputError
+
+# The four model families of the paper's case study; any other PyKEEN model name is
+# accepted too, as long as PyKEEN's resolver knows it.
+CASE_STUDY_MODELS = ("complex", "rotate", "transe", "tucker")
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    text = resources.files("kgrank").joinpath("schemas/hyperparameters.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(part) for part in error.absolute_path) or "(top level)"
+
+
+def _check_known(path: Path, key: str, name: str, resolver: Any, what: str) -> None:
+    try:
+        resolver.lookup(name)
+    except (KeyError, ValueError) as error:
+        raise KgrankInputError(
+            f"{path}: key {key}: unknown {what} {name!r}; use one of PyKEEN's "
+            f"{what} names, e.g. {', '.join(sorted(resolver.lookup_dict)[:6])}"
+        ) from error
+
+
+def validate_hyperparameters(data: Any, path: str | Path) -> dict[str, Any]:
+    """Check a hyperparameter mapping against the schema and PyKEEN's component names."""
+    path = Path(path)
+    if not isinstance(data, dict):
+        raise KgrankInputError(f"{path}: expected a mapping at the top level, found {type(data).__name__}")
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(data))
+    if error is not None:
+        raise KgrankInputError(
+            f"{path}: key {_key_path(error)}: {error.message}; fix it to match "
+            "src/kgrank/schemas/hyperparameters.schema.yaml"
+        )
+    from pykeen.losses import loss_resolver
+    from pykeen.models import model_resolver
+    from pykeen.optimizers import optimizer_resolver
+    from pykeen.sampling import negative_sampler_resolver
+
+    pipeline = data["pipeline"]
+    _check_known(path, "pipeline.model", pipeline["model"], model_resolver, "model")
+    _check_known(path, "pipeline.optimizer", pipeline["optimizer"], optimizer_resolver, "optimizer")
+    if "loss" in pipeline:
+        _check_known(path, "pipeline.loss", pipeline["loss"], loss_resolver, "loss")
+    if "negative_sampler" in pipeline:
+        _check_known(
+            path,
+            "pipeline.negative_sampler",
+            pipeline["negative_sampler"],
+            negative_sampler_resolver,
+            "negative sampler",
+        )
+    if pipeline.get("regularizer", "no") != "no":
+        raise KgrankInputError(
+            f"{path}: key pipeline.regularizer: {pipeline['regularizer']!r} is not supported; "
+            "only 'no' (none of the published configurations regularise)"
+        )
+    return data
+
+
+def load_hyperparameters(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise KgrankInputError(
+            f"{path}: hyperparameter file not found; add it or remove the pair from the config"
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise KgrankInputError(f"{path}: not valid YAML ({error}); fix the syntax") from error
+    return validate_hyperparameters(data, path)
+
+
+def import_published(json_path: str | Path, out_dir: str | Path) -> Path:
+    """Convert a published configuration (JSON, as archived) to kgrank's YAML layout.
+
+    The pipeline section is kept verbatim in PyKEEN's vocabulary apart from the dataset
+    and evaluator keys, which the workflow sets itself (filtered rank-based evaluation).
+    """
+    json_path = Path(json_path)
+    published = json.loads(json_path.read_text(encoding="utf-8"))
+    pipeline = {
+        key: value
+        for key, value in published["pipeline"].items()
+        if key not in {"dataset", "evaluator", "evaluator_kwargs"}
+    }
+    document: dict[str, Any] = {
+        "model": published["model"],
+        "dataset": published["dataset"],
+        "pipeline": pipeline,
+        "source": published["source"],
+    }
+    if "note" in published:
+        document["note"] = published["note"]
+    validate_hyperparameters(document, json_path)
+    target = Path(out_dir) / published["dataset"] / f"{published['model']}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    header = (
+        f"# Published best configuration of {published['model']} on {published['dataset']},\n"
+        f"# converted from {json_path.name} by `kgrank import-hyperparameters`; see `source`.\n"
+    )
+    target.write_text(header + yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return target

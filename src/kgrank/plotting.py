@@ -1,0 +1,27 @@
+"""Shared figure conventions: a colour-blind-safe palette, one style, PDF and PNG together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; the workflow runs headless
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from kgrank.io import atomic_path  # noqa: E402
+
+PALETTE = "colorblind"
+
+
+def set_style() -> None:
+    sns.set_theme(context="paper", style="whitegrid", palette=PALETTE, font_scale=1.1)
+
+
+def save_figure(figure: plt.Figure, pdf_path: str | Path, png_path: str | Path) -> None:
+    """Write both formats atomically; PDF for papers, PNG (200 dpi) for the README and report."""
+    for path, options in ((pdf_path, {}), (png_path, {"dpi": 200})):
+        with atomic_path(path) as temporary:
+            figure.savefig(temporary, format=Path(path).suffix.lstrip("."), bbox_inches="tight", **options)
+    plt.close(figure)

@@ -1,0 +1,152 @@
+"""Train one PyKEEN model from a hyperparameter file, seeded, and save what a reader needs.
+
+The pipeline is assembled from PyKEEN's resolvers rather than ``pykeen.pipeline`` because
+the pipeline always evaluates on the test set at the end; the workflow ranks in its own
+step, so doing it twice would cost minutes on the larger datasets.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+import warnings
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+from kgrank.datasets import load_factories
+from kgrank.io import atomic_path, write_json, write_table
+
+
+def resolve_device(device: str) -> torch.device:
+    """``auto`` takes the GPU when there is one, else the CPU."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def effective_epochs(pipeline: Mapping[str, Any], max_epochs: int | None) -> int:
+    published = int(pipeline["training_kwargs"]["num_epochs"])
+    return published if max_epochs is None else min(published, int(max_epochs))
+
+
+def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -> Any:
+    """Instantiate the model exactly as ``pykeen.pipeline`` would (loss resolved into it)."""
+    from pykeen.losses import loss_resolver
+    from pykeen.models import model_resolver
+
+    model_kwargs = dict(pipeline.get("model_kwargs") or {})
+    model_kwargs.setdefault("random_seed", seed)
+    model_kwargs["loss"] = loss_resolver.make(pipeline.get("loss"), pipeline.get("loss_kwargs"))
+    return model_resolver.make(pipeline["model"], triples_factory=training_factory, **model_kwargs)
+
+
+def create_inverse_triples(pipeline: Mapping[str, Any]) -> bool:
+    return bool((pipeline.get("dataset_kwargs") or {}).get("create_inverse_triples", False))
+
+
+def train(
+    dataset_dir: str | Path,
+    hyperparameters: Mapping[str, Any],
+    out_dir: str | Path,
+    *,
+    seed: int,
+    max_epochs: int | None = None,
+    device: str = "auto",
+    threads: int = 1,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train and write ``model.pt`` (state dict), ``config.json``, ``losses.tsv``, ``training.json``."""
+    from pykeen.optimizers import optimizer_resolver
+    from pykeen.training import training_loop_resolver
+    from pykeen.utils import set_random_seed
+
+    torch.set_num_threads(threads)
+    # PyKEEN asks its data loader to pin memory even without a GPU; harmless, but noisy.
+    warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
+    pipeline = hyperparameters["pipeline"]
+    set_random_seed(seed)
+    factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
+    torch_device = resolve_device(device)
+    model = build_model(pipeline, factories.training, seed).to(torch_device)
+    optimizer = optimizer_resolver.make(
+        pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
+    )
+    loop_kwargs: dict[str, Any] = {
+        "model": model,
+        "triples_factory": factories.training,
+        "optimizer": optimizer,
+        # PyKEEN's automatic memory optimisation first tries the whole batch, which can
+        # exhaust a laptop's memory on the larger datasets; sub_batch_size replaces it.
+        "automatic_memory_optimization": False,
+    }
+    if pipeline["training_loop"] == "slcwa":
+        loop_kwargs["negative_sampler"] = pipeline.get("negative_sampler", "basic")
+        loop_kwargs["negative_sampler_kwargs"] = pipeline.get("negative_sampler_kwargs")
+    loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
+
+    num_epochs = effective_epochs(pipeline, max_epochs)
+    training_kwargs = {**pipeline["training_kwargs"], "num_epochs": num_epochs}
+    started = time.perf_counter()
+    losses = loop.train(
+        triples_factory=factories.training, use_tqdm=progress, use_tqdm_batch=False, **training_kwargs
+    )
+    seconds = time.perf_counter() - started
+
+    out_dir = Path(out_dir)
+    with atomic_path(out_dir / "model.pt") as temporary:
+        torch.save(model.state_dict(), temporary)
+    resolved = {
+        "hyperparameters": dict(hyperparameters),
+        "seed": seed,
+        "published_epochs": int(pipeline["training_kwargs"]["num_epochs"]),
+        "epochs": num_epochs,
+        "max_epochs": max_epochs,
+        "device": str(torch_device),
+        "threads": threads,
+        "num_entities": factories.training.num_entities,
+        "num_relations": factories.training.num_relations,
+        "versions": _versions(),
+    }
+    write_json(out_dir / "config.json", resolved)
+    write_table(out_dir / "losses.tsv", pd.DataFrame({"epoch": range(1, len(losses) + 1), "loss": losses}))
+    summary = {"seconds": seconds, "epochs": num_epochs, "final_loss": float(losses[-1])}
+    write_json(out_dir / "training.json", summary)
+    return summary
+
+
+def _versions() -> dict[str, str]:
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "pykeen": metadata.version("pykeen"),
+        "kgrank": metadata.version("kgrank"),
+    }
+
+
+def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cpu") -> tuple[Any, Any]:
+    """Rebuild a trained model from its state dict and resolved configuration."""
+    from kgrank.errors import KgrankInputError
+
+    model_dir = Path(model_dir)
+    resolved = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    pipeline = resolved["hyperparameters"]["pipeline"]
+    factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
+    if (factories.training.num_entities, factories.training.num_relations) != (
+        resolved["num_entities"],
+        resolved["num_relations"],
+    ):
+        raise KgrankInputError(
+            f"{model_dir / 'config.json'}: model trained on {resolved['num_entities']} entities and "
+            f"{resolved['num_relations']} relations, but {dataset_dir} has "
+            f"{factories.training.num_entities} and {factories.training.num_relations}; retrain it"
+        )
+    model = build_model(pipeline, factories.training, resolved["seed"])
+    state = torch.load(model_dir / "model.pt", map_location=device, weights_only=True)
+    model.load_state_dict(state)
+    return model.to(device).eval(), factories

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def nations_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Nations prepared once per test session (it ships inside the pykeen wheel)."""
+    from kgrank.datasets import prepare_dataset
+
+    out_dir = tmp_path_factory.mktemp("data") / "nations"
+    prepare_dataset("nations", {"source": "pykeen"}, out_dir)
+    return out_dir

@@ -1,0 +1,100 @@
+import json
+import tarfile
+
+import numpy as np
+import pytest
+from conftest import SHARED
+
+from kgrank.datasets import load_factories, prepare_dataset, read_triples, sha256_of
+from kgrank.errors import KgrankInputError
+
+
+def test_malformed_triple_file_names_file_and_line(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("a\tr\tb\nc\tr\n", encoding="utf-8")
+    with pytest.raises(KgrankInputError, match=r"train\.tsv:2: expected 3 non-empty tab-separated"):
+        read_triples(path)
+
+
+def test_empty_field_is_malformed(tmp_path):
+    path = tmp_path / "test.tsv"
+    path.write_text("a\t \tb\n", encoding="utf-8")
+    with pytest.raises(KgrankInputError, match=r"test\.tsv:1"):
+        read_triples(path)
+
+
+def test_nations_statistics(nations_dir):
+    stats = json.loads((nations_dir / "stats.json").read_text())
+    assert (stats["entities"], stats["relations"]) == (14, 55)
+    assert stats["triples"] == {"train": 1592, "valid": 199, "test": 201}
+    assert len(read_triples(nations_dir / "test.tsv")) == 201
+
+
+def test_factories_use_pykeens_ids(nations_dir):
+    from pykeen.datasets import Nations
+
+    ours = load_factories(nations_dir, create_inverse_triples=True)
+    theirs = Nations()
+    assert ours.training.entity_to_id == theirs.training.entity_to_id
+    assert ours.training.relation_to_id == theirs.training.relation_to_id
+    as_set = lambda mapped: set(map(tuple, mapped.tolist()))  # noqa: E731
+    assert as_set(ours.testing.mapped_triples) == as_set(theirs.testing.mapped_triples)
+
+
+def test_unknown_dataset_is_refused(tmp_path):
+    with pytest.raises(KgrankInputError, match="unknown dataset 'nosuchgraph'"):
+        prepare_dataset("nosuchgraph", {"source": "pykeen"}, tmp_path)
+
+
+def _tiny_archive(tmp_path):
+    archive = tmp_path / "tiny.tar.gz"
+    splits = {
+        "train.txt": "a\tr\tb\nb\tr\tc\nc\ts\ta\n",
+        "valid.txt": "a\ts\tc\n",
+        "test.txt": "b\ts\tc\na\tr\tunseen\n",
+    }
+    folder = tmp_path / "content"
+    folder.mkdir()
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, text in splits.items():
+            (folder / name).write_text(text)
+            tar.add(folder / name, arcname=name)
+    return archive
+
+
+def test_archive_source_drops_and_counts_unseen(tmp_path):
+    archive = _tiny_archive(tmp_path)
+    stats = prepare_dataset(
+        "tiny", {"source": "archive", "archive": str(archive), "sha256": sha256_of(archive)}, tmp_path / "out"
+    )
+    assert stats["triples"] == {"train": 3, "valid": 1, "test": 1}
+    assert stats["dropped_unseen"] == {"valid": 0, "test": 1}
+
+
+def test_archive_checksum_mismatch(tmp_path):
+    archive = _tiny_archive(tmp_path)
+    with pytest.raises(KgrankInputError, match="has sha256 .* the config expects 0{64}"):
+        prepare_dataset("tiny", {"source": "archive", "archive": str(archive), "sha256": "0" * 64}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "expected"),
+    [
+        ("fb15k237", "fb15k237/FB15k-237.tar.gz", (14505, 237, 272115, 17526, 20438)),
+        ("wn18rr", "wn18rr/WN18RR.tar.gz", (40559, 11, 86835, 2824, 2924)),
+    ],
+)
+def test_benchmark_archives(tmp_path, name, path, expected):
+    archive = SHARED / "data" / path
+    if not archive.is_file():
+        pytest.skip(f"{archive} not present")
+    stats = prepare_dataset(name, {"source": "archive", "archive": str(archive)}, tmp_path)
+    triples = stats["triples"]
+    assert (
+        stats["entities"],
+        stats["relations"],
+        triples["train"],
+        triples["valid"],
+        triples["test"],
+    ) == expected
+    assert np.all(read_triples(tmp_path / "test.tsv")[:, 1] != "")

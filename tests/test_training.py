@@ -1,0 +1,72 @@
+import json
+
+import pandas as pd
+import pytest
+import torch
+from conftest import REPO
+
+from kgrank.cli import main
+from kgrank.hyperparameters import load_hyperparameters
+from kgrank.training import effective_epochs, train
+
+
+def test_budget_caps_but_never_raises_epochs():
+    pipeline = {"training_kwargs": {"num_epochs": 151}}
+    assert effective_epochs(pipeline, None) == 151
+    assert effective_epochs(pipeline, 40) == 40
+    assert effective_epochs(pipeline, 500) == 151
+
+
+def test_same_seed_same_model_and_outputs(nations_dir, tmp_path):
+    hyperparameters = load_hyperparameters(REPO / "config/hyperparameters/nations/tucker.yaml")
+    for run in ("a", "b"):
+        train(nations_dir, hyperparameters, tmp_path / run, seed=3, max_epochs=2, progress=False)
+    first, second = (torch.load(tmp_path / run / "model.pt", weights_only=True) for run in ("a", "b"))
+    assert first.keys() == second.keys()
+    assert all(torch.equal(first[key], second[key]) for key in first)
+    resolved = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert (resolved["epochs"], resolved["published_epochs"], resolved["seed"]) == (2, 351, 3)
+    losses = pd.read_csv(tmp_path / "a" / "losses.tsv", sep="\t")
+    assert list(losses["epoch"]) == [1, 2]
+    assert sorted(path.name for path in (tmp_path / "a").iterdir()) == [
+        "config.json",
+        "losses.tsv",
+        "model.pt",
+        "training.json",
+    ]
+
+
+def test_cli_reports_bad_input_in_one_line(tmp_path, capsys, nations_dir):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: transe\n")
+    code = main(
+        [
+            "train",
+            "--dataset-dir",
+            str(nations_dir),
+            "--hyperparameters",
+            str(bad),
+            "--out-dir",
+            str(tmp_path / "out"),
+            "--seed",
+            "1",
+        ]
+    )
+    error = capsys.readouterr().err.strip()
+    assert code == 2
+    assert error.count("\n") == 0
+    assert error.startswith("kgrank train: error: ") and "bad.yaml: key (top level)" in error
+    assert not (tmp_path / "out").exists()
+
+
+def test_model_must_match_dataset(nations_dir, tmp_path):
+    from kgrank.datasets import prepare_dataset
+    from kgrank.errors import KgrankInputError
+    from kgrank.training import load_model
+
+    hyperparameters = load_hyperparameters(REPO / "config/hyperparameters/nations/transe.yaml")
+    train(nations_dir, hyperparameters, tmp_path / "model", seed=1, max_epochs=1, progress=False)
+    kinships = tmp_path / "kinships"
+    prepare_dataset("kinships", {"source": "pykeen"}, kinships)
+    with pytest.raises(KgrankInputError, match="model trained on 14 entities and 110 relations"):
+        load_model(tmp_path / "model", kinships)

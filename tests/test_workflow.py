@@ -1,0 +1,154 @@
+"""The DAG end to end on the tiny CI config (Nations, two models, two epochs)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+SNAKEMAKE = [
+    sys.executable,
+    "-m",
+    "snakemake",
+    "-s",
+    str(REPO / "Snakefile"),
+    "--configfile",
+    str(REPO / ".test" / "config.yaml"),
+]
+
+
+def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*SNAKEMAKE, "--directory", str(workdir), *arguments], capture_output=True, text=True, check=False
+    )
+
+
+def planned_jobs(result: subprocess.CompletedProcess) -> dict[str, int]:
+    """The rule -> count table of a dry run ('Job stats')."""
+    lines = result.stdout.splitlines()
+    if not any(line.startswith("Job stats:") for line in lines):
+        return {}
+    start = next(index for index, line in enumerate(lines) if line.startswith("Job stats:")) + 3
+    jobs = {}
+    for line in lines[start:]:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("workflow")
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir
+
+
+def test_outputs_exist(workdir):
+    results = workdir / "results"
+    for path in [
+        "figures/figure1.pdf",
+        "figures/figure1.png",
+        "tables/table4.md",
+        "tables/table4.tex",
+        "metrics/nations/transe.tsv",
+        "metrics/nations/complex.tsv",
+        "ranks/nations/transe.parquet",
+        "models/nations/transe/model.pt",
+        "models/nations/transe/losses.tsv",
+        "data/nations/stats.json",
+    ]:
+        assert (results / path).stat().st_size > 0, path
+    assert (
+        "| Nations   |       14 |          55 |    1592 |          199 |    201 |"
+        in (results / "tables/table4.md").read_text()
+    )
+    assert len(pd.read_csv(results / "models/nations/transe/losses.tsv", sep="\t")) == 2
+
+
+def test_metrics_agree_with_ranks(workdir):
+    ranks = pd.read_parquet(workdir / "results/ranks/nations/transe.parquet")
+    assert len(ranks) == 2 * 201
+    assert np.all((ranks["optimistic"] <= ranks["random"]) & (ranks["random"] <= ranks["pessimistic"]))
+    metrics = pd.read_csv(workdir / "results/metrics/nations/transe.tsv", sep="\t")
+    realistic = metrics[(metrics["side"] == "both") & (metrics["rank_type"] == "realistic")].set_index(
+        "metric"
+    )
+    assert realistic.loc["hits_at_10", "value"] == pytest.approx((ranks["realistic"] <= 10).mean())
+    assert realistic.loc["inverse_harmonic_mean_rank", "value"] == pytest.approx(
+        (1 / ranks["realistic"]).mean()
+    )
+    assert set(metrics["epochs"]) == {2}
+
+
+def test_second_run_does_nothing(workdir):
+    result = snakemake(workdir, "-n", "--cores", "2")
+    assert result.returncode == 0
+    assert planned_jobs(result) == {}, result.stdout[-2000:]
+
+
+def test_deleted_ranks_remake_only_their_dependants(workdir):
+    path = workdir / "results/ranks/nations/transe.parquet"
+    before = pd.read_parquet(path)
+    path.unlink()
+    plan = planned_jobs(snakemake(workdir, "-n", "--cores", "2"))
+    assert plan == {"ranks": 1, "metrics": 1, "figure1": 1, "all": 1}
+    assert snakemake(workdir, "--cores", "2").returncode == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(path), before)  # same seed, same ranks
+
+
+def test_one_figure_by_name(workdir):
+    (workdir / "results/figures/figure1.png").unlink()
+    result = snakemake(workdir, "--cores", "1", "results/figures/figure1.png")
+    assert result.returncode == 0
+    assert (workdir / "results/figures/figure1.png").is_file()
+
+
+def test_bad_config_stops_before_any_job(tmp_path):
+    result = snakemake(tmp_path, "-n", "--config", "models=[transe,transee]")
+    assert result.returncode != 0
+    assert "nations/transee.yaml: no hyperparameters for model 'transee'" in result.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_lint_is_clean():
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--lint"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_notebook_redraws_figure1_from_results(workdir):
+    import os
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--stdout",
+            str(REPO / "notebooks" / "figure1.ipynb"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "KGRANK_RESULTS": str(workdir / "results")},
+        cwd=REPO / "notebooks",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "inverse_harmonic_mean_rank" in result.stdout

@@ -1,0 +1,60 @@
+# Helpers shared by every stage: configuration checks, the list of (dataset, model)
+# pairs, and the paths every rule agrees on.
+import os
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+
+from kgrank.config import (
+    budget_caption,
+    check_config,
+    check_pairs,
+    epoch_cap,
+    hyperparameter_path,
+)
+
+
+envvars:
+    "PATH",
+
+
+# Rules call the `kgrank` command. Put the interpreter running Snakemake first on PATH
+# so that a virtual environment works without being activated; a rule's conda
+# environment, when used, is activated later and takes precedence.
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+CONFIG_SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+check_config(config, CONFIG_SCHEMA, source=" + ".join(map(str, workflow.configfiles)) or "the config")
+validate(config, CONFIG_SCHEMA)
+
+DATASETS = list(config["datasets"])
+MODELS = list(config["models"])
+HYPERPARAMETERS_DIR = Path(workflow.basedir) / config["hyperparameters_dir"]
+# Every hyperparameter file is checked here, at parse time, before any job runs.
+HYPERPARAMETERS = check_pairs(config["datasets"], MODELS, HYPERPARAMETERS_DIR)
+
+RESULTS = "results"
+
+
+def hyperparameters_file(wildcards):
+    return hyperparameter_path(HYPERPARAMETERS_DIR, wildcards.dataset, wildcards.model)
+
+
+def dataset_source_arguments(wildcards):
+    source = config["datasets"][wildcards.dataset]
+    if source["source"] != "archive":
+        return ""
+    arguments = f"--archive {source['archive']}"
+    if "sha256" in source:
+        arguments += f" --sha256 {source['sha256']}"
+    return arguments
+
+
+def max_epochs_argument(wildcards):
+    cap = epoch_cap(config["budget"], wildcards.model)
+    return "" if cap is None else f"--max-epochs {cap}"
+
+
+def all_pairs(pattern):
+    return expand(pattern, dataset=DATASETS, model=MODELS)

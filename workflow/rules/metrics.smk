@@ -1,0 +1,21 @@
+# Stage 4: every metric with its expectation and variance under the random model,
+# its adjusted index and its z-score, per side and rank type.
+
+
+rule metrics:
+    input:
+        ranks=f"{RESULTS}/ranks/{{dataset}}/{{model}}.parquet",
+        config=f"{RESULTS}/models/{{dataset}}/{{model}}/config.json",
+    output:
+        f"{RESULTS}/metrics/{{dataset}}/{{model}}.tsv",
+    params:
+        model_dir=lambda wildcards: f"{RESULTS}/models/{wildcards.dataset}/{wildcards.model}",
+        hits=" ".join(str(k) for k in config["metrics"]["hits"]),
+    log:
+        f"{RESULTS}/logs/metrics/{{dataset}}/{{model}}.log",
+    conda:
+        "../envs/kgrank.yaml"
+    shell:
+        "kgrank metrics --ranks {input.ranks} --model-dir {params.model_dir}"
+        " --dataset {wildcards.dataset} --model {wildcards.model} --hits {params.hits}"
+        " --out {output} 2>&1 | tee {log}"
