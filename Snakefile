@@ -15,6 +15,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/ranks.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/moments.smk"
 
 
 rule all:
@@ -25,3 +26,7 @@ rule all:
         f"{RESULTS}/figures/figure1.png",
         f"{RESULTS}/tables/table4.md",
         f"{RESULTS}/tables/table4.tex",
+        expand(f"{RESULTS}/moments/{{dataset}}/moments.tsv", dataset=DATASETS),
+        f"{RESULTS}/figures/montecarlo.pdf",
+        f"{RESULTS}/figures/montecarlo.png",
+        f"{RESULTS}/tables/errata.md",

@@ -110,6 +110,72 @@ def _table4(args: argparse.Namespace) -> None:
     write_table4(read_stats(args.stats), args.markdown, args.latex)
 
 
+def _moments_table(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.io import write_table
+    from kgrank.metrics import default_metrics
+    from kgrank.montecarlo import candidate_counts, moments_table
+
+    tables = []
+    for split in args.splits:
+        counts = candidate_counts(args.dataset_dir, split, args.filter_splits)
+        table = moments_table(counts, default_metrics(args.hits))
+        table.insert(0, "split", split)
+        tables.append(table)
+    result = pd.concat(tables, ignore_index=True)
+    result.insert(0, "dataset", args.dataset)
+    write_table(args.out, result)
+
+
+def _montecarlo(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.io import write_table
+    from kgrank.metrics import default_metrics
+    from kgrank.montecarlo import candidate_counts, check_moments
+
+    counts = candidate_counts(args.dataset_dir, "test", args.filter_splits)
+    tables = []
+    for side in ("head", "tail", "both"):
+        num_candidates = (counts if side == "both" else counts[counts["side"] == side])[
+            "num_candidates"
+        ].to_numpy()
+        table = check_moments(
+            num_candidates,
+            default_metrics(args.hits),
+            replicates=args.replicates,
+            seed=args.seed,
+            alpha=args.alpha,
+            progress=not args.quiet,
+        )
+        table.insert(0, "side", side)
+        tables.append(table)
+    result = pd.concat(tables, ignore_index=True)
+    result.insert(0, "dataset", args.dataset)
+    write_table(args.out, result)
+
+
+def _montecarlo_figure(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.montecarlo import plot_check
+
+    table = pd.concat([pd.read_csv(path, sep="\t") for path in args.checks], ignore_index=True)
+    plot_check(table, args.pdf, args.png)
+
+
+def _errata(args: argparse.Namespace) -> None:
+    from kgrank.errata import check_formulas, errata
+    from kgrank.io import write_table, write_text
+
+    check = check_formulas(replicates=args.replicates, seed=args.seed)
+    write_table(args.check, check)
+    found = errata(check)
+    write_table(args.errata, found)
+    write_text(args.markdown, found.to_markdown(index=False, floatfmt=".6g") + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgrank", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -149,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--out", required=True)
     command.add_argument("--seed", type=int, required=True, help="seed of the non-deterministic rank")
     command.add_argument("--batch-size", type=int, default=256)
-    command.add_argument("--filter-splits", nargs="+", default=["train", "valid", "test"])
+    command.add_argument("--filter-splits", nargs="*", default=["train", "valid", "test"])
     command.add_argument("--device", default="cpu")
     command.add_argument("--threads", type=int, default=1)
     command.add_argument("--quiet", action="store_true")
@@ -177,6 +243,41 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--markdown", required=True)
     command.add_argument("--latex", required=True)
     command.set_defaults(handler=_table4)
+
+    command = commands.add_parser("moments-table", help="E and Var of every metric per split and side")
+    command.add_argument("--dataset-dir", required=True)
+    command.add_argument("--dataset", required=True)
+    command.add_argument("--splits", nargs="+", default=["valid", "test"])
+    command.add_argument("--filter-splits", nargs="*", default=["train", "valid", "test"])
+    command.add_argument("--hits", type=int, nargs="+", default=[1, 3, 5, 10])
+    command.add_argument("--out", required=True)
+    command.set_defaults(handler=_moments_table)
+
+    command = commands.add_parser("montecarlo", help="check every analytic moment by simulation")
+    command.add_argument("--dataset-dir", required=True)
+    command.add_argument("--dataset", required=True)
+    command.add_argument("--replicates", type=int, default=10_000)
+    command.add_argument("--seed", type=int, required=True)
+    command.add_argument("--alpha", type=float, default=0.01, help="family-wise level (Bonferroni)")
+    command.add_argument("--filter-splits", nargs="*", default=["train", "valid", "test"])
+    command.add_argument("--hits", type=int, nargs="+", default=[1, 3, 5, 10])
+    command.add_argument("--out", required=True)
+    command.add_argument("--quiet", action="store_true")
+    command.set_defaults(handler=_montecarlo)
+
+    command = commands.add_parser("montecarlo-figure", help="figure of the Monte Carlo check")
+    command.add_argument("--checks", nargs="+", required=True)
+    command.add_argument("--pdf", required=True)
+    command.add_argument("--png", required=True)
+    command.set_defaults(handler=_montecarlo_figure)
+
+    command = commands.add_parser("errata", help="published closed forms against simulation")
+    command.add_argument("--replicates", type=int, default=200_000)
+    command.add_argument("--seed", type=int, required=True)
+    command.add_argument("--check", required=True, help="TSV of every formula checked")
+    command.add_argument("--errata", required=True, help="TSV of the disagreements")
+    command.add_argument("--markdown", required=True, help="the disagreements as Markdown")
+    command.set_defaults(handler=_errata)
     return parser
 
 

@@ -1,48 +1,50 @@
-"""Rank-based metrics, their moments under a random model, and their adjusted variants.
+"""The metric registry: every rank-based metric as g(M_p(f(r_1), ..., f(r_n))).
 
-A base metric here is the arithmetic mean of a rank transformation f over n ranks,
-M = (1/n) * sum_i f(r_i) (the Hölder mean M_1 of f; MR, MRR and Hits@k are all of this
-form). Under the random model the ranks are independent and r_i is uniform on
-{1, ..., N_i}, with N_i the candidate count of task i. Then, for any f,
+f is a rank transformation (r, 1/r, 1[r <= k], r^-a, ln 2 / ln(1 + r)), M_p the power
+(Hölder) mean (p = 1 arithmetic, 0 geometric, -1 harmonic, 2 quadratic, +-inf max and
+min) and g a post-transformation (identity or reciprocal). Dispersion statistics
+(standard deviation, variance, MAD), the median and the count are registered alongside.
 
-    E[M]   = (1/n)   * sum_i E_i[f],          E_i[f] = (1/N_i) sum_{r=1}^{N_i} f(r)
-    Var[M] = (1/n^2) * sum_i (E_i[f^2] - E_i[f]^2)
+Each metric carries its optimum, direction and range, and a function giving its
+expectation and variance under the random model with the name of the method
+(see ``kgrank.moments``). Derived variants are affine maps of the base value:
 
-which each metric supplies in closed form per task; a constant N is the special case
-N_i = N and needs no separate formula. Derived metrics are affine maps of the base
-value with coefficients from these moments:
-
-    expectation-normalised  M / E[M]                       (AMR)
-    adjusted index          (M - E[M]) / (optimum - E[M])  (AMRI, AMRR, AH@k)
-    z-score                 ±(M - E[M]) / sqrt(Var[M])     (ZMR, ZMRR, ZH@k)
+    expectation-normalised  M / E[M]                       (AMR, ...)
+    adjusted index          (M - E[M]) / (optimum - E[M])  (AMRI, AMRR, AH@k, AGMRI, ...)
+    z-score                 ±(M - E[M]) / sqrt(Var[M])     (ZMR, ZMRR, ZH@k, ZGMR, ...)
 
 The z-score's sign follows PyKEEN: flipped for metrics where lower is better, so a
-larger z is always better.
+larger z is always better. Keys follow PyKEEN where PyKEEN has the metric.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import stats
 
+from kgrank import moments as mom
 from kgrank.errors import KgrankInputError
-from kgrank.ranks import RANK_COLUMNS
+from kgrank.moments import Moments
 
 SIDE_ALL = ("head", "tail", "both")
-MomentFunction = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+RANK_TYPES = ("optimistic", "realistic", "pessimistic", "random")
+DEFAULT_HITS = (1, 3, 5, 10)
+LESS_TOP_HEAVY_POWERS = (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(3, 4))
 
 
-def harmonic_number(n: np.ndarray, order: int = 1) -> np.ndarray:
-    """Generalised harmonic number H_n^(order) = sum_{k=1}^{n} k^-order, for arrays of n."""
-    n = np.asarray(n, dtype=float)
-    if order == 1:
-        return special.digamma(n + 1.0) + np.euler_gamma
-    # Hurwitz zeta: sum_{k>=1} k^-s minus the tail sum_{k>=n+1} k^-s.
-    return special.zeta(order, 1.0) - special.zeta(order, n + 1.0)
+@dataclass(frozen=True)
+class Transform:
+    """A rank transformation f with its text and its per-task moments under uniform ranks."""
+
+    text: str
+    function: Callable[[np.ndarray], np.ndarray]
+    task_moments: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    method: str
 
 
 def _identity_moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -52,44 +54,110 @@ def _identity_moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _reciprocal_moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = np.asarray(n, dtype=float)
-    return harmonic_number(n, 1) / n, harmonic_number(n, 2) / n
+    return mom.harmonic_number(n, 1) / n, mom.harmonic_number(n, 2) / n
 
 
-def _hits_moments(k: int) -> MomentFunction:
-    def moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n = np.asarray(n, dtype=float)
-        probability = np.minimum(k, n) / n
+def _indicator_moments(k: int) -> Callable:
+    def task_moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        probability = np.minimum(k, np.asarray(n, dtype=float)) / n
         return probability, probability  # an indicator equals its square
 
-    return moments
+    return task_moments
+
+
+IDENTITY = Transform("r", lambda ranks: ranks, _identity_moments, mom.CLOSED_FORM)
+RECIPROCAL = Transform("1/r", lambda ranks: 1.0 / ranks, _reciprocal_moments, mom.CLOSED_FORM)
+
+
+def indicator(k: int) -> Transform:
+    return Transform(
+        f"1[r <= {k}]", lambda ranks: (ranks <= k).astype(float), _indicator_moments(k), mom.CLOSED_FORM
+    )
+
+
+def inverse_power(a: Fraction) -> Transform:
+    function = lambda ranks: np.power(ranks, -float(a))  # noqa: E731
+    return Transform(f"r^-{a}", function, mom.finite_sum_moments(function), mom.EXACT_SUM)
+
+
+def _log_discount(ranks: np.ndarray) -> np.ndarray:
+    return np.log(2.0) / np.log1p(ranks)
+
+
+LOG_DISCOUNT = Transform(
+    "ln 2 / ln(1 + r)", _log_discount, mom.finite_sum_moments(_log_discount), mom.EXACT_SUM
+)
+
+
+def power_mean(values: np.ndarray, p: float) -> np.ndarray:
+    """Hölder mean along the last axis."""
+    if p == 0:
+        return np.exp(np.mean(np.log(values), axis=-1))
+    if p == np.inf:
+        return np.max(values, axis=-1)
+    if p == -np.inf:
+        return np.min(values, axis=-1)
+    if p == 1:
+        return np.mean(values, axis=-1)
+    return np.mean(values**p, axis=-1) ** (1.0 / p)
+
+
+def _mad(values: np.ndarray) -> np.ndarray:
+    # Scaled to estimate a normal standard deviation (x 1.4826), as PyKEEN reports it.
+    return stats.median_abs_deviation(values, axis=-1, scale="normal")
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A base metric: the arithmetic mean of a rank transformation, with its moments."""
+    """One registered metric. ``statistic`` is "power mean" (with ``power``), "median",
+    "std", "var", "mad" or "count"; ``post`` is "identity" or "reciprocal"."""
 
     key: str
     label: str
-    transform_text: str
-    transform: Callable[[np.ndarray], np.ndarray]
-    task_moments: MomentFunction
+    transform: Transform
+    statistic: str
     increasing: bool
-    optimum: float
+    optimum: float | None
     value_range: tuple[float, float]
+    moments_function: Callable[[np.ndarray], Moments]
+    power: float | None = None
+    post: str = "identity"
     synonyms: tuple[str, ...] = ()
-    moment_method: str = "closed form"
     parameters: dict[str, float] = field(default_factory=dict)
 
-    def value(self, ranks: np.ndarray) -> float:
-        return float(np.mean(self.transform(ranks)))
+    @property
+    def has_derived(self) -> bool:
+        """Adjusted and z-scored variants exist for quality metrics, not for dispersion or count."""
+        return self.optimum is not None
 
-    def moments(self, num_candidates: np.ndarray) -> tuple[float, float]:
-        """Expectation and variance of the metric over tasks with these candidate counts."""
-        unique_counts, inverse = np.unique(np.asarray(num_candidates), return_inverse=True)
-        first, second = self.task_moments(unique_counts)
-        task_variance = np.maximum(second - first * first, 0.0)
-        n = len(inverse)
-        return float(first[inverse].sum() / n), float(task_variance[inverse].sum() / (n * n))
+    def value(self, ranks: np.ndarray) -> np.ndarray | float:
+        """The metric of a rank vector, or of each row of a (replicates, n) array."""
+        transformed = self.transform.function(np.asarray(ranks, dtype=float))
+        if self.statistic == "power mean":
+            aggregated = power_mean(transformed, self.power)
+        elif self.statistic == "median":
+            aggregated = np.median(transformed, axis=-1)
+        elif self.statistic == "std":
+            aggregated = np.std(transformed, axis=-1)
+        elif self.statistic == "var":
+            aggregated = np.var(transformed, axis=-1)
+        elif self.statistic == "mad":
+            aggregated = _mad(transformed)
+        elif self.statistic == "count":
+            aggregated = np.full(transformed.shape[:-1], float(transformed.shape[-1]))
+        else:  # pragma: no cover - the registry defines only the statistics above
+            raise ValueError(self.statistic)
+        result = 1.0 / aggregated if self.post == "reciprocal" else aggregated
+        return float(result) if np.ndim(result) == 0 else result
+
+    def moments(self, num_candidates: np.ndarray) -> Moments:
+        return self.moments_function(np.asarray(num_candidates))
+
+    @property
+    def mean_text(self) -> str:
+        if self.statistic != "power mean":
+            return self.statistic
+        return {np.inf: "max", -np.inf: "min"}.get(self.power, f"M_{self.power:g}")
 
     @property
     def index_key(self) -> str:
@@ -106,52 +174,314 @@ class Metric:
         return f"z_{self.key}"
 
 
+# --- moments of the composite metrics --------------------------------------------------
+
+
+def _mean_moments(transform: Transform) -> Callable[[np.ndarray], Moments]:
+    return lambda n: mom.mean_of_transform(n, transform.task_moments, transform.method)
+
+
+def _reciprocal_of_mean(transform: Transform) -> Callable[[np.ndarray], Moments]:
+    """1 / mean(f): IMR (f = r) and HMR (f = 1/r) have no closed form; delta method."""
+
+    def moments(n: np.ndarray) -> Moments:
+        inner = mom.mean_of_transform(n, transform.task_moments, transform.method)
+        return mom.delta_method(inner, lambda x: 1 / x, lambda x: -1 / x**2, lambda x: 2 / x**3)
+
+    return moments
+
+
+def _geometric(sign: float) -> Callable[[np.ndarray], Moments]:
+    return lambda n: mom.product_of_powers(n, sign / len(n))
+
+
+def _power_mean_moments(p: float) -> Callable[[np.ndarray], Moments]:
+    if p == np.inf:
+        return mom.maximum_moments
+    if p == -np.inf:
+        return mom.minimum_moments
+    if p == 0:
+        return _geometric(1.0)
+    powered = inverse_power(Fraction(-p).limit_denominator()) if p != 1 else IDENTITY
+
+    def moments(n: np.ndarray) -> Moments:
+        inner = mom.mean_of_transform(n, powered.task_moments, powered.method)
+        if p == 1:
+            return inner
+        q = 1.0 / p
+        return mom.delta_method(
+            inner, lambda x: x**q, lambda x: q * x ** (q - 1), lambda x: q * (q - 1) * x ** (q - 2)
+        )
+
+    return moments
+
+
+def _median_moments(post: str, replicates: int = 2000) -> Callable[[np.ndarray], Moments]:
+    transform = (lambda x: 1.0 / x) if post == "reciprocal" else (lambda x: x)
+
+    def moments(n: np.ndarray) -> Moments:
+        if np.all(n == n[0]) and len(n) % 2 == 1:
+            return mom.median_moments_iid(int(n[0]), len(n), transform)
+        return mom.sampled_moments(
+            n, lambda ranks: transform(np.median(ranks, axis=-1)), replicates=replicates
+        )
+
+    return moments
+
+
+def _sampled(statistic: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], Moments]:
+    return lambda n: mom.sampled_moments(n, statistic)
+
+
+def _count_moments(n: np.ndarray) -> Moments:
+    return Moments(float(len(n)), 0.0, "exact (constant)")
+
+
+# --- the registry ------------------------------------------------------------------------
+
+
 def hits_at(k: int) -> Metric:
-    if int(k) != k or k <= 0:
+    if isinstance(k, bool) or int(k) != k or k <= 0:
         raise KgrankInputError(f"metric hits_at_{k}: k must be a positive integer, got {k!r}")
     k = int(k)
+    transform = indicator(k)
     return Metric(
         key=f"hits_at_{k}",
         label=f"Hits@{k}",
-        transform_text=f"1[r <= {k}]",
-        transform=lambda ranks: (ranks <= k).astype(float),
-        task_moments=_hits_moments(k),
+        transform=transform,
+        statistic="power mean",
+        power=1.0,
         increasing=True,
         optimum=1.0,
         value_range=(0.0, 1.0),
+        moments_function=_mean_moments(transform),
         synonyms=(f"h@{k}", f"hits@{k}"),
         parameters={"k": k},
     )
 
 
-MEAN_RANK = Metric(
-    key="arithmetic_mean_rank",
-    label="MR",
-    transform_text="r",
-    transform=lambda ranks: ranks.astype(float),
-    task_moments=_identity_moments,
-    increasing=False,
-    optimum=1.0,
-    value_range=(1.0, float("inf")),
-    synonyms=("mean_rank", "mr"),
-)
-MEAN_RECIPROCAL_RANK = Metric(
-    key="inverse_harmonic_mean_rank",
-    label="MRR",
-    transform_text="1/r",
-    transform=lambda ranks: 1.0 / ranks,
-    task_moments=_reciprocal_moments,
-    increasing=True,
-    optimum=1.0,
-    value_range=(0.0, 1.0),
-    synonyms=("mean_reciprocal_rank", "mrr"),
-)
+def power_mean_rank(p: float) -> Metric:
+    names = {2.0: "quadratic_mean_rank", np.inf: "maximum_rank", -np.inf: "minimum_rank"}
+    key = f"power_mean_rank_{'minus_' if p < 0 else ''}{abs(p):g}"
+    return Metric(
+        key=key,
+        label=f"M_{p:g}(r)",
+        transform=IDENTITY,
+        statistic="power mean",
+        power=float(p),
+        increasing=False,
+        optimum=1.0,
+        value_range=(1.0, np.inf),
+        moments_function=_power_mean_moments(p),
+        synonyms=(names[p],) if p in names else (),
+        parameters={"p": p},
+    )
 
-DEFAULT_HITS = (1, 3, 5, 10)
+
+def mean_inverse_rank_power(a: Fraction) -> Metric:
+    transform = inverse_power(a)
+    return Metric(
+        key=f"mean_inverse_rank_power_{a.numerator}_{a.denominator}",
+        label=f"mean r^-{a}",
+        transform=transform,
+        statistic="power mean",
+        power=1.0,
+        increasing=True,
+        optimum=1.0,
+        value_range=(0.0, 1.0),
+        moments_function=_mean_moments(transform),
+        parameters={"a": float(a)},
+    )
+
+
+def _base_metrics() -> list[Metric]:
+    return [
+        Metric(
+            "arithmetic_mean_rank",
+            "MR",
+            IDENTITY,
+            "power mean",
+            False,
+            1.0,
+            (1.0, np.inf),
+            _mean_moments(IDENTITY),
+            power=1.0,
+            synonyms=("mean_rank", "mr"),
+        ),
+        Metric(
+            "inverse_arithmetic_mean_rank",
+            "IMR",
+            IDENTITY,
+            "power mean",
+            True,
+            1.0,
+            (0.0, 1.0),
+            _reciprocal_of_mean(IDENTITY),
+            power=1.0,
+            post="reciprocal",
+            synonyms=("iamr", "imr"),
+        ),
+        Metric(
+            "harmonic_mean_rank",
+            "HMR",
+            RECIPROCAL,
+            "power mean",
+            False,
+            1.0,
+            (1.0, np.inf),
+            _reciprocal_of_mean(RECIPROCAL),
+            power=1.0,
+            post="reciprocal",
+            synonyms=("hmr",),
+        ),
+        Metric(
+            "inverse_harmonic_mean_rank",
+            "MRR",
+            RECIPROCAL,
+            "power mean",
+            True,
+            1.0,
+            (0.0, 1.0),
+            _mean_moments(RECIPROCAL),
+            power=1.0,
+            synonyms=("mean_reciprocal_rank", "mrr"),
+        ),
+        Metric(
+            "geometric_mean_rank",
+            "GMR",
+            IDENTITY,
+            "power mean",
+            False,
+            1.0,
+            (1.0, np.inf),
+            _geometric(1.0),
+            power=0.0,
+            synonyms=("gmr",),
+        ),
+        Metric(
+            "inverse_geometric_mean_rank",
+            "IGMR",
+            IDENTITY,
+            "power mean",
+            True,
+            1.0,
+            (0.0, 1.0),
+            _geometric(-1.0),
+            power=0.0,
+            post="reciprocal",
+            synonyms=("igmr",),
+        ),
+        Metric(
+            "median_rank",
+            "MedR",
+            IDENTITY,
+            "median",
+            False,
+            1.0,
+            (1.0, np.inf),
+            _median_moments("identity"),
+            synonyms=("median_rank",),
+        ),
+        Metric(
+            "inverse_median_rank",
+            "IMedR",
+            IDENTITY,
+            "median",
+            True,
+            1.0,
+            (0.0, 1.0),
+            _median_moments("reciprocal"),
+            post="reciprocal",
+        ),
+    ]
+
+
+def _dispersion_metrics() -> list[Metric]:
+    return [
+        Metric(
+            "standard_deviation",
+            "std",
+            IDENTITY,
+            "std",
+            False,
+            None,
+            (0.0, np.inf),
+            _sampled(lambda ranks: np.std(ranks, axis=-1)),
+            synonyms=("rank_std", "std"),
+        ),
+        Metric(
+            "variance",
+            "var",
+            IDENTITY,
+            "var",
+            False,
+            None,
+            (0.0, np.inf),
+            _sampled(lambda ranks: np.var(ranks, axis=-1)),
+            synonyms=("rank_var", "var"),
+        ),
+        Metric(
+            "median_absolute_deviation",
+            "MAD",
+            IDENTITY,
+            "mad",
+            False,
+            None,
+            (0.0, np.inf),
+            _sampled(_mad),
+            synonyms=("rank_mad", "mad"),
+        ),
+        Metric(
+            "count",
+            "count",
+            IDENTITY,
+            "count",
+            True,
+            None,
+            (0.0, np.inf),
+            _count_moments,
+            synonyms=("rank_count",),
+        ),
+    ]
 
 
 def default_metrics(hits: Iterable[int] = DEFAULT_HITS) -> list[Metric]:
-    return [MEAN_RANK, MEAN_RECIPROCAL_RANK, *(hits_at(k) for k in hits)]
+    """Every registered metric, in a stable order."""
+    return [
+        *_base_metrics(),
+        *(power_mean_rank(p) for p in (2.0, np.inf, -np.inf)),
+        *(hits_at(k) for k in hits),
+        *(mean_inverse_rank_power(a) for a in LESS_TOP_HEAVY_POWERS),
+        Metric(
+            "mean_log_discount",
+            "mean ln2/ln(1+r)",
+            LOG_DISCOUNT,
+            "power mean",
+            True,
+            1.0,
+            (0.0, 1.0),
+            _mean_moments(LOG_DISCOUNT),
+            power=1.0,
+        ),
+        *_dispersion_metrics(),
+    ]
+
+
+def lookup(name: str, metrics: Sequence[Metric] | None = None) -> Metric:
+    """A metric by key or synonym (case-insensitive); hits_at_<k> for any k."""
+    lowered = name.lower()
+    for metric in metrics or default_metrics():
+        if lowered == metric.key or lowered in metric.synonyms:
+            return metric
+    for prefix in ("hits_at_", "hits@", "h@"):
+        if lowered.startswith(prefix) and lowered[len(prefix) :].isdigit():
+            return hits_at(int(lowered[len(prefix) :]))
+    raise KgrankInputError(
+        f"unknown metric {name!r}; use a key such as arithmetic_mean_rank, mrr, hits_at_10"
+    )
+
+
+# --- evaluation --------------------------------------------------------------------------
 
 
 def check_ranks(metric_key: str, ranks: np.ndarray, num_candidates: np.ndarray) -> None:
@@ -167,52 +497,90 @@ def check_ranks(metric_key: str, ranks: np.ndarray, num_candidates: np.ndarray) 
         )
 
 
-def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -> list[dict]:
-    """The base value and its three derived variants, each with its own E and Var."""
-    ranks = np.asarray(ranks, dtype=float)
-    num_candidates = np.asarray(num_candidates)
-    check_ranks(metric.key, ranks, num_candidates)
-    value = metric.value(ranks)
-    expectation, variance = metric.moments(num_candidates)
-    sign = 1.0 if metric.increasing else -1.0
+def derived_rows(metric: Metric, value: float, moments: Moments) -> list[dict]:
+    """Expectation-normalised value, adjusted index and z-score, each with its own E and Var."""
+    expectation, variance = moments.expectation, moments.variance
     span = metric.optimum - expectation
     std = np.sqrt(variance)
     # With a single candidate everywhere a random model is optimal: the adjusted index
     # and the z-score are undefined (0/0) and reported as NaN rather than as a number.
     defined = span != 0 and std > 0
+    nan = float("nan")
+    sign = 1.0 if metric.increasing else -1.0
     return [
-        {"metric": metric.key, "value": value, "expectation": expectation, "variance": variance},
         {
             "metric": metric.normalized_key,
-            "value": value / expectation,
+            "value": value / expectation if expectation else nan,
             "expectation": 1.0,
-            "variance": variance / expectation**2,
+            "variance": variance / expectation**2 if expectation else nan,
         },
         {
             "metric": metric.index_key,
-            "value": (value - expectation) / span if defined else float("nan"),
-            "expectation": 0.0 if defined else float("nan"),
-            "variance": variance / span**2 if defined else float("nan"),
+            "value": (value - expectation) / span if defined else nan,
+            "expectation": 0.0 if defined else nan,
+            "variance": variance / span**2 if defined else nan,
         },
         {
             "metric": metric.z_key,
-            "value": sign * (value - expectation) / std if defined else float("nan"),
-            "expectation": 0.0 if defined else float("nan"),
-            "variance": 1.0 if defined else float("nan"),
+            "value": sign * (value - expectation) / std if defined else nan,
+            "expectation": 0.0 if defined else nan,
+            "variance": 1.0 if defined else nan,
         },
     ]
 
 
+def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -> list[dict]:
+    """The base value with its moments and method, then its derived variants."""
+    ranks = np.asarray(ranks, dtype=float)
+    num_candidates = np.asarray(num_candidates)
+    check_ranks(metric.key, ranks, num_candidates)
+    value = metric.value(ranks)
+    moments = metric.moments(num_candidates)
+    rows = [
+        {
+            "metric": metric.key,
+            "value": value,
+            "expectation": moments.expectation,
+            "variance": moments.variance,
+            "method": moments.method,
+        }
+    ]
+    if metric.has_derived:
+        rows += [{**row, "method": moments.method} for row in derived_rows(metric, value, moments)]
+    return rows
+
+
+TIDY_COLUMNS = ["side", "rank_type", "metric", "value", "expectation", "variance", "method"]
+
+
 def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
-    """Every metric for side in {head, tail, both} and every rank type, as a tidy table."""
+    """Every metric for side in {head, tail, both} and every rank type, as a tidy table.
+
+    The moments depend on the candidate counts only, so they are computed once per side
+    and reused for all four rank types.
+    """
     metrics = list(metrics) if metrics is not None else default_metrics()
     rows: list[dict] = []
     for side in SIDE_ALL:
         subset = ranks if side == "both" else ranks[ranks["side"] == side]
         num_candidates = subset["num_candidates"].to_numpy()
-        for rank_type in RANK_COLUMNS:
+        cached = {metric.key: metric.moments(num_candidates) for metric in metrics}
+        for rank_type in RANK_TYPES:
             values = subset[rank_type].to_numpy(dtype=float)
+            check_ranks(f"({side}, {rank_type})", values, num_candidates)
             for metric in metrics:
-                for row in metric_rows(values, num_candidates, metric):
-                    rows.append({"side": side, "rank_type": rank_type, **row})
-    return pd.DataFrame(rows, columns=["side", "rank_type", "metric", "value", "expectation", "variance"])
+                value = metric.value(values)
+                moments = cached[metric.key]
+                base = {"side": side, "rank_type": rank_type, "method": moments.method}
+                rows.append(
+                    {
+                        **base,
+                        "metric": metric.key,
+                        "value": value,
+                        "expectation": moments.expectation,
+                        "variance": moments.variance,
+                    }
+                )
+                if metric.has_derived:
+                    rows += [{**base, **row} for row in derived_rows(metric, value, moments)]
+    return pd.DataFrame(rows, columns=TIDY_COLUMNS)

@@ -42,7 +42,8 @@ class KnownAnswers:
     """
 
     def __init__(self, mapped_triples: Sequence[torch.Tensor], num_entities: int, num_relations: int):
-        triples = np.unique(np.concatenate([np.asarray(t, dtype=np.int64) for t in mapped_triples]), axis=0)
+        parts = [np.asarray(t, dtype=np.int64).reshape(-1, 3) for t in mapped_triples]
+        triples = np.unique(np.concatenate(parts), axis=0) if parts else np.empty((0, 3), dtype=np.int64)
         self.num_entities = num_entities
         self.num_relations = num_relations
         heads, relations, tails = triples.T

@@ -1,0 +1,204 @@
+"""The `moments` study: candidate counts, the moments lookup table, the Monte Carlo check.
+
+Under the random model every metric's expectation and variance depend only on the
+candidate counts N_i, and in the filtered setting those depend only on the dataset:
+N_i = entities - (known answers of the query) + 1. So the lookup table is a property of
+(dataset, split, side), independent of any model, and a published raw metric can be
+adjusted after the fact with it.
+
+The check draws R replicate rank vectors from the real N_i (streamed in chunks, memory
+bounded by ``chunk_elements``), and for every metric compares the simulated mean and
+variance with the analytic ones: a z-statistic for the mean, and the ratio of variances
+with a confidence interval from the standard error of the sample variance (through the
+fourth central moment, since many metrics are far from normal). Each comparison is a
+test at a family-wise level alpha with a Bonferroni correction over all tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from tqdm.auto import tqdm
+
+from kgrank.datasets import load_factories
+from kgrank.metrics import Metric, default_metrics
+from kgrank.moments import sample_mean_variance, sample_ranks
+from kgrank.ranks import KnownAnswers
+
+
+def candidate_counts(
+    dataset_dir: str | Path, split: str, filter_splits: Sequence[str] = ("train", "valid", "test")
+) -> pd.DataFrame:
+    """Filtered candidate count of every (triple, side) of a split: side, num_candidates."""
+    factories = load_factories(dataset_dir)
+    known = KnownAnswers(
+        factories.mapped(tuple(filter_splits)),
+        factories.training.num_entities,
+        factories.training.num_relations,
+    )
+    mapped = np.asarray(factories.mapped((split,))[0], dtype=np.int64)
+    frames = []
+    for side in ("head", "tail"):
+        rows, _ = known.answers(side, mapped)
+        answers = np.bincount(rows, minlength=len(mapped))
+        # the true answer is among the known ones (when its split is filtered) and stays
+        true_is_known = 1 if split in filter_splits else 0
+        frames.append(
+            pd.DataFrame(
+                {"side": side, "num_candidates": factories.training.num_entities - answers + true_is_known}
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
+    """Expectation and variance of every metric under the random model, per side."""
+    metrics = list(metrics) if metrics is not None else default_metrics()
+    rows = []
+    for side in ("head", "tail", "both"):
+        num_candidates = (counts if side == "both" else counts[counts["side"] == side])[
+            "num_candidates"
+        ].to_numpy()
+        for metric in metrics:
+            moments = metric.moments(num_candidates)
+            rows.append(
+                {
+                    "side": side,
+                    "metric": metric.key,
+                    "expectation": moments.expectation,
+                    "variance": moments.variance,
+                    "method": moments.method,
+                    "num_ranks": len(num_candidates),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def simulate_metrics(
+    num_candidates: np.ndarray,
+    metrics: Sequence[Metric],
+    *,
+    replicates: int,
+    seed: int,
+    chunk_elements: int = 8_000_000,
+    progress: bool = False,
+) -> dict[str, np.ndarray]:
+    """Each metric's value on R replicate rank vectors, drawn in bounded chunks."""
+    num_candidates = np.asarray(num_candidates, dtype=float)
+    generator = np.random.default_rng(seed)
+    chunk = max(1, chunk_elements // len(num_candidates))
+    values: dict[str, list[np.ndarray]] = {metric.key: [] for metric in metrics}
+    starts = range(0, replicates, chunk)
+    for start in tqdm(starts, desc="replicates", unit="chunk", disable=not progress):
+        ranks = sample_ranks(generator, num_candidates, min(chunk, replicates - start))
+        for metric in metrics:
+            values[metric.key].append(np.atleast_1d(metric.value(ranks)))
+    return {key: np.concatenate(parts) for key, parts in values.items()}
+
+
+def check_moments(
+    num_candidates: np.ndarray,
+    metrics: Sequence[Metric] | None = None,
+    *,
+    replicates: int = 10_000,
+    seed: int = 0,
+    alpha: float = 0.01,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Analytic vs simulated mean and variance of every metric, with a pass/fail verdict."""
+    metrics = list(metrics) if metrics is not None else default_metrics()
+    simulated = simulate_metrics(num_candidates, metrics, replicates=replicates, seed=seed, progress=progress)
+    tests = 2 * len(metrics)
+    critical = stats.norm.isf(alpha / tests / 2)
+    rows = []
+    for metric in metrics:
+        moments = metric.moments(num_candidates)
+        mean, variance = sample_mean_variance(simulated[metric.key])
+        if moments.variance > 0:
+            # Sampled analytic values (median, dispersion) carry their own standard error.
+            z_mean = (mean.estimate - moments.expectation) / np.sqrt(
+                moments.variance / replicates + moments.expectation_error**2
+            )
+            ratio = variance.estimate / moments.variance
+            ratio_error = np.hypot(variance.error, moments.variance_error) / moments.variance
+            if ratio_error > 0:
+                z_variance = (ratio - 1.0) / ratio_error
+            else:
+                # No variation in R replicates: consistent while the analytic variance
+                # (about the probability of leaving the mode, as for the minimum rank) is
+                # too small to expect any, i.e. exp(-R * Var) is not below alpha per test.
+                z_variance = 0.0 if replicates * moments.variance < -np.log(alpha / tests) else np.inf
+        else:  # a constant (count): the simulation must reproduce it exactly
+            exact = variance.estimate == 0 and mean.estimate == moments.expectation
+            z_mean, ratio, ratio_error, z_variance = (0.0 if exact else np.inf), np.nan, np.nan, 0.0
+        rows.append(
+            {
+                "metric": metric.key,
+                "method": moments.method,
+                "expectation": moments.expectation,
+                "simulated_mean": mean.estimate,
+                "z_mean": z_mean,
+                "variance": moments.variance,
+                "simulated_variance": variance.estimate,
+                "variance_ratio": ratio,
+                "ratio_error": ratio_error,
+                "z_variance": z_variance,
+            }
+        )
+    table = pd.DataFrame(rows)
+    table["ratio_ci_low"] = table["variance_ratio"] - critical * table["ratio_error"]
+    table["ratio_ci_high"] = table["variance_ratio"] + critical * table["ratio_error"]
+    table["passed"] = (table["z_mean"].abs() < critical) & (table["z_variance"].abs() < critical)
+    table["replicates"] = replicates
+    table["familywise_alpha"] = alpha
+    table["critical_z"] = critical
+    return table.drop(columns="ratio_error")
+
+
+def plot_check(table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, title: str = "") -> None:
+    """Two panels per metric: the mean's z-statistic and the variance ratio with its interval."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from kgrank.plotting import save_figure, set_style
+
+    set_style()
+    labels = table["dataset"] + " / " + table["side"] if "dataset" in table else table["side"]
+    data = table.assign(setting=labels)
+    metrics = list(dict.fromkeys(data["metric"]))
+    figure, axes = plt.subplots(
+        1, 2, figsize=(12, 0.28 * len(metrics) + 1.8), sharey=True, constrained_layout=True
+    )
+    critical = float(data["critical_z"].iloc[0])
+    panels = (
+        ("z_mean", "z of the simulated mean against the analytic expectation"),
+        ("z_variance", "z of the simulated / analytic variance ratio against 1"),
+    )
+    for axis, (column, label) in zip(axes, panels, strict=True):
+        finite = data[np.isfinite(data[column])]
+        axis.axvspan(-critical, critical, color="0.9", zorder=0, label="acceptance region")
+        sns.stripplot(
+            data=finite,
+            y="metric",
+            x=column,
+            hue="setting",
+            order=metrics,
+            ax=axis,
+            dodge=False,
+            legend=axis is axes[0],
+        )
+        axis.axvline(0.0, color="black", linewidth=0.8)
+        axis.set_xlabel(label)
+    axes[0].set_ylabel("metric")
+    axes[0].legend(title="dataset / side", loc="upper left", bbox_to_anchor=(0, -0.12), ncol=3, frameon=False)
+    replicates = int(data["replicates"].iloc[0])
+    alpha = float(data["familywise_alpha"].iloc[0])
+    figure.suptitle(
+        title
+        or f"Monte Carlo check of every analytic moment ({replicates} replicates, family-wise alpha {alpha})"
+    )
+    save_figure(figure, pdf_path, png_path)
