@@ -26,6 +26,7 @@ rule all:
         f"{RESULTS}/figures/figure1.png",
         f"{RESULTS}/tables/table4.md",
         f"{RESULTS}/tables/table4.tex",
+        expand(f"{RESULTS}/tables/table{{number}}.md", number=(1, 2, 3)),
         expand(f"{RESULTS}/moments/{{dataset}}/moments.tsv", dataset=DATASETS),
         f"{RESULTS}/figures/montecarlo.pdf",
         f"{RESULTS}/figures/montecarlo.png",

@@ -176,6 +176,14 @@ def _errata(args: argparse.Namespace) -> None:
     write_text(args.markdown, found.to_markdown(index=False, floatfmt=".6g") + "\n")
 
 
+def _tables_1_to_3(args: argparse.Namespace) -> None:
+    import numpy as np
+
+    from kgrank.paper import write_tables_1_to_3
+
+    write_tables_1_to_3(args.out_dir, np.full(args.reference_ranks, args.reference_candidates))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgrank", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -243,6 +251,17 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--markdown", required=True)
     command.add_argument("--latex", required=True)
     command.set_defaults(handler=_table4)
+
+    command = commands.add_parser("tables-1-3", help="Tables 1-3 of the paper, from the metric registry")
+    command.add_argument("--out-dir", required=True)
+    command.add_argument(
+        "--reference-candidates",
+        type=int,
+        default=14_505,
+        help="N at which Table 2 states how each metric's moments are known",
+    )
+    command.add_argument("--reference-ranks", type=int, default=40_876)
+    command.set_defaults(handler=_tables_1_to_3)
 
     command = commands.add_parser("moments-table", help="E and Var of every metric per split and side")
     command.add_argument("--dataset-dir", required=True)

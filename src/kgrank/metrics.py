@@ -186,7 +186,14 @@ def _reciprocal_of_mean(transform: Transform) -> Callable[[np.ndarray], Moments]
 
     def moments(n: np.ndarray) -> Moments:
         inner = mom.mean_of_transform(n, transform.task_moments, transform.method)
-        return mom.delta_method(inner, lambda x: 1 / x, lambda x: -1 / x**2, lambda x: 2 / x**3)
+        return mom.delta_method(
+            inner,
+            lambda x: 1 / x,
+            lambda x: -1 / x**2,
+            lambda x: 2 / x**3,
+            num_candidates=n,
+            statistic=lambda ranks: 1.0 / np.mean(transform.function(ranks), axis=-1),
+        )
 
     return moments
 
@@ -210,7 +217,12 @@ def _power_mean_moments(p: float) -> Callable[[np.ndarray], Moments]:
             return inner
         q = 1.0 / p
         return mom.delta_method(
-            inner, lambda x: x**q, lambda x: q * x ** (q - 1), lambda x: q * (q - 1) * x ** (q - 2)
+            inner,
+            lambda x: x**q,
+            lambda x: q * x ** (q - 1),
+            lambda x: q * (q - 1) * x ** (q - 2),
+            num_candidates=n,
+            statistic=lambda ranks: power_mean(ranks, p),
         )
 
     return moments

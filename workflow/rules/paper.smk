@@ -1,4 +1,4 @@
-# Study `paper` (Hoyt, Berrendorf et al. 2022): Figure 1 and Table 4.
+# Study `paper` (Hoyt, Berrendorf et al. 2022): Figure 1 and Tables 1-4.
 # Logic: src/kgrank/paper.py.
 
 
@@ -33,3 +33,19 @@ rule table4:
     shell:
         "kgrank table4 --stats {input.stats} --markdown {output.markdown}"
         " --latex {output.latex} 2>&1 | tee {log}"
+
+
+rule tables_1_to_3:
+    output:
+        table1=report(f"{RESULTS}/tables/table1.md", caption="../report/table1.rst", category="paper"),
+        table2=report(f"{RESULTS}/tables/table2.md", caption="../report/table2.rst", category="paper"),
+        table3=report(f"{RESULTS}/tables/table3.md", caption="../report/table3.rst", category="paper"),
+        latex=expand(f"{RESULTS}/tables/table{{number}}.tex", number=(1, 2, 3)),
+    params:
+        out_dir=lambda wildcards, output: os.path.dirname(output.table1),
+    log:
+        f"{RESULTS}/logs/tables/tables_1_to_3.log",
+    conda:
+        "../envs/kgrank.yaml"
+    shell:
+        "kgrank tables-1-3 --out-dir {params.out_dir} 2>&1 | tee {log}"

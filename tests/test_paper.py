@@ -1,0 +1,149 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from kgrank.metrics import default_metrics, lookup
+from kgrank.paper import desiderata, figure1_data, plot_figure1, table2, table3, write_table4
+
+
+def _stats():
+    return pd.DataFrame(
+        {
+            "dataset": ["nations", "kinships"],
+            "entities": [14, 104],
+            "relations": [55, 25],
+            "train": [1592, 8544],
+            "valid": [199, 1068],
+            "test": [201, 1074],
+        }
+    )
+
+
+def _metrics():
+    rows = []
+    for dataset in ("kinships", "nations"):
+        for model in ("transe", "complex"):
+            for metric, value in (
+                ("inverse_harmonic_mean_rank", 0.5),
+                ("adjusted_inverse_harmonic_mean_rank", 0.4),
+                ("z_inverse_harmonic_mean_rank", 12.0),
+                ("hits_at_10", 0.9),
+            ):
+                for side in ("head", "both"):
+                    rows.append(
+                        {
+                            "dataset": dataset,
+                            "model": model,
+                            "side": side,
+                            "rank_type": "realistic",
+                            "metric": metric,
+                            "value": value,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def test_figure1_uses_both_sides_realistic_ranks_ordered_by_size(tmp_path):
+    data = figure1_data(_metrics(), _stats())
+    assert set(data["side"]) == {"both"} and set(data["rank_type"]) == {"realistic"}
+    assert list(dict.fromkeys(data["dataset"])) == ["nations", "kinships"]
+    assert "hits_at_10" not in set(data["metric"])
+    plot_figure1(_metrics(), _stats(), tmp_path / "f.pdf", tmp_path / "f.png", caption="budget")
+    assert (tmp_path / "f.pdf").read_bytes().startswith(b"%PDF")
+    assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_table4_is_computed_from_stats(tmp_path):
+    write_table4(_stats(), tmp_path / "t.md", tmp_path / "t.tex")
+    markdown = (tmp_path / "t.md").read_text()
+    nations = next(line for line in markdown.splitlines() if "Nations" in line)
+    assert [cell.strip() for cell in nations.strip("|").split("|")] == [
+        "Nations",
+        "14",
+        "55",
+        "1592",
+        "199",
+        "201",
+    ]
+    assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "variant", "expected"),
+    [
+        (
+            "mr",
+            "base",
+            {
+                "fixed optimum": True,
+                "asymptotic pessimum": False,
+                "strict anti-monotonicity": True,
+                "size-invariant expectation": False,
+            },
+        ),
+        (
+            "mr",
+            "adjusted index",
+            {
+                "fixed optimum": True,
+                "asymptotic pessimum": True,
+                "strict anti-monotonicity": True,
+                "size-invariant expectation": True,
+            },
+        ),
+        (
+            "mrr",
+            "base",
+            {
+                "fixed optimum": True,
+                "asymptotic pessimum": True,
+                "strict anti-monotonicity": True,
+                "size-invariant expectation": False,
+            },
+        ),
+        # at the worst ranks z-MRR tends to 0 like ln(N) / sqrt(N): a limit, hence a pessimum
+        (
+            "mrr",
+            "z-score",
+            {
+                "fixed optimum": False,
+                "asymptotic pessimum": True,
+                "strict anti-monotonicity": True,
+                "size-invariant expectation": True,
+            },
+        ),
+        (
+            "hits@10",
+            "base",
+            {
+                "fixed optimum": True,
+                "asymptotic pessimum": True,
+                "strict anti-monotonicity": False,
+                "size-invariant expectation": False,
+            },
+        ),
+        (
+            "median_rank",
+            "expectation-normalised",
+            {
+                "fixed optimum": False,
+                "asymptotic pessimum": True,
+                "strict anti-monotonicity": False,
+                "size-invariant expectation": True,
+            },
+        ),
+    ],
+)
+def test_desiderata_match_the_mathematics(name, variant, expected):
+    assert desiderata(lookup(name), variant) == expected
+
+
+def test_tables_2_and_3_come_from_the_registry():
+    metrics = default_metrics()
+    definitions = table2(metrics, np.full(11, 100)).set_index("key")
+    assert len(definitions) == len(metrics)
+    assert definitions.loc["inverse_harmonic_mean_rank", ["f", "mean", "g"]].tolist() == ["1/r", "M_1", "x"]
+    assert definitions.loc["geometric_mean_rank", "moments"] == "closed form"
+    powers = table3(metrics).set_index("mean")
+    assert powers.loc["geometric", "key"] == "geometric_mean_rank"
+    assert powers.loc["maximum", "key"] == "power_mean_rank_inf"
