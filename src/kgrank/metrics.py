@@ -151,7 +151,7 @@ class Metric:
         return float(result) if np.ndim(result) == 0 else result
 
     def moments(self, num_candidates: np.ndarray) -> Moments:
-        return self.moments_function(np.asarray(num_candidates))
+        return moments_of([self], num_candidates)[self.key]
 
     @property
     def mean_text(self) -> str:
@@ -172,6 +172,23 @@ class Metric:
     @property
     def z_key(self) -> str:
         return f"z_{self.key}"
+
+
+def moments_of(metrics: Sequence[Metric], num_candidates: np.ndarray) -> dict[str, Moments]:
+    """Moments of several metrics for the same candidate counts; every metric that needs
+    sampling is served by one shared stream of replicates."""
+    num_candidates = np.asarray(num_candidates)
+    results: dict[str, Moments] = {}
+    requests = {}
+    for metric in metrics:
+        outcome = metric.moments_function(num_candidates)
+        if isinstance(outcome, mom.SamplingRequest):
+            requests[metric.key] = outcome.statistic
+        else:
+            results[metric.key] = outcome
+    if requests:
+        results.update(mom.sampled_moments_many(num_candidates, requests))
+    return results
 
 
 # --- moments of the composite metrics --------------------------------------------------
@@ -228,21 +245,19 @@ def _power_mean_moments(p: float) -> Callable[[np.ndarray], Moments]:
     return moments
 
 
-def _median_moments(post: str, replicates: int = 2000) -> Callable[[np.ndarray], Moments]:
+def _median_moments(post: str) -> Callable[[np.ndarray], Moments | mom.SamplingRequest]:
     transform = (lambda x: 1.0 / x) if post == "reciprocal" else (lambda x: x)
 
     def moments(n: np.ndarray) -> Moments:
         if np.all(n == n[0]) and len(n) % 2 == 1:
             return mom.median_moments_iid(int(n[0]), len(n), transform)
-        return mom.sampled_moments(
-            n, lambda ranks: transform(np.median(ranks, axis=-1)), replicates=replicates
-        )
+        return mom.SamplingRequest(lambda ranks: transform(np.median(ranks, axis=-1)))
 
     return moments
 
 
-def _sampled(statistic: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], Moments]:
-    return lambda n: mom.sampled_moments(n, statistic)
+def _sampled(statistic: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], mom.SamplingRequest]:
+    return lambda n: mom.SamplingRequest(statistic)
 
 
 def _count_moments(n: np.ndarray) -> Moments:
@@ -576,7 +591,7 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
     for side in SIDE_ALL:
         subset = ranks if side == "both" else ranks[ranks["side"] == side]
         num_candidates = subset["num_candidates"].to_numpy()
-        cached = {metric.key: metric.moments(num_candidates) for metric in metrics}
+        cached = moments_of(metrics, num_candidates)
         for rank_type in RANK_TYPES:
             values = subset[rank_type].to_numpy(dtype=float)
             check_ranks(f"({side}, {rank_type})", values, num_candidates)

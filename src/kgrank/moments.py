@@ -18,7 +18,7 @@ Methods, from exact to approximate:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,7 +122,7 @@ def delta_method(
     *,
     num_candidates: np.ndarray,
     statistic: Callable[[np.ndarray], np.ndarray],
-) -> Moments:
+) -> Moments | SamplingRequest:
     """Moments of g(X) from exact moments of X: E ~ g(mu) + g''(mu) var / 2, Var ~ g'(mu)^2 var.
 
     Where X varies too much for the expansion (cv > DELTA_MAX_CV, e.g. the harmonic mean
@@ -130,7 +130,7 @@ def delta_method(
     """
     mu, var = inner.expectation, inner.variance
     if mu == 0 or np.sqrt(var) / abs(mu) > DELTA_MAX_CV:
-        return sampled_moments(num_candidates, statistic)
+        return SamplingRequest(statistic)
     return Moments(
         float(function(mu) + 0.5 * second(mu) * var),
         float(first(mu) ** 2 * var),
@@ -191,33 +191,55 @@ def sample_ranks(generator: np.random.Generator, num_candidates: np.ndarray, rep
     return np.floor(generator.random((replicates, len(num_candidates))) * num_candidates) + 1.0
 
 
-def sampled_moments(
+SAMPLING_REPLICATES = 2000
+
+
+@dataclass(frozen=True)
+class SamplingRequest:
+    """Asks for the moments of ``statistic`` by sampling; requests for the same candidate
+    counts are served together from one stream of replicate rank vectors."""
+
+    statistic: Callable[[np.ndarray], np.ndarray]
+
+
+def sampled_moments_many(
     num_candidates: np.ndarray,
-    statistic: Callable[[np.ndarray], np.ndarray],
+    statistics: Mapping[str, Callable[[np.ndarray], np.ndarray]],
     *,
-    replicates: int = 2000,
+    replicates: int = SAMPLING_REPLICATES,
     seed: int = 0,
     chunk_elements: int = 4_000_000,
-) -> Moments:
-    """Mean and variance of ``statistic`` (applied to each row) over simulated rank vectors.
+) -> dict[str, Moments]:
+    """Mean and variance of each statistic (applied to each row) over simulated rank vectors.
 
-    Drawn in chunks so that memory stays bounded whatever the number of tasks.
+    One stream of replicates, drawn in chunks so that memory stays bounded whatever the
+    number of tasks, serves every statistic.
     """
     num_candidates = np.asarray(num_candidates, dtype=float)
     generator = np.random.default_rng(seed)
     chunk = max(1, chunk_elements // max(1, len(num_candidates)))
-    values = []
+    values: dict[str, list[np.ndarray]] = {key: [] for key in statistics}
     for start in range(0, replicates, chunk):
-        values.append(statistic(sample_ranks(generator, num_candidates, min(chunk, replicates - start))))
-    sample = np.concatenate(values)
-    mean, variance = sample_mean_variance(sample)
-    return Moments(
-        mean.estimate,
-        variance.estimate,
-        f"sampling (R={replicates}, s.e. of mean {mean.error:.2g})",
-        expectation_error=mean.error,
-        variance_error=variance.error,
-    )
+        ranks = sample_ranks(generator, num_candidates, min(chunk, replicates - start))
+        for key, statistic in statistics.items():
+            values[key].append(np.atleast_1d(statistic(ranks)))
+    result = {}
+    for key, parts in values.items():
+        mean, variance = sample_mean_variance(np.concatenate(parts))
+        result[key] = Moments(
+            mean.estimate,
+            variance.estimate,
+            f"sampling (R={replicates}, s.e. of mean {mean.error:.2g})",
+            expectation_error=mean.error,
+            variance_error=variance.error,
+        )
+    return result
+
+
+def sampled_moments(
+    num_candidates: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], **options: int
+) -> Moments:
+    return sampled_moments_many(num_candidates, {"statistic": statistic}, **options)["statistic"]
 
 
 @dataclass(frozen=True)

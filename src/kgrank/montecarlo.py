@@ -25,7 +25,7 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from kgrank.datasets import load_factories
-from kgrank.metrics import Metric, default_metrics
+from kgrank.metrics import Metric, default_metrics, moments_of
 from kgrank.moments import sample_mean_variance, sample_ranks
 from kgrank.ranks import KnownAnswers
 
@@ -63,8 +63,9 @@ def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None)
         num_candidates = (counts if side == "both" else counts[counts["side"] == side])[
             "num_candidates"
         ].to_numpy()
+        everything = moments_of(metrics, num_candidates)
         for metric in metrics:
-            moments = metric.moments(num_candidates)
+            moments = everything[metric.key]
             rows.append(
                 {
                     "side": side,
@@ -114,9 +115,10 @@ def check_moments(
     simulated = simulate_metrics(num_candidates, metrics, replicates=replicates, seed=seed, progress=progress)
     tests = 2 * len(metrics)
     critical = stats.norm.isf(alpha / tests / 2)
+    everything = moments_of(metrics, num_candidates)
     rows = []
     for metric in metrics:
-        moments = metric.moments(num_candidates)
+        moments = everything[metric.key]
         mean, variance = sample_mean_variance(simulated[metric.key])
         if moments.variance > 0:
             # Sampled analytic values (median, dispersion) carry their own standard error.
