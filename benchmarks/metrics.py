@@ -95,7 +95,8 @@ def main() -> None:
     )
     for key, ours_e, theirs_e, ours_v, theirs_v in compared:
         print(
-            f"  {key:32s} E kgrank {ours_e:.6g} PyKEEN {theirs_e:.6g}   Var kgrank {ours_v:.4g} PyKEEN {theirs_v:.4g}"
+            f"  {key:32s} E kgrank {ours_e:.6g} PyKEEN {theirs_e:.6g}"
+            f"   Var kgrank {ours_v:.4g} PyKEEN {theirs_v:.4g}"
         )
 
     check_seconds, check = timed(check_moments, num_candidates, metrics, replicates=args.replicates, seed=1)
