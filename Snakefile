@@ -31,3 +31,4 @@ rule all:
         f"{RESULTS}/figures/montecarlo.pdf",
         f"{RESULTS}/figures/montecarlo.png",
         f"{RESULTS}/tables/errata.md",
+        published_outputs(),

@@ -7,7 +7,7 @@ every hyperparameter file is checked before the first model trains.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ def hyperparameter_path(hyperparameters_dir: str | Path, dataset: str, model: st
 
 
 def check_pairs(
-    datasets: Mapping[str, Any], models: list[str], hyperparameters_dir: str | Path
+    datasets: Iterable[str], models: list[str], hyperparameters_dir: str | Path
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Load and validate the hyperparameter file of every (dataset, model) pair."""
     checked = {}

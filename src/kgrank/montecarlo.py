@@ -151,14 +151,23 @@ def check_moments(
                 "z_variance": z_variance,
             }
         )
-    table = pd.DataFrame(rows)
-    table["ratio_ci_low"] = table["variance_ratio"] - critical * table["ratio_error"]
-    table["ratio_ci_high"] = table["variance_ratio"] + critical * table["ratio_error"]
-    table["passed"] = (table["z_mean"].abs() < critical) & (table["z_variance"].abs() < critical)
+    table = pd.DataFrame(rows).rename(columns={"ratio_error": "variance_ratio_error"})
     table["replicates"] = replicates
-    table["familywise_alpha"] = alpha
-    table["critical_z"] = critical
-    return table.drop(columns="ratio_error")
+    return apply_familywise(table, alpha)
+
+
+def apply_familywise(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Verdicts at family-wise level ``alpha`` over every test in ``table`` (two per row:
+    mean and variance), Bonferroni-corrected; call it again on a concatenation of
+    several checks (e.g. all sides of a dataset) to make them one family."""
+    critical = stats.norm.isf(alpha / (2 * len(table)) / 2)
+    return table.assign(
+        ratio_ci_low=table["variance_ratio"] - critical * table["variance_ratio_error"],
+        ratio_ci_high=table["variance_ratio"] + critical * table["variance_ratio_error"],
+        passed=(table["z_mean"].abs() < critical) & (table["z_variance"].abs() < critical),
+        familywise_alpha=alpha,
+        critical_z=critical,
+    )
 
 
 def plot_check(table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, title: str = "") -> None:

@@ -58,13 +58,10 @@ def figure1_data(metrics: pd.DataFrame, stats: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def plot_figure1(
-    metrics: pd.DataFrame, stats: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, caption: str = ""
-) -> pd.DataFrame:
-    import matplotlib.pyplot as plt
+def draw_figure1_row(axes: Sequence, metrics: pd.DataFrame, stats: pd.DataFrame, row_title: str = "") -> None:
+    """The three panels of Figure 1 on ``axes`` (MRR, adjusted MRR, z-MRR per dataset and model)."""
     import seaborn as sns
 
-    set_style()
     data = figure1_data(metrics, stats)
     data = data.assign(
         dataset_label=data["dataset"].map(lambda name: DATASET_LABELS.get(name, name)),
@@ -74,7 +71,6 @@ def plot_figure1(
         DATASET_LABELS.get(name, name) for name in stats["dataset"] if name in set(data["dataset"])
     ]
     model_order = sorted(data["model_label"].unique())
-    figure, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(12, 3.6), constrained_layout=True)
     for axis, (key, title, y_label) in zip(axes, FIGURE1_PANELS, strict=True):
         sns.barplot(
             data=data[data["metric"] == key],
@@ -86,17 +82,27 @@ def plot_figure1(
             ax=axis,
             errorbar=None,
         )
-        axis.set_title(title)
+        axis.set_title(f"{row_title}: {title}" if row_title else title)
         axis.set_xlabel("dataset (ordered by number of entities)")
         axis.set_ylabel(y_label)
         axis.axhline(0.0, color="black", linewidth=0.8)
         if axis is not axes[-1]:
             axis.get_legend().remove()
     axes[-1].legend(title="model", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def plot_figure1(
+    metrics: pd.DataFrame, stats: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, caption: str = ""
+) -> pd.DataFrame:
+    import matplotlib.pyplot as plt
+
+    set_style()
+    figure, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(12, 3.6), constrained_layout=True)
+    draw_figure1_row(axes, metrics, stats)
     if caption:
         figure.suptitle(caption, fontsize=9, y=-0.02, va="top")
     save_figure(figure, pdf_path, png_path)
-    return data
+    return figure1_data(metrics, stats)
 
 
 def write_table4(stats: pd.DataFrame, markdown_path: str | Path, latex_path: str | Path) -> pd.DataFrame:

@@ -29,16 +29,30 @@ check_config(config, CONFIG_SCHEMA, source=" + ".join(map(str, workflow.configfi
 validate(config, CONFIG_SCHEMA)
 
 DATASETS = list(config["datasets"])
+# Datasets with `train: false` are prepared and enter the moments study and Table 4,
+# but no model is trained on them.
+TRAIN_DATASETS = [name for name in DATASETS if config["datasets"][name].get("train", True)]
 MODELS = list(config["models"])
 HYPERPARAMETERS_DIR = Path(workflow.basedir) / config["hyperparameters_dir"]
 # Every hyperparameter file is checked here, at parse time, before any job runs.
-HYPERPARAMETERS = check_pairs(config["datasets"], MODELS, HYPERPARAMETERS_DIR)
+HYPERPARAMETERS = check_pairs(TRAIN_DATASETS, MODELS, HYPERPARAMETERS_DIR)
+PUBLISHED_VALUES = config.get("published_values")
+
+
+wildcard_constraints:
+    dataset="|".join(DATASETS),
+    model="|".join(MODELS),
 
 RESULTS = "results"
 
 
 def hyperparameters_file(wildcards):
     return hyperparameter_path(HYPERPARAMETERS_DIR, wildcards.dataset, wildcards.model)
+
+
+def dataset_archive(wildcards):
+    source = config["datasets"][wildcards.dataset]
+    return [source["archive"]] if source["source"] == "archive" else []
 
 
 def dataset_source_arguments(wildcards):
@@ -57,4 +71,16 @@ def max_epochs_argument(wildcards):
 
 
 def all_pairs(pattern):
-    return expand(pattern, dataset=DATASETS, model=MODELS)
+    return expand(pattern, dataset=TRAIN_DATASETS, model=MODELS)
+
+
+def published_outputs():
+    """The re-derivation of published values, when the config names a published table."""
+    if not PUBLISHED_VALUES:
+        return []
+    return [
+        f"{RESULTS}/tables/published_audit.md",
+        f"{RESULTS}/figures/published_audit.pdf",
+        f"{RESULTS}/figures/figure1_published.pdf",
+        f"{RESULTS}/figures/figure1_published.png",
+    ]

@@ -2,6 +2,8 @@
 
 
 rule prepare_dataset:
+    input:
+        archive=dataset_archive,
     output:
         train=f"{RESULTS}/data/{{dataset}}/train.tsv",
         valid=f"{RESULTS}/data/{{dataset}}/valid.tsv",

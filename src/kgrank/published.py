@@ -1,0 +1,300 @@
+"""Re-adjust published raw metrics with kgrank's exact moments, and audit published adjustments.
+
+The adjusted index, the expectation-normalised value and the z-score are affine in the
+raw metric, with constants that depend only on the dataset's candidate counts. So a
+published raw value (MR, MRR, Hits@k) can be adjusted after the fact from the moments
+table of its dataset, split and side, and a published adjusted value can be solved
+backwards for the expectation (or standard deviation) it implies:
+
+    index P = (M - E) / (opt - E)   =>  E = (M - P opt) / (1 - P)
+    normalised P = M / E            =>  E = M / P
+    z-score P = s (M - E) / sd      =>  sd = s (M - E) / P     (s = -1 where lower is better)
+
+Published numbers are rounded (5 significant digits); "agrees" means the difference is
+within the rounding of the published raw value carried through the affine map plus the
+rounding of the published adjusted value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kgrank.errors import KgrankInputError
+from kgrank.metrics import Metric, default_metrics, derived_rows
+from kgrank.moments import Moments
+from kgrank.paper import FIGURE1_PANELS, draw_figure1_row
+from kgrank.plotting import save_figure, set_style
+
+LONG_COLUMNS = ["model", "dataset", "split", "side", "metric", "value"]
+# Short names used by published tables (and by PyKEEN's synonyms) -> kgrank keys.
+SHORT_NAMES = {
+    "mr": "arithmetic_mean_rank",
+    "mrr": "inverse_harmonic_mean_rank",
+    "amr": "adjusted_arithmetic_mean_rank",
+    "amri": "adjusted_arithmetic_mean_rank_index",
+    "amrr": "adjusted_inverse_harmonic_mean_rank",
+    "z_mr": "z_arithmetic_mean_rank",
+    "z_mrr": "z_inverse_harmonic_mean_rank",
+}
+SIGNIFICANT_DIGITS = 5
+
+
+def read_published(path: str | Path) -> pd.DataFrame:
+    """Published values as a long table (model, dataset, split, side, metric, value).
+
+    Accepts the long layout as it is, or a wide one with columns ``<split>_<metric>``
+    (e.g. ``test_mrr``, ``test_hits_at_10``) and no side, taken as both sides.
+    """
+    path = Path(path)
+    table = pd.read_csv(path, sep="\t")
+    if {"metric", "value"} <= set(table.columns):
+        missing = set(LONG_COLUMNS) - set(table.columns)
+        if missing:
+            raise KgrankInputError(f"{path}: missing column(s) {sorted(missing)}; expected {LONG_COLUMNS}")
+        long = table[LONG_COLUMNS].copy()
+    else:
+        if not {"model", "dataset"} <= set(table.columns):
+            raise KgrankInputError(f"{path}: needs columns model and dataset (wide) or {LONG_COLUMNS} (long)")
+        value_columns = [column for column in table.columns if column not in {"model", "dataset"}]
+        long = table.melt(id_vars=["model", "dataset"], value_vars=value_columns, var_name="column")
+        split_metric = long["column"].str.split("_", n=1, expand=True)
+        long = long.assign(split=split_metric[0], metric=split_metric[1], side="both")[LONG_COLUMNS]
+    long["metric"] = long["metric"].map(lambda name: SHORT_NAMES.get(name, name))
+    return long
+
+
+def rounding_error(values: np.ndarray | float, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
+    """Half a unit in the last of ``digits`` significant digits."""
+    values = np.abs(np.asarray(values, dtype=float))
+    with np.errstate(divide="ignore"):
+        exponent = np.floor(np.log10(np.where(values > 0, values, 1.0)))
+    return 0.5 * 10.0 ** (exponent - (digits - 1))
+
+
+def readjust(
+    published: pd.DataFrame, moments: pd.DataFrame, metrics: list[Metric] | None = None
+) -> pd.DataFrame:
+    """Every derived variant of every published raw metric, recomputed from ``moments``.
+
+    ``moments`` is kgrank's lookup table (dataset, split, side, metric, expectation,
+    variance, method). Where the published table also has the derived value, the row
+    carries it, the difference, the rounding tolerance, the verdict, and what the
+    published value implies when solved backwards.
+    """
+    by_key = {metric.key: metric for metric in metrics or default_metrics()}
+    lookup = moments.set_index(["dataset", "split", "side", "metric"])
+    given = published.set_index(["model", "dataset", "split", "side", "metric"])["value"]
+    rows = []
+    for (model, dataset, split, side, key), value in given.items():
+        metric = by_key.get(key)
+        if metric is None or not metric.has_derived:
+            continue
+        try:
+            moment_row = lookup.loc[(dataset, split, side, key)]
+        except KeyError as error:
+            raise KgrankInputError(
+                f"no moments for dataset {dataset!r}, split {split!r}, side {side!r}; add the dataset to the "
+                "config so that its moments table is built"
+            ) from error
+        exact = Moments(
+            float(moment_row["expectation"]), float(moment_row["variance"]), str(moment_row["method"])
+        )
+        derived = derived_rows(metric, float(value), exact)
+        slopes = [row["value"] for row in derived_rows(metric, float(value) + 1.0, exact)]
+        for variant, row, shifted in zip(("normalised", "index", "z-score"), derived, slopes, strict=True):
+            slope = abs(shifted - row["value"])  # the affine map's slope
+            record = {
+                "model": model,
+                "dataset": dataset,
+                "split": split,
+                "side": side,
+                "base_metric": key,
+                "base_value": float(value),
+                "metric": row["metric"],
+                "variant": variant,
+                "recomputed": row["value"],
+                "exact_expectation": exact.expectation,
+                "exact_std": float(np.sqrt(exact.variance)),
+                "moment_method": exact.method,
+            }
+            published_value = given.get((model, dataset, split, side, row["metric"]))
+            if published_value is not None:
+                tolerance = slope * float(rounding_error(value)) + float(rounding_error(published_value))
+                record.update(
+                    published=float(published_value),
+                    difference=float(published_value) - row["value"],
+                    tolerance=tolerance,
+                    verdict="agrees within rounding"
+                    if abs(float(published_value) - row["value"]) <= tolerance
+                    else "disagrees",
+                    **_implied(metric, variant, float(value), float(published_value), exact),
+                )
+            rows.append(record)
+    return pd.DataFrame(rows)
+
+
+def _implied(
+    metric: Metric, variant: str, value: float, published: float, exact: Moments
+) -> dict[str, float]:
+    """What a published derived value implies about the moments, solved backwards, with the
+    uncertainty that the rounding of both published numbers leaves in it."""
+    if variant == "index":
+        implied = (value - published * metric.optimum) / (1.0 - published)
+        error = float(rounding_error(value)) / abs(1.0 - published) + float(rounding_error(published)) * abs(
+            (value - metric.optimum) / (1.0 - published) ** 2
+        )
+        return {"implied_expectation": implied, "implied_expectation_error": error, "implied_std": np.nan}
+    if variant == "normalised":
+        return {"implied_expectation": value / published if published else np.nan, "implied_std": np.nan}
+    sign = 1.0 if metric.increasing else -1.0
+    implied_std = sign * (value - exact.expectation) / published if published else np.nan
+    return {"implied_expectation": np.nan, "implied_std": implied_std}
+
+
+# Hypotheses tried for a published value that kgrank's exact moments do not reproduce.
+COUNT_HYPOTHESES = (
+    (-1, "moments from candidate counts N_i - 1 (the true entity not counted)"),
+    (1, "moments from candidate counts N_i + 1"),
+)
+
+
+def explain(audit: pd.DataFrame, counts: dict[tuple[str, str, str], np.ndarray]) -> pd.DataFrame:
+    """For each disagreement, the hypothesis (if any) under which the published value holds.
+
+    ``counts`` maps (dataset, split, side) to the real candidate counts. A hypothesis
+    explains a row when the derived value recomputed under it agrees within rounding.
+    """
+    by_key = {metric.key: metric for metric in default_metrics()}
+    explanations = []
+    for row in audit.itertuples():
+        if getattr(row, "verdict", None) != "disagrees":
+            explanations.append("" if pd.isna(getattr(row, "published", np.nan)) else "exact moments")
+            continue
+        metric = by_key[row.base_metric]
+        found = []
+        num_candidates = counts.get((row.dataset, row.split, row.side))
+        for shift, label in COUNT_HYPOTHESES if num_candidates is not None else ():
+            moments = metric.moments(np.maximum(num_candidates + shift, 1))
+            value = derived_rows(metric, row.base_value, moments)[
+                ("normalised", "index", "z-score").index(row.variant)
+            ]
+            if abs(value["value"] - row.published) <= row.tolerance:
+                found.append(label)
+        explanations.append(
+            "; ".join(found)
+            if found
+            else "not explained by " + " or ".join(label for _, label in COUNT_HYPOTHESES)
+        )
+    return audit.assign(explanation=explanations)
+
+
+def attach_simulation(audit: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
+    """Side with kgrank or with the published value? The Monte Carlo check decides.
+
+    For each audited row, the simulated mean (or standard deviation) of the base metric
+    on the same candidate counts is set against both the exact and the implied value, in
+    units of the simulation's standard error.
+    """
+    simulated = checks.set_index(["dataset", "side", "metric"])
+    z_exact, z_implied, simulated_mean, simulated_std = [], [], [], []
+    for row in audit.itertuples():
+        key = (row.dataset, row.side, row.base_metric)
+        if row.split != "test" or key not in simulated.index or pd.isna(getattr(row, "published", np.nan)):
+            (
+                z_exact.append(np.nan),
+                z_implied.append(np.nan),
+                simulated_mean.append(np.nan),
+                simulated_std.append(np.nan),
+            )
+            continue
+        check = simulated.loc[key]
+        replicates = float(check["replicates"])
+        mean, variance = float(check["simulated_mean"]), float(check["simulated_variance"])
+        simulated_mean.append(mean)
+        simulated_std.append(np.sqrt(variance))
+        if row.variant == "z-score":
+            # standard error of a sample standard deviation, about sd / sqrt(2R) near normality
+            error = np.sqrt(variance) / np.sqrt(2 * replicates)
+            z_exact.append((row.exact_std - np.sqrt(variance)) / error)
+            z_implied.append((row.implied_std - np.sqrt(variance)) / error)
+        else:
+            error = np.sqrt(variance / replicates)
+            z_exact.append((row.exact_expectation - mean) / error)
+            z_implied.append((row.implied_expectation - mean) / error)
+    return audit.assign(
+        simulated_mean=simulated_mean,
+        simulated_std=simulated_std,
+        z_exact_vs_simulation=z_exact,
+        z_implied_vs_simulation=z_implied,
+    )
+
+
+def plot_audit(audit: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> None:
+    """Published against recomputed AMRI, AMRR and z-MRR, one panel each, y = x dashed."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    set_style()
+    audited = audit.dropna(subset=["published"])
+    keys = list(dict.fromkeys(audited["metric"]))
+    figure, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4), constrained_layout=True)
+    axes = np.atleast_1d(axes)
+    for axis, key in zip(axes, keys, strict=True):
+        subset = audited[audited["metric"] == key]
+        sns.scatterplot(
+            data=subset,
+            x="recomputed",
+            y="published",
+            hue="dataset",
+            style="verdict",
+            ax=axis,
+            s=60,
+            hue_order=sorted(audited["dataset"].unique()),
+            style_order=["agrees within rounding", "disagrees"],
+            markers={"agrees within rounding": "o", "disagrees": "X"},
+            legend=axis is axes[-1],
+        )
+        low = min(subset["recomputed"].min(), subset["published"].min())
+        high = max(subset["recomputed"].max(), subset["published"].max())
+        axis.plot([low, high], [low, high], linestyle="--", color="0.4", linewidth=1, label="y = x")
+        if key.startswith("z_"):
+            axis.set_xscale("symlog", linthresh=1.0)
+            axis.set_yscale("symlog", linthresh=1.0)
+        axis.set_title(key)
+        axis.set_xlabel("recomputed with kgrank's exact moments")
+        axis.set_ylabel("published (case study)")
+    axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    save_figure(figure, pdf_path, png_path)
+
+
+def plot_figure1_comparison(
+    audit: pd.DataFrame,
+    ours: pd.DataFrame,
+    stats: pd.DataFrame,
+    pdf_path: str | Path,
+    png_path: str | Path,
+    caption: str = "",
+) -> None:
+    """Figure 1 twice: the published raw MRRs with kgrank's exact adjustments, and kgrank's own models."""
+    import matplotlib.pyplot as plt
+
+    set_style()
+    keys = {key for key, _, _ in FIGURE1_PANELS}
+    mrr = audit[(audit["base_metric"] == "inverse_harmonic_mean_rank") & (audit["split"] == "test")]
+    published = pd.concat(
+        [
+            mrr.drop_duplicates(["model", "dataset", "side"]).assign(
+                metric="inverse_harmonic_mean_rank", value=lambda frame: frame["base_value"]
+            ),
+            mrr[mrr["metric"].isin(keys)].assign(value=lambda frame: frame["recomputed"]),
+        ]
+    ).assign(rank_type="realistic")[["dataset", "model", "side", "rank_type", "metric", "value"]]
+    figure, axes = plt.subplots(2, len(FIGURE1_PANELS), figsize=(12, 7.2), constrained_layout=True)
+    draw_figure1_row(axes[0], published, stats, row_title="published MRR, exact adjustment")
+    draw_figure1_row(axes[1], ours, stats, row_title="kgrank's models")
+    if caption:
+        figure.suptitle(caption, fontsize=9, y=-0.01, va="top")
+    save_figure(figure, pdf_path, png_path)
