@@ -114,7 +114,6 @@ def check_moments(
     metrics = list(metrics) if metrics is not None else default_metrics()
     simulated = simulate_metrics(num_candidates, metrics, replicates=replicates, seed=seed, progress=progress)
     tests = 2 * len(metrics)
-    critical = stats.norm.isf(alpha / tests / 2)
     everything = moments_of(metrics, num_candidates)
     rows = []
     for metric in metrics:
