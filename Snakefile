@@ -18,9 +18,13 @@ include: "workflow/rules/paper.smk"
 include: "workflow/rules/moments.smk"
 
 
+# Every per-pair output is a target, so that deleting any of them (a model, a ranks
+# file) and rerunning remakes it and what depends on it, and nothing else.
 rule all:
     default_target: True
     input:
+        all_pairs(f"{RESULTS}/models/{{dataset}}/{{model}}/model.pt"),
+        all_pairs(f"{RESULTS}/ranks/{{dataset}}/{{model}}.parquet"),
         all_pairs(f"{RESULTS}/metrics/{{dataset}}/{{model}}.tsv"),
         f"{RESULTS}/figures/figure1.pdf",
         f"{RESULTS}/figures/figure1.png",

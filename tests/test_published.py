@@ -121,3 +121,42 @@ def test_off_by_one_candidate_counts_are_recognised():
 
 def test_rounding_error_is_half_the_last_digit():
     np.testing.assert_allclose(rounding_error(np.array([0.64453, 233.37, 4973.1])), [5e-6, 5e-3, 5e-2])
+
+
+def test_comparison_with_published_results():
+    from kgrank.published import compare_with_published
+
+    metrics = pd.DataFrame(
+        {
+            "dataset": "nations",
+            "model": "tucker",
+            "side": "both",
+            "rank_type": "realistic",
+            "epochs": 50,
+            "metric": [
+                "inverse_harmonic_mean_rank",
+                "hits_at_1",
+                "hits_at_3",
+                "hits_at_10",
+                "arithmetic_mean_rank",
+            ],
+            "value": [0.7, 0.6, 0.8, 0.99, 2.0],
+        }
+    )
+    published = pd.DataFrame(
+        {
+            "model": ["tucker", "transe"],
+            "dataset": "nations",
+            "source": "case study",
+            "test_mrr": 0.75557,
+            "test_hits_at_1": 0.61692,
+            "test_hits_at_3": 0.88308,
+            "test_hits_at_10": 0.99005,
+            "test_mr": 1.9701,
+        }
+    )
+    table = compare_with_published(metrics, published, "laptop").set_index("metric")
+    assert len(table) == 5
+    assert table.loc["mrr", "difference"] == pytest.approx(0.7 - 0.75557)
+    assert table.loc["mr", "published"] == pytest.approx(1.9701)
+    assert set(table["profile"]) == {"laptop"} and set(table["epochs"]) == {50}

@@ -30,6 +30,7 @@ def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
 
 def planned_jobs(result: subprocess.CompletedProcess) -> dict[str, int]:
     """The rule -> count table of a dry run ('Job stats')."""
+    assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     if not any(line.startswith("Job stats:") for line in lines):
         return {}
@@ -109,8 +110,8 @@ def test_metrics_agree_with_ranks(workdir):
 
 def test_second_run_does_nothing(workdir):
     result = snakemake(workdir, "-n", "--cores", "2")
-    assert result.returncode == 0
     assert planned_jobs(result) == {}, result.stdout[-2000:]
+    assert "Nothing to be done" in result.stdout + result.stderr
 
 
 def test_deleted_ranks_remake_only_their_dependants(workdir):
@@ -133,7 +134,7 @@ def test_one_figure_by_name(workdir):
 def test_bad_config_stops_before_any_job(tmp_path):
     result = snakemake(tmp_path, "-n", "--config", "models=[transe,transee]")
     assert result.returncode != 0
-    assert "nations/transee.yaml: no hyperparameters for model 'transee'" in result.stderr
+    assert "nations/transee.yaml: no hyperparameters for model 'transee'" in result.stdout + result.stderr
     assert not (tmp_path / "results").exists()
 
 

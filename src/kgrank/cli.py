@@ -236,6 +236,27 @@ def _figure1_published(args: argparse.Namespace) -> None:
     )
 
 
+def _compare_published(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.io import write_table, write_text
+    from kgrank.paper import read_metrics
+    from kgrank.published import compare_with_published
+
+    table = compare_with_published(
+        read_metrics(args.metrics), pd.read_csv(args.published_results, sep="\t"), args.profile
+    )
+    write_table(args.out, table)
+    wide = table.pivot_table(
+        index=["dataset", "model", "source", "epochs"],
+        columns="metric",
+        values=["kgrank", "published"],
+        sort=False,
+    )
+    wide.columns = [f"{metric} {who}" for who, metric in wide.columns]
+    write_text(args.markdown, wide.reset_index().to_markdown(index=False, floatfmt=".4g") + "\n")
+
+
 def _tables_1_to_3(args: argparse.Namespace) -> None:
     import numpy as np
 
@@ -332,6 +353,14 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--png", required=True)
     command.add_argument("--caption", default="")
     command.set_defaults(handler=_figure1_published)
+
+    command = commands.add_parser("compare-published", help="our test metrics next to the published ones")
+    command.add_argument("--metrics", nargs="+", required=True)
+    command.add_argument("--published-results", required=True)
+    command.add_argument("--profile", required=True, help="which configuration produced our numbers")
+    command.add_argument("--out", required=True)
+    command.add_argument("--markdown", required=True)
+    command.set_defaults(handler=_compare_published)
 
     command = commands.add_parser("tables-1-3", help="Tables 1-3 of the paper, from the metric registry")
     command.add_argument("--out-dir", required=True)

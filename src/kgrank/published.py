@@ -298,3 +298,48 @@ def plot_figure1_comparison(
     if caption:
         figure.suptitle(caption, fontsize=9, y=-0.01, va="top")
     save_figure(figure, pdf_path, png_path)
+
+
+# --- our test metrics next to the published ones ------------------------------------------
+
+COMPARED_METRICS = {
+    "mrr": "inverse_harmonic_mean_rank",
+    "hits_at_1": "hits_at_1",
+    "hits_at_3": "hits_at_3",
+    "hits_at_10": "hits_at_10",
+    "mr": "arithmetic_mean_rank",
+}
+
+
+def compare_with_published(
+    metrics: pd.DataFrame, published_results: pd.DataFrame, profile: str
+) -> pd.DataFrame:
+    """kgrank's test metrics (realistic ranks, both sides) next to every published source.
+
+    ``published_results`` has one row per (model, dataset, source) with columns
+    ``test_<metric>`` (the layout of published_results.tsv).
+    """
+    ours = metrics[(metrics["side"] == "both") & (metrics["rank_type"] == "realistic")]
+    rows = []
+    for (dataset, model), group in ours.groupby(["dataset", "model"], sort=False):
+        values = group.set_index("metric")["value"]
+        epochs = int(group["epochs"].iloc[0]) if "epochs" in group else None
+        for source in published_results.itertuples():
+            if (source.model, source.dataset) != (model, dataset):
+                continue
+            for short, key in COMPARED_METRICS.items():
+                theirs = getattr(source, f"test_{short}", np.nan)
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "model": model,
+                        "metric": short,
+                        "kgrank": float(values[key]),
+                        "published": float(theirs),
+                        "difference": float(values[key]) - float(theirs),
+                        "source": source.source,
+                        "profile": profile,
+                        "epochs": epochs,
+                    }
+                )
+    return pd.DataFrame(rows)

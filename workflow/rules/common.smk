@@ -75,10 +75,12 @@ def all_pairs(pattern):
 
 
 def published_outputs():
-    """The re-derivation of published values, when the config names a published table."""
+    """The re-derivation of published values and the comparison with published results,
+    when the config names the published tables."""
+    outputs = [f"{RESULTS}/tables/published_comparison.md"] if config.get("published_results") else []
     if not PUBLISHED_VALUES:
-        return []
-    return [
+        return outputs
+    return outputs + [
         f"{RESULTS}/tables/published_audit.md",
         f"{RESULTS}/figures/published_audit.pdf",
         f"{RESULTS}/figures/figure1_published.pdf",

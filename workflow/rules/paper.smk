@@ -92,3 +92,23 @@ rule figure1_published:
     shell:
         "kgrank figure1-published --audit {input.audit} --metrics {input.metrics} --stats {input.stats}"
         " --pdf {output.pdf} --png {output.png} --caption 'Bottom row: {params.caption}' 2>&1 | tee {log}"
+
+
+rule compare_published:
+    input:
+        metrics=all_pairs(f"{RESULTS}/metrics/{{dataset}}/{{model}}.tsv"),
+        published=config.get("published_results") or [],
+    output:
+        table=f"{RESULTS}/published/comparison.tsv",
+        markdown=report(
+            f"{RESULTS}/tables/published_comparison.md", caption="../report/comparison.rst", category="paper"
+        ),
+    params:
+        profile=config["profile"],
+    log:
+        f"{RESULTS}/logs/published/comparison.log",
+    conda:
+        "../envs/kgrank.yaml"
+    shell:
+        "kgrank compare-published --metrics {input.metrics} --published-results {input.published}"
+        " --profile '{params.profile}' --out {output.table} --markdown {output.markdown} 2>&1 | tee {log}"
