@@ -18,6 +18,20 @@ include: "workflow/rules/paper.smk"
 include: "workflow/rules/moments.smk"
 
 
+# Light rules run where Snakemake runs, not as cluster jobs.
+localrules:
+    all,
+    metrics,
+    figure1,
+    table4,
+    tables_1_to_3,
+    montecarlo_figure,
+    errata,
+    published_audit,
+    figure1_published,
+    compare_published,
+
+
 # Every per-pair output is a target, so that deleting any of them (a model, a ranks
 # file) and rerunning remakes it and what depends on it, and nothing else.
 rule all:

@@ -172,3 +172,44 @@ def test_notebook_redraws_figure1_from_results(workdir):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "inverse_harmonic_mean_rank" in result.stdout
+
+
+@pytest.mark.parametrize("profile", [None, "slurm"])
+def test_paper_profile_plans_every_job(tmp_path, profile):
+    """config/paper.yaml plans all 16 pairs at the published epochs, locally and on SLURM."""
+    shared = REPO.parent / "shared" / "reference"
+    arguments = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(REPO / "config" / "paper.yaml"),
+        "-n",
+        "--config",
+        f"published_values={shared / 'published_figure1.tsv'}",
+        f"published_results={shared / 'published_results.tsv'}",
+    ]
+    if profile:
+        arguments += ["--profile", str(REPO / "workflow" / "profiles" / profile)]
+    else:
+        arguments += ["--cores", "16"]
+    if not shared.is_dir():
+        pytest.skip("the shared reference tables are not beside the repository")
+    plan = planned_jobs(subprocess.run(arguments, capture_output=True, text=True, check=False))
+    assert {rule: plan.get(rule) for rule in ("prepare_dataset", "train", "ranks", "metrics")} == {
+        "prepare_dataset": 4,
+        "train": 16,
+        "ranks": 16,
+        "metrics": 16,
+    }
+
+
+def test_report_has_every_figure_and_table(workdir):
+    report = workdir / "report.html"
+    result = snakemake(workdir, "--report", str(report))
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert report.stat().st_size > 10_000
