@@ -119,7 +119,7 @@ class Metric:
     increasing: bool
     optimum: float | None
     value_range: tuple[float, float]
-    moments_function: Callable[[np.ndarray], Moments]
+    moments_function: Callable[[np.ndarray], Moments | mom.SamplingRequest] | None
     power: float | None = None
     post: str = "identity"
     synonyms: tuple[str, ...] = ()
@@ -181,7 +181,12 @@ def moments_of(metrics: Sequence[Metric], num_candidates: np.ndarray) -> dict[st
     results: dict[str, Moments] = {}
     requests = {}
     for metric in metrics:
-        outcome = metric.moments_function(num_candidates)
+        # No moments function: the metric's own value is sampled under the random model.
+        outcome = (
+            mom.SamplingRequest(metric.value)
+            if metric.moments_function is None
+            else metric.moments_function(num_candidates)
+        )
         if isinstance(outcome, mom.SamplingRequest):
             requests[metric.key] = outcome.statistic
         else:
@@ -254,10 +259,6 @@ def _median_moments(post: str) -> Callable[[np.ndarray], Moments | mom.SamplingR
         return mom.SamplingRequest(lambda ranks: transform(np.median(ranks, axis=-1)))
 
     return moments
-
-
-def _sampled(statistic: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], mom.SamplingRequest]:
-    return lambda n: mom.SamplingRequest(statistic)
 
 
 def _count_moments(n: np.ndarray) -> Moments:
@@ -423,41 +424,16 @@ def _base_metrics() -> list[Metric]:
     ]
 
 
+def _dispersion(key: str, label: str, statistic: str, synonyms: tuple[str, ...]) -> Metric:
+    """A dispersion statistic of the ranks: no optimum, moments sampled from its own value."""
+    return Metric(key, label, IDENTITY, statistic, False, None, (0.0, np.inf), None, synonyms=synonyms)
+
+
 def _dispersion_metrics() -> list[Metric]:
     return [
-        Metric(
-            "standard_deviation",
-            "std",
-            IDENTITY,
-            "std",
-            False,
-            None,
-            (0.0, np.inf),
-            _sampled(lambda ranks: np.std(ranks, axis=-1)),
-            synonyms=("rank_std", "std"),
-        ),
-        Metric(
-            "variance",
-            "var",
-            IDENTITY,
-            "var",
-            False,
-            None,
-            (0.0, np.inf),
-            _sampled(lambda ranks: np.var(ranks, axis=-1)),
-            synonyms=("rank_var", "var"),
-        ),
-        Metric(
-            "median_absolute_deviation",
-            "MAD",
-            IDENTITY,
-            "mad",
-            False,
-            None,
-            (0.0, np.inf),
-            _sampled(_mad),
-            synonyms=("rank_mad", "mad"),
-        ),
+        _dispersion("standard_deviation", "std", "std", ("rank_std", "std")),
+        _dispersion("variance", "var", "var", ("rank_var", "var")),
+        _dispersion("median_absolute_deviation", "MAD", "mad", ("rank_mad", "mad")),
         Metric(
             "count",
             "count",
