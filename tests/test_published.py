@@ -160,3 +160,37 @@ def test_comparison_with_published_results():
     assert table.loc["mrr", "difference"] == pytest.approx(0.7 - 0.75557)
     assert table.loc["mr", "published"] == pytest.approx(1.9701)
     assert set(table["profile"]) == {"laptop"} and set(table["epochs"]) == {50}
+
+
+def test_simulation_sides_with_the_exact_expectation():
+    from kgrank.published import attach_simulation
+
+    num_candidates = np.full(400, 30)
+    moments = _moments("d", num_candidates)
+    published = pd.DataFrame(
+        {
+            "model": "m",
+            "dataset": "d",
+            "split": "test",
+            "side": "both",
+            "metric": ["inverse_harmonic_mean_rank", "adjusted_inverse_harmonic_mean_rank"],
+            "value": [0.5, 0.47],
+        }
+    )
+    exact = lookup("mrr").moments(num_candidates)
+    checks = pd.DataFrame(
+        {
+            "dataset": ["d"],
+            "side": ["both"],
+            "metric": ["inverse_harmonic_mean_rank"],
+            "simulated_mean": [exact.expectation],
+            "simulated_variance": [exact.variance],
+            "replicates": [10_000],
+        }
+    )
+    row = attach_simulation(readjust(published, moments), checks).dropna(subset=["published"]).iloc[0]
+    assert row["z_exact_vs_simulation"] == pytest.approx(0.0)
+    # the published 0.47 implies E = (0.5 - 0.47) / 0.53, far below the simulated mean
+    expected_z = ((0.03 / 0.53) - exact.expectation) / np.sqrt(exact.variance / 10_000)
+    assert row["z_implied_vs_simulation"] == pytest.approx(expected_z)
+    assert row["z_implied_vs_simulation"] < -10

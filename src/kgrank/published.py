@@ -199,37 +199,41 @@ def attach_simulation(audit: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame
     units of the simulation's standard error.
     """
     simulated = checks.set_index(["dataset", "side", "metric"])
-    z_exact, z_implied, simulated_mean, simulated_std = [], [], [], []
+    columns = ("simulated_mean", "simulated_std", "z_exact_vs_simulation", "z_implied_vs_simulation")
+    records = []
     for row in audit.itertuples():
         key = (row.dataset, row.side, row.base_metric)
         if row.split != "test" or key not in simulated.index or pd.isna(getattr(row, "published", np.nan)):
-            (
-                z_exact.append(np.nan),
-                z_implied.append(np.nan),
-                simulated_mean.append(np.nan),
-                simulated_std.append(np.nan),
-            )
+            records.append(dict.fromkeys(columns, np.nan))
             continue
         check = simulated.loc[key]
         replicates = float(check["replicates"])
-        mean, variance = float(check["simulated_mean"]), float(check["simulated_variance"])
-        simulated_mean.append(mean)
-        simulated_std.append(np.sqrt(variance))
+        mean, std = float(check["simulated_mean"]), float(np.sqrt(check["simulated_variance"]))
         if row.variant == "z-score":
             # standard error of a sample standard deviation, about sd / sqrt(2R) near normality
-            error = np.sqrt(variance) / np.sqrt(2 * replicates)
-            z_exact.append((row.exact_std - np.sqrt(variance)) / error)
-            z_implied.append((row.implied_std - np.sqrt(variance)) / error)
+            error, exact, implied, simulated_value = (
+                std / np.sqrt(2 * replicates),
+                row.exact_std,
+                row.implied_std,
+                std,
+            )
         else:
-            error = np.sqrt(variance / replicates)
-            z_exact.append((row.exact_expectation - mean) / error)
-            z_implied.append((row.implied_expectation - mean) / error)
-    return audit.assign(
-        simulated_mean=simulated_mean,
-        simulated_std=simulated_std,
-        z_exact_vs_simulation=z_exact,
-        z_implied_vs_simulation=z_implied,
-    )
+            error, exact, implied, simulated_value = (
+                std / np.sqrt(replicates),
+                row.exact_expectation,
+                row.implied_expectation,
+                mean,
+            )
+        records.append(
+            dict(
+                zip(
+                    columns,
+                    (mean, std, (exact - simulated_value) / error, (implied - simulated_value) / error),
+                    strict=True,
+                )
+            )
+        )
+    return audit.assign(**pd.DataFrame(records, index=audit.index, columns=list(columns)))
 
 
 def plot_audit(audit: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> None:
