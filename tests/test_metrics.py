@@ -254,3 +254,27 @@ def test_registry_is_complete_and_unique():
     assert lookup("hits@7").key == "hits_at_7"
     with pytest.raises(KgrankInputError, match="unknown metric 'mrrr'"):
         lookup("mrrr")
+
+
+def test_relation_categories_by_hand():
+    from kgrank.groups import relation_categories
+
+    triples = np.array(
+        [
+            [0, 0, 1],
+            [2, 0, 3],  # relation 0: one tail per head, one head per tail -> 1-1
+            [0, 1, 1],
+            [0, 1, 2],
+            [0, 1, 3],  # relation 1: three tails for one head -> 1-N
+            [1, 2, 0],
+            [2, 2, 0],
+            [3, 2, 0],  # relation 2: three heads for one tail -> N-1
+            [0, 3, 1],
+            [0, 3, 2],
+            [1, 3, 1],
+            [1, 3, 2],  # relation 3: two and two -> N-N
+        ]
+    )
+    table = relation_categories(triples).set_index("relation")
+    assert table["category"].to_dict() == {0: "1-1", 1: "1-N", 2: "N-1", 3: "N-N"}
+    assert table.loc[1, "tails_per_head"] == 3.0 and table.loc[3, "heads_per_tail"] == 2.0

@@ -106,6 +106,19 @@ def test_metrics_agree_with_ranks(workdir):
         (1 / ranks["realistic"]).mean()
     )
     assert set(metrics["epochs"]) == {2}
+    # the groups partition the ranks: count-weighted group MRRs give the overall MRR
+    groups = pd.read_csv(workdir / "results/metrics/nations/transe.groups.tsv", sep="\t")
+    for aggregation in ("relation", "relation_category"):
+        mrr = groups[
+            (groups["aggregation"] == aggregation)
+            & (groups["side"] == "both")
+            & (groups["rank_type"] == "realistic")
+            & (groups["metric"] == "inverse_harmonic_mean_rank")
+        ]
+        assert mrr["num_ranks"].sum() == len(ranks)
+        assert (mrr["value"] * mrr["num_ranks"]).sum() / len(ranks) == pytest.approx(
+            realistic.loc["inverse_harmonic_mean_rank", "value"]
+        )
 
 
 def test_second_run_does_nothing(workdir):

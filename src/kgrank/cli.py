@@ -84,18 +84,27 @@ def _ranks(args: argparse.Namespace) -> None:
 def _metrics(args: argparse.Namespace) -> None:
     import pandas as pd
 
+    from kgrank.groups import evaluate_groups
     from kgrank.io import write_table
     from kgrank.metrics import default_metrics, evaluate_rank_table
 
     ranks = pd.read_parquet(args.ranks)
-    table = evaluate_rank_table(ranks, default_metrics(args.hits))
+    metrics = default_metrics(args.hits)
     resolved = json.loads((Path(args.model_dir) / "config.json").read_text(encoding="utf-8"))
-    table.insert(0, "model", args.model)
-    table.insert(0, "dataset", args.dataset)
-    # The training budget travels with every number it shaped.
-    table["epochs"] = resolved["epochs"]
-    table["published_epochs"] = resolved["published_epochs"]
-    write_table(args.out, table)
+    tables = [(evaluate_rank_table(ranks, metrics), args.out)]
+    if args.groups_out and not args.dataset_dir:
+        raise KgrankInputError(
+            "--groups-out needs --dataset-dir: the relation categories come from its train.tsv"
+        )
+    if args.groups_out:
+        tables.append((evaluate_groups(ranks, args.dataset_dir, metrics), args.groups_out))
+    for table, out in tables:
+        table.insert(0, "model", args.model)
+        table.insert(0, "dataset", args.dataset)
+        # The training budget travels with every number it shaped.
+        table["epochs"] = resolved["epochs"]
+        table["published_epochs"] = resolved["published_epochs"]
+        write_table(out, table)
 
 
 def _figure1(args: argparse.Namespace) -> None:
@@ -315,8 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--model-dir", required=True)
     command.add_argument("--dataset", required=True)
     command.add_argument("--model", required=True)
+    command.add_argument("--dataset-dir", help="the prepared dataset, for the relation categories")
     command.add_argument("--hits", type=int, nargs="+", default=[1, 3, 5, 10])
     command.add_argument("--out", required=True)
+    command.add_argument("--groups-out", help="also write the table per relation and relation category")
     command.set_defaults(handler=_metrics)
 
     command = commands.add_parser("figure1", help="Figure 1 of the unified-framework paper")
