@@ -135,3 +135,11 @@ def test_same_ranks_as_pykeens_evaluator(nations_dir, tmp_path, model_name):
         np.testing.assert_array_equal(
             subset["num_candidates"].to_numpy(), np.concatenate(evaluator.num_candidates[side])
         )
+
+
+def test_nan_scores_are_refused():
+    model = _table_model()
+    model.tail_scores.data[0, 0, 3] = float("nan")
+    test = torch.tensor([[0, 0, 1]])
+    with pytest.raises(KgrankInputError, match="the model scored NaN"):
+        compute_ranks(model, test, KnownAnswers([test], 5, 1), progress=False)

@@ -338,10 +338,8 @@ def check_formulas(
                     "corrected_value": corrected,
                     "simulated": simulated,
                     "simulation_error": error,
-                    "z_published": (published - simulated) / error if error > 0 else 0.0,
-                    "z_corrected": (corrected - corrected_simulated) / corrected_error
-                    if corrected_error > 0
-                    else 0.0,
+                    "z_published": _z(published, simulated, error),
+                    "z_corrected": _z(corrected, corrected_simulated, corrected_error),
                     "replicates": replicates,
                 }
             )
@@ -349,6 +347,13 @@ def check_formulas(
     table["published_holds"] = table["z_published"].abs() < tolerance_z
     table["corrected_holds"] = table["z_corrected"].abs() < tolerance_z
     return table
+
+
+def _z(value: float, simulated: float, error: float) -> float:
+    """Distance in standard errors; a degenerate simulation (no spread) agrees only exactly."""
+    if error > 0:
+        return (value - simulated) / error
+    return 0.0 if np.isclose(value, simulated, rtol=1e-12, atol=0.0) else np.inf
 
 
 def _simulated_moment(sample: np.ndarray, moment: str) -> tuple[float, float]:

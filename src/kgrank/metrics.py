@@ -567,6 +567,8 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
     for side in SIDE_ALL:
         subset = ranks if side == "both" else ranks[ranks["side"] == side]
         num_candidates = subset["num_candidates"].to_numpy()
+        if len(num_candidates) == 0:
+            raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
         cached = moments_of(metrics, num_candidates)
         for rank_type in RANK_TYPES:
             values = subset[rank_type].to_numpy(dtype=float)

@@ -108,10 +108,11 @@ def product_of_powers(num_candidates: np.ndarray, exponent_per_task: float) -> M
     return Moments(float(expectation), float(max(variance, 0.0)), CLOSED_FORM)
 
 
-# The second-order delta method neglects terms of order cv^3 (cv: coefficient of
-# variation of X); beyond this cv it is replaced by sampling. Chosen so that the
-# neglected terms stay near 1e-3 relative; the Monte Carlo rule checks the result.
-DELTA_MAX_CV = 0.1
+# The delta method's variance keeps only g'(mu)^2 var; for g = 1/x the neglected terms
+# are about 8 cv^2 relative (cv: coefficient of variation of X), several percent at
+# cv = 0.1 (IMR of 35 ranks among 1,000 candidates: 8.6 % too low). At cv <= 0.025 they
+# stay near 0.5 %; beyond it the statistic is sampled. The Monte Carlo rule checks both.
+DELTA_MAX_CV = 0.025
 
 
 def delta_method(

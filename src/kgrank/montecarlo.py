@@ -90,7 +90,9 @@ def simulate_metrics(
 ) -> dict[str, np.ndarray]:
     """Each metric's value on R replicate rank vectors, drawn in bounded chunks."""
     num_candidates = np.asarray(num_candidates, dtype=float)
-    generator = np.random.default_rng(seed)
+    # A stream of its own: the sampled "analytic" moments use default_rng(0), and the
+    # check must never reuse their draws, whatever the configured seed.
+    generator = np.random.default_rng([seed, 1])
     chunk = max(1, chunk_elements // len(num_candidates))
     values: dict[str, list[np.ndarray]] = {metric.key: [] for metric in metrics}
     starts = range(0, replicates, chunk)

@@ -21,7 +21,8 @@ def set_style() -> None:
 
 def save_figure(figure: plt.Figure, pdf_path: str | Path, png_path: str | Path) -> None:
     """Write both formats atomically; PDF for papers, PNG (200 dpi) for the README and report."""
-    for path, options in ((pdf_path, {}), (png_path, {"dpi": 200})):
+    # No creation date in the PDF, so that the same data give the same bytes.
+    for path, options in ((pdf_path, {"metadata": {"CreationDate": None}}), (png_path, {"dpi": 200})):
         with atomic_path(path) as temporary:
             figure.savefig(temporary, format=Path(path).suffix.lstrip("."), bbox_inches="tight", **options)
     plt.close(figure)

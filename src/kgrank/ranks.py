@@ -80,6 +80,11 @@ def ranks_from_scores(
     Filtered candidates are set to NaN in place (the true entity is kept), so they
     compare false with everything and drop out of every count.
     """
+    if torch.isnan(scores).any():
+        row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
+        raise KgrankInputError(
+            f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"
+        )
     row_index = torch.arange(scores.shape[0])
     true_scores = scores[row_index, true_entities].clone()
     if filter_rows is not None and len(filter_rows):
