@@ -268,14 +268,11 @@ def _count_moments(n: np.ndarray) -> Moments:
 # --- the registry ------------------------------------------------------------------------
 
 
-def hits_at(k: int) -> Metric:
-    if isinstance(k, bool) or int(k) != k or k <= 0:
-        raise KgrankInputError(f"metric hits_at_{k}: k must be a positive integer, got {k!r}")
-    k = int(k)
-    transform = indicator(k)
+def _mean_score(key: str, label: str, transform: Transform, **extra: object) -> Metric:
+    """The arithmetic mean of a transform valued in [0, 1], 1 at rank 1: higher is better."""
     return Metric(
-        key=f"hits_at_{k}",
-        label=f"Hits@{k}",
+        key=key,
+        label=label,
         transform=transform,
         statistic="power mean",
         power=1.0,
@@ -283,8 +280,16 @@ def hits_at(k: int) -> Metric:
         optimum=1.0,
         value_range=(0.0, 1.0),
         moments_function=_mean_moments(transform),
-        synonyms=(f"h@{k}", f"hits@{k}"),
-        parameters={"k": k},
+        **extra,
+    )
+
+
+def hits_at(k: int) -> Metric:
+    if isinstance(k, bool) or int(k) != k or k <= 0:
+        raise KgrankInputError(f"metric hits_at_{k}: k must be a positive integer, got {k!r}")
+    k = int(k)
+    return _mean_score(
+        f"hits_at_{k}", f"Hits@{k}", indicator(k), synonyms=(f"h@{k}", f"hits@{k}"), parameters={"k": k}
     )
 
 
@@ -307,17 +312,10 @@ def power_mean_rank(p: float) -> Metric:
 
 
 def mean_inverse_rank_power(a: Fraction) -> Metric:
-    transform = inverse_power(a)
-    return Metric(
-        key=f"mean_inverse_rank_power_{a.numerator}_{a.denominator}",
-        label=f"mean r^-{a}",
-        transform=transform,
-        statistic="power mean",
-        power=1.0,
-        increasing=True,
-        optimum=1.0,
-        value_range=(0.0, 1.0),
-        moments_function=_mean_moments(transform),
+    return _mean_score(
+        f"mean_inverse_rank_power_{a.numerator}_{a.denominator}",
+        f"mean r^-{a}",
+        inverse_power(a),
         parameters={"a": float(a)},
     )
 
@@ -455,17 +453,7 @@ def default_metrics(hits: Iterable[int] = DEFAULT_HITS) -> list[Metric]:
         *(power_mean_rank(p) for p in (2.0, np.inf, -np.inf)),
         *(hits_at(k) for k in hits),
         *(mean_inverse_rank_power(a) for a in LESS_TOP_HEAVY_POWERS),
-        Metric(
-            "mean_log_discount",
-            "mean ln2/ln(1+r)",
-            LOG_DISCOUNT,
-            "power mean",
-            True,
-            1.0,
-            (0.0, 1.0),
-            _mean_moments(LOG_DISCOUNT),
-            power=1.0,
-        ),
+        _mean_score("mean_log_discount", "mean ln2/ln(1+r)", LOG_DISCOUNT),
         *_dispersion_metrics(),
     ]
 
