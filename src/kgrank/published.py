@@ -297,10 +297,14 @@ def plot_figure1_comparison(
         ]
     ).assign(rank_type="realistic")[["dataset", "model", "side", "rank_type", "metric", "value"]]
     figure, axes = plt.subplots(2, len(FIGURE1_PANELS), figsize=(12, 7.2), constrained_layout=True)
-    draw_figure1_row(axes[0], published, stats, row_title="published MRR, exact adjustment")
-    draw_figure1_row(axes[1], ours, stats, row_title="kgrank's models")
+    draw_figure1_row(axes[0], published, stats, row_title="published")
+    draw_figure1_row(axes[1], ours, stats, row_title="kgrank")
+    figure.suptitle(
+        "Top: the case study's published MRRs with kgrank's exact adjustments. Bottom: kgrank's own models.",
+        fontsize=10,
+    )
     if caption:
-        figure.suptitle(caption, fontsize=9, y=-0.01, va="top")
+        figure.text(0.5, -0.01, caption, fontsize=9, ha="center", va="top")
     save_figure(figure, pdf_path, png_path)
 
 
