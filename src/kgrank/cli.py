@@ -274,6 +274,12 @@ def _tables_1_to_3(args: argparse.Namespace) -> None:
     write_tables_1_to_3(args.out_dir, np.full(args.reference_ranks, args.reference_candidates))
 
 
+def _add_figure_paths(command: argparse.ArgumentParser) -> None:
+    """Every figure is written twice: PDF for papers, PNG for the README and the report."""
+    command.add_argument("--pdf", required=True)
+    command.add_argument("--png", required=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgrank", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -333,8 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     command = commands.add_parser("figure1", help="Figure 1 of the unified-framework paper")
     command.add_argument("--metrics", nargs="+", required=True)
     command.add_argument("--stats", nargs="+", required=True)
-    command.add_argument("--pdf", required=True)
-    command.add_argument("--png", required=True)
+    _add_figure_paths(command)
     command.add_argument("--caption", default="")
     command.set_defaults(handler=_figure1)
 
@@ -352,16 +357,14 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--filter-splits", nargs="*", default=["train", "valid", "test"])
     command.add_argument("--audit", required=True)
     command.add_argument("--markdown", required=True)
-    command.add_argument("--pdf", required=True)
-    command.add_argument("--png", required=True)
+    _add_figure_paths(command)
     command.set_defaults(handler=_published)
 
     command = commands.add_parser("figure1-published", help="Figure 1 from published MRRs next to ours")
     command.add_argument("--audit", required=True)
     command.add_argument("--metrics", nargs="+", required=True)
     command.add_argument("--stats", nargs="+", required=True)
-    command.add_argument("--pdf", required=True)
-    command.add_argument("--png", required=True)
+    _add_figure_paths(command)
     command.add_argument("--caption", default="")
     command.set_defaults(handler=_figure1_published)
 
@@ -407,8 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     command = commands.add_parser("montecarlo-figure", help="figure of the Monte Carlo check")
     command.add_argument("--checks", nargs="+", required=True)
-    command.add_argument("--pdf", required=True)
-    command.add_argument("--png", required=True)
+    _add_figure_paths(command)
     command.set_defaults(handler=_montecarlo_figure)
 
     command = commands.add_parser("errata", help="published closed forms against simulation")
