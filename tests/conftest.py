@@ -16,3 +16,9 @@ def nations_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out_dir = tmp_path_factory.mktemp("data") / "nations"
     prepare_dataset("nations", {"source": "pykeen"}, out_dir)
     return out_dir
+
+
+def markdown_row(markdown: str, label: str) -> list[str]:
+    """The cells of the first Markdown table row that mentions ``label``."""
+    line = next(line for line in markdown.splitlines() if label in line)
+    return [cell.strip() for cell in line.strip("|").split("|")]

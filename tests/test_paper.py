@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import markdown_row
 
 from kgrank.metrics import default_metrics, lookup
 from kgrank.paper import desiderata, figure1_data, plot_figure1, table2, table3, write_table4
@@ -55,16 +56,8 @@ def test_figure1_uses_both_sides_realistic_ranks_ordered_by_size(tmp_path):
 
 def test_table4_is_computed_from_stats(tmp_path):
     write_table4(_stats(), tmp_path / "t.md", tmp_path / "t.tex")
-    markdown = (tmp_path / "t.md").read_text()
-    nations = next(line for line in markdown.splitlines() if "Nations" in line)
-    assert [cell.strip() for cell in nations.strip("|").split("|")] == [
-        "Nations",
-        "14",
-        "55",
-        "1592",
-        "199",
-        "201",
-    ]
+    row = markdown_row((tmp_path / "t.md").read_text(), "Nations")
+    assert row == ["Nations", "14", "55", "1592", "199", "201"]
     assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
 
 

@@ -24,6 +24,20 @@ def _moments(dataset, num_candidates):
     return pd.DataFrame(rows)
 
 
+def _published(*metrics: str, values: list[float], model: str = "m", dataset: str = "d") -> pd.DataFrame:
+    """A long published table: one row per metric, test split, both sides."""
+    return pd.DataFrame(
+        {
+            "model": model,
+            "dataset": dataset,
+            "split": "test",
+            "side": "both",
+            "metric": list(metrics),
+            "value": values,
+        }
+    )
+
+
 def test_wide_and_long_layouts(tmp_path):
     wide = tmp_path / "wide.tsv"
     wide.write_text("model\tdataset\ttest_mrr\ttest_amrr\nm\td\t0.5\t0.4\n")
@@ -56,15 +70,12 @@ def test_backwards_solved_expectation_by_hand():
 
     AMRR = (MRR - E) / (1 - E)  =>  E = (MRR - AMRR) / (1 - AMRR) = 0.01731 / 0.35547 = 0.048696...
     """
-    published = pd.DataFrame(
-        {
-            "model": "complex",
-            "dataset": "kinships",
-            "split": "test",
-            "side": "both",
-            "metric": ["inverse_harmonic_mean_rank", "adjusted_inverse_harmonic_mean_rank"],
-            "value": [0.66184, 0.64453],
-        }
+    published = _published(
+        "inverse_harmonic_mean_rank",
+        "adjusted_inverse_harmonic_mean_rank",
+        values=[0.66184, 0.64453],
+        model="complex",
+        dataset="kinships",
     )
     audit = readjust(published, _moments("kinships", np.full(2148, 100)))
     row = audit[audit["metric"] == "adjusted_inverse_harmonic_mean_rank"].iloc[0]
@@ -81,15 +92,8 @@ def test_an_adjustment_made_with_exact_moments_agrees():
     expectation = moments.set_index("metric").loc["inverse_harmonic_mean_rank", "expectation"]
     mrr = 0.41234
     amrr = float(f"{(mrr - expectation) / (1 - expectation):.5g}")
-    published = pd.DataFrame(
-        {
-            "model": "m",
-            "dataset": "d",
-            "split": "test",
-            "side": "both",
-            "metric": ["inverse_harmonic_mean_rank", "adjusted_inverse_harmonic_mean_rank"],
-            "value": [mrr, amrr],
-        }
+    published = _published(
+        "inverse_harmonic_mean_rank", "adjusted_inverse_harmonic_mean_rank", values=[mrr, amrr]
     )
     row = readjust(published, moments).dropna(subset=["published"]).iloc[0]
     assert row["verdict"] == "agrees within rounding"
@@ -101,16 +105,7 @@ def test_off_by_one_candidate_counts_are_recognised():
     shifted = lookup("mrr").moments(num_candidates - 1)
     mrr = 0.5
     z = float(f"{(mrr - shifted.expectation) / np.sqrt(shifted.variance):.5g}")
-    published = pd.DataFrame(
-        {
-            "model": "m",
-            "dataset": "d",
-            "split": "test",
-            "side": "both",
-            "metric": ["inverse_harmonic_mean_rank", "z_inverse_harmonic_mean_rank"],
-            "value": [mrr, z],
-        }
-    )
+    published = _published("inverse_harmonic_mean_rank", "z_inverse_harmonic_mean_rank", values=[mrr, z])
     audit = explain(
         readjust(published, _moments("d", num_candidates)), {("d", "test", "both"): num_candidates}
     )
@@ -167,15 +162,8 @@ def test_simulation_sides_with_the_exact_expectation():
 
     num_candidates = np.full(400, 30)
     moments = _moments("d", num_candidates)
-    published = pd.DataFrame(
-        {
-            "model": "m",
-            "dataset": "d",
-            "split": "test",
-            "side": "both",
-            "metric": ["inverse_harmonic_mean_rank", "adjusted_inverse_harmonic_mean_rank"],
-            "value": [0.5, 0.47],
-        }
+    published = _published(
+        "inverse_harmonic_mean_rank", "adjusted_inverse_harmonic_mean_rank", values=[0.5, 0.47]
     )
     exact = lookup("mrr").moments(num_candidates)
     checks = pd.DataFrame(

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import REPO, markdown_row
 
 pytestmark = pytest.mark.slow
 
@@ -67,17 +67,8 @@ def test_outputs_exist(workdir):
         "data/nations/stats.json",
     ]:
         assert (results / path).stat().st_size > 0, path
-    nations = next(
-        line for line in (results / "tables/table4.md").read_text().splitlines() if "Nations" in line
-    )
-    assert [cell.strip() for cell in nations.strip("|").split("|")] == [
-        "Nations",
-        "14",
-        "55",
-        "1592",
-        "199",
-        "201",
-    ]
+    row = markdown_row((results / "tables/table4.md").read_text(), "Nations")
+    assert row == ["Nations", "14", "55", "1592", "199", "201"]
     for path in [
         "tables/table1.md",
         "tables/table2.md",

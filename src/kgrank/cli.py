@@ -138,31 +138,18 @@ def _moments_table(args: argparse.Namespace) -> None:
 
 
 def _montecarlo(args: argparse.Namespace) -> None:
-    import pandas as pd
-
     from kgrank.io import write_table
     from kgrank.metrics import default_metrics
-    from kgrank.montecarlo import apply_familywise, candidate_counts, check_moments
+    from kgrank.montecarlo import candidate_counts, check_dataset
 
-    counts = candidate_counts(args.dataset_dir, "test", args.filter_splits)
-    tables = []
-    for offset, side in enumerate(("head", "tail", "both")):
-        num_candidates = (counts if side == "both" else counts[counts["side"] == side])[
-            "num_candidates"
-        ].to_numpy()
-        # a seed per side, so that the three checks are independent draws
-        table = check_moments(
-            num_candidates,
-            default_metrics(args.hits),
-            replicates=args.replicates,
-            seed=args.seed + offset,
-            alpha=args.alpha,
-            progress=not args.quiet,
-        )
-        table.insert(0, "side", side)
-        tables.append(table)
-    # one family per dataset: every metric, side, mean and variance
-    result = apply_familywise(pd.concat(tables, ignore_index=True), args.alpha)
+    result = check_dataset(
+        candidate_counts(args.dataset_dir, "test", args.filter_splits),
+        default_metrics(args.hits),
+        replicates=args.replicates,
+        seed=args.seed,
+        alpha=args.alpha,
+        progress=not args.quiet,
+    )
     result.insert(0, "dataset", args.dataset)
     write_table(args.out, result)
 
@@ -193,7 +180,7 @@ def _published(args: argparse.Namespace) -> None:
     import pandas as pd
 
     from kgrank.io import write_table, write_text
-    from kgrank.montecarlo import candidate_counts
+    from kgrank.montecarlo import candidate_counts, counts_by_side
     from kgrank.published import attach_simulation, explain, plot_audit, read_published, readjust
 
     published = read_published(args.published)
@@ -203,11 +190,10 @@ def _published(args: argparse.Namespace) -> None:
         dataset_dir = Path(args.data_dir) / dataset
         if not dataset_dir.is_dir():
             continue
-        frame = candidate_counts(dataset_dir, split, args.filter_splits)
-        for side in ("head", "tail", "both"):
-            counts[dataset, split, side] = (frame if side == "both" else frame[frame["side"] == side])[
-                "num_candidates"
-            ].to_numpy()
+        for side, num_candidates in counts_by_side(
+            candidate_counts(dataset_dir, split, args.filter_splits)
+        ).items():
+            counts[dataset, split, side] = num_candidates
     audit = explain(readjust(published, moments), counts)
     checks = pd.concat([pd.read_csv(path, sep="\t") for path in args.checks], ignore_index=True)
     audit = attach_simulation(audit, checks)

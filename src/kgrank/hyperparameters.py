@@ -13,10 +13,6 @@ import yaml
 
 from kgrank.errors import KgrankInputError
 
-# The four model families of the paper's case study; any other PyKEEN model name is
-# accepted too, as long as PyKEEN's resolver knows it.
-CASE_STUDY_MODELS = ("complex", "rotate", "transe", "tucker")
-
 
 @cache
 def _schema() -> dict[str, Any]:

@@ -30,9 +30,8 @@ from scipy import stats
 from kgrank import moments as mom
 from kgrank.errors import KgrankInputError
 from kgrank.moments import Moments
+from kgrank.ranks import RANK_COLUMNS, SIDES_AND_BOTH, select_side
 
-SIDE_ALL = ("head", "tail", "both")
-RANK_TYPES = ("optimistic", "realistic", "pessimistic", "random")
 DEFAULT_HITS = (1, 3, 5, 10)
 LESS_TOP_HEAVY_POWERS = (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(3, 4))
 
@@ -520,25 +519,27 @@ def derived_rows(metric: Metric, value: float, moments: Moments) -> list[dict]:
     ]
 
 
-def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -> list[dict]:
-    """The base value with its moments and method, then its derived variants."""
-    ranks = np.asarray(ranks, dtype=float)
-    num_candidates = np.asarray(num_candidates)
-    check_ranks(metric.key, ranks, num_candidates)
-    value = metric.value(ranks)
-    moments = metric.moments(num_candidates)
+def rows_for(metric: Metric, value: float, moments: Moments) -> list[dict]:
+    """The base value with its moments and method, then its derived variants (same method)."""
     rows = [
         {
             "metric": metric.key,
             "value": value,
             "expectation": moments.expectation,
             "variance": moments.variance,
-            "method": moments.method,
         }
     ]
     if metric.has_derived:
-        rows += [{**row, "method": moments.method} for row in derived_rows(metric, value, moments)]
-    return rows
+        rows += derived_rows(metric, value, moments)
+    return [{**row, "method": moments.method} for row in rows]
+
+
+def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -> list[dict]:
+    """Every row of one metric for one rank vector (checked first)."""
+    ranks = np.asarray(ranks, dtype=float)
+    num_candidates = np.asarray(num_candidates)
+    check_ranks(metric.key, ranks, num_candidates)
+    return rows_for(metric, metric.value(ranks), metric.moments(num_candidates))
 
 
 TIDY_COLUMNS = ["side", "rank_type", "metric", "value", "expectation", "variance", "method"]
@@ -552,28 +553,18 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
     """
     metrics = list(metrics) if metrics is not None else default_metrics()
     rows: list[dict] = []
-    for side in SIDE_ALL:
-        subset = ranks if side == "both" else ranks[ranks["side"] == side]
+    for side in SIDES_AND_BOTH:
+        subset = select_side(ranks, side)
         num_candidates = subset["num_candidates"].to_numpy()
         if len(num_candidates) == 0:
             raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
         cached = moments_of(metrics, num_candidates)
-        for rank_type in RANK_TYPES:
+        for rank_type in RANK_COLUMNS:
             values = subset[rank_type].to_numpy(dtype=float)
             check_ranks(f"({side}, {rank_type})", values, num_candidates)
             for metric in metrics:
-                value = metric.value(values)
-                moments = cached[metric.key]
-                base = {"side": side, "rank_type": rank_type, "method": moments.method}
-                rows.append(
-                    {
-                        **base,
-                        "metric": metric.key,
-                        "value": value,
-                        "expectation": moments.expectation,
-                        "variance": moments.variance,
-                    }
-                )
-                if metric.has_derived:
-                    rows += [{**base, **row} for row in derived_rows(metric, value, moments)]
+                rows += [
+                    {"side": side, "rank_type": rank_type, **row}
+                    for row in rows_for(metric, metric.value(values), cached[metric.key])
+                ]
     return pd.DataFrame(rows, columns=TIDY_COLUMNS)

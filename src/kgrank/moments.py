@@ -237,12 +237,6 @@ def sampled_moments_many(
     return result
 
 
-def sampled_moments(
-    num_candidates: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], **options: int
-) -> Moments:
-    return sampled_moments_many(num_candidates, {"statistic": statistic}, **options)["statistic"]
-
-
 @dataclass(frozen=True)
 class Estimate:
     estimate: float

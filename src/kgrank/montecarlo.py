@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from kgrank.datasets import load_factories
 from kgrank.metrics import Metric, default_metrics, moments_of
 from kgrank.moments import sample_mean_variance, sample_ranks
-from kgrank.ranks import KnownAnswers
+from kgrank.ranks import SIDES, SIDES_AND_BOTH, KnownAnswers, select_side
 
 
 def candidate_counts(
@@ -42,7 +42,7 @@ def candidate_counts(
     )
     mapped = np.asarray(factories.mapped((split,))[0], dtype=np.int64)
     frames = []
-    for side in ("head", "tail"):
+    for side in SIDES:
         rows, _ = known.answers(side, mapped)
         answers = np.bincount(rows, minlength=len(mapped))
         # the true answer is among the known ones (when its split is filtered) and stays
@@ -55,14 +55,16 @@ def candidate_counts(
     return pd.concat(frames, ignore_index=True)
 
 
+def counts_by_side(counts: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The candidate counts of head, tail and both sides, from a ``candidate_counts`` table."""
+    return {side: select_side(counts, side)["num_candidates"].to_numpy() for side in SIDES_AND_BOTH}
+
+
 def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
     """Expectation and variance of every metric under the random model, per side."""
     metrics = list(metrics) if metrics is not None else default_metrics()
     rows = []
-    for side in ("head", "tail", "both"):
-        num_candidates = (counts if side == "both" else counts[counts["side"] == side])[
-            "num_candidates"
-        ].to_numpy()
+    for side, num_candidates in counts_by_side(counts).items():
         everything = moments_of(metrics, num_candidates)
         for metric in metrics:
             moments = everything[metric.key]
@@ -155,6 +157,27 @@ def check_moments(
     table = pd.DataFrame(rows).rename(columns={"ratio_error": "variance_ratio_error"})
     table["replicates"] = replicates
     return apply_familywise(table, alpha)
+
+
+def check_dataset(
+    counts: pd.DataFrame,
+    metrics: Sequence[Metric],
+    *,
+    replicates: int,
+    seed: int,
+    alpha: float,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """The check on head, tail and both sides of one dataset, one Bonferroni family."""
+    tables = []
+    for offset, (side, num_candidates) in enumerate(counts_by_side(counts).items()):
+        # a seed per side, so that the three checks are independent draws
+        table = check_moments(
+            num_candidates, metrics, replicates=replicates, seed=seed + offset, alpha=alpha, progress=progress
+        )
+        table.insert(0, "side", side)
+        tables.append(table)
+    return apply_familywise(pd.concat(tables, ignore_index=True), alpha)
 
 
 def apply_familywise(table: pd.DataFrame, alpha: float) -> pd.DataFrame:

@@ -21,6 +21,8 @@ from tqdm.auto import tqdm
 from kgrank.errors import KgrankInputError
 
 SIDES = ("head", "tail")
+# Metrics are reported for each side and for both together.
+SIDES_AND_BOTH = (*SIDES, "both")
 RANK_COLUMNS = ("optimistic", "realistic", "pessimistic", "random")
 RANK_TABLE_COLUMNS = (
     "triple_id",
@@ -31,6 +33,11 @@ RANK_TABLE_COLUMNS = (
     *RANK_COLUMNS,
     "num_candidates",
 )
+
+
+def select_side(table: pd.DataFrame, side: str) -> pd.DataFrame:
+    """The rows of one side of a rank (or candidate-count) table; "both" is all of them."""
+    return table if side == "both" else table[table["side"] == side]
 
 
 class KnownAnswers:

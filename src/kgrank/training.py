@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from kgrank.datasets import load_factories
+from kgrank.errors import KgrankInputError
 from kgrank.io import atomic_path, write_json, write_table
 
 
@@ -131,8 +132,6 @@ def _versions() -> dict[str, str]:
 
 def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cpu") -> tuple[Any, Any]:
     """Rebuild a trained model from its state dict and resolved configuration."""
-    from kgrank.errors import KgrankInputError
-
     model_dir = Path(model_dir)
     resolved = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     pipeline = resolved["hyperparameters"]["pipeline"]
