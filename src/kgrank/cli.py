@@ -77,6 +77,8 @@ def _ranks(args: argparse.Namespace) -> None:
         batch_size=args.batch_size,
         seed=args.seed,
         progress=not args.quiet,
+        fast=args.scoring == "fast",
+        sampled_candidates=args.sampled_candidates,
     )
     write_table(args.out, table)
 
@@ -308,6 +310,18 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--filter-splits", nargs="*", default=["train", "valid", "test"])
     command.add_argument("--device", default="cpu")
     command.add_argument("--threads", type=int, default=1)
+    command.add_argument(
+        "--scoring",
+        choices=["fast", "pykeen"],
+        default="fast",
+        help="fast: product-form scores where the model family has one; pykeen: model.predict always",
+    )
+    command.add_argument(
+        "--sampled-candidates",
+        type=int,
+        metavar="K",
+        help="rank against K random non-answer candidates (num_candidates = K + 1) instead of all entities",
+    )
     command.add_argument("--quiet", action="store_true")
     command.set_defaults(handler=_ranks)
 

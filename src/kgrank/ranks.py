@@ -114,6 +114,53 @@ def random_tie_ranks(optimistic: np.ndarray, pessimistic: np.ndarray, seed: int)
     return generator.integers(optimistic, pessimistic, endpoint=True).astype(np.int64)
 
 
+def _is_out_of_memory(error: BaseException) -> bool:
+    message = str(error)
+    return isinstance(error, (MemoryError, torch.OutOfMemoryError)) or (
+        isinstance(error, RuntimeError) and ("out of memory" in message or "can't allocate memory" in message)
+    )
+
+
+def _sampled_columns(
+    allowed: np.ndarray, true_entity: int, num_samples: int, generator: np.random.Generator
+) -> np.ndarray:
+    """Up to ``num_samples`` distinct columns among ``allowed`` (true entity excluded), uniformly."""
+    allowed[true_entity] = False
+    candidates = np.flatnonzero(allowed)
+    if len(candidates) <= num_samples:
+        return candidates
+    return generator.choice(candidates, size=num_samples, replace=False)
+
+
+def sampled_ranks(
+    scores: torch.Tensor,
+    true_entities: torch.Tensor,
+    triple_ids: np.ndarray,
+    side: str,
+    num_samples: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Ranks against ``num_samples`` random unfiltered candidates per row (scores already filtered).
+
+    Each row draws from its own generator seeded by (seed, side, triple id), so the
+    candidates do not depend on the batch size or on the order of the batches. A query
+    with fewer than ``num_samples`` admissible candidates keeps them all.
+    """
+    score_array = scores.numpy()
+    admissible = ~np.isnan(score_array)
+    side_index = SIDES.index(side)
+    columns: dict[str, list[int]] = {"optimistic": [], "pessimistic": [], "num_candidates": []}
+    for row, (true_entity, triple_id) in enumerate(zip(true_entities.tolist(), triple_ids.tolist())):
+        generator = np.random.default_rng([seed, side_index, triple_id])
+        chosen = _sampled_columns(admissible[row], true_entity, num_samples, generator)
+        true_score = score_array[row, true_entity]
+        others = score_array[row, chosen]
+        columns["optimistic"].append(1 + int((others > true_score).sum()))
+        columns["pessimistic"].append(1 + int((others >= true_score).sum()))
+        columns["num_candidates"].append(1 + len(chosen))
+    return {name: np.asarray(values, dtype=np.int64) for name, values in columns.items()}
+
+
 @torch.inference_mode()
 def compute_ranks(
     model: Any,
@@ -123,23 +170,57 @@ def compute_ranks(
     batch_size: int = 256,
     seed: int = 0,
     progress: bool = True,
+    fast: bool = True,
+    sampled_candidates: int | None = None,
 ) -> pd.DataFrame:
-    """Rank every test triple on both sides with the model's ``predict`` (PyKEEN's scoring path)."""
+    """Rank every test triple on both sides; see the module docstring for the rank variants.
+
+    Scores come from :class:`kgrank.scoring.Scorer` (a product form for the common model
+    families, ``model.predict`` otherwise, or always with ``fast=False``). A batch that
+    runs out of memory is retried at half the size. With ``sampled_candidates`` = k each
+    true entity is ranked against k random candidates that are not known answers
+    (``num_candidates`` = k + 1) instead of against every entity.
+    """
+    from kgrank.scoring import Scorer
+
     if batch_size <= 0:
         raise KgrankInputError(f"batch size must be positive, got {batch_size}; pass --batch-size 1 or more")
+    if sampled_candidates is not None and sampled_candidates <= 0:
+        raise KgrankInputError(
+            f"sampled candidates must be positive, got {sampled_candidates}; pass --sampled-candidates 1 or more"
+        )
     model.eval()  # dropout off, batch norm frozen
     mapped = np.asarray(test_triples, dtype=np.int64)
     _check_ids(mapped, known.num_entities, known.num_relations)
+    scorer = Scorer(model, fast=fast)
     device = next(model.parameters()).device
     columns: dict[str, list[np.ndarray]] = {"optimistic": [], "pessimistic": [], "num_candidates": []}
-    batches = [(side, start) for side in SIDES for start in range(0, len(mapped), batch_size)]
-    for side, start in tqdm(batches, desc="ranking", unit="batch", disable=not progress):
-        batch = mapped[start : start + batch_size]
-        scores = model.predict(torch.as_tensor(batch, device=device), target=side).float().cpu()
-        true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
-        filter_rows, filter_cols = known.answers(side, batch)
-        for name, values in ranks_from_scores(scores, true_entities, filter_rows, filter_cols).items():
-            columns[name].append(values)
+    bar = tqdm(
+        total=len(SIDES) * len(mapped), desc=f"ranking ({scorer.family})", unit="triple", disable=not progress
+    )
+    for side in SIDES:
+        start = 0
+        while start < len(mapped):
+            batch = mapped[start : start + batch_size]
+            try:
+                scores = scorer(torch.as_tensor(batch, device=device), side).cpu()
+            except (RuntimeError, MemoryError) as error:
+                if not _is_out_of_memory(error) or batch_size == 1:
+                    raise
+                batch_size = max(1, batch_size // 2)
+                bar.write(f"out of memory: retrying with batch size {batch_size}")
+                continue
+            true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
+            filter_rows, filter_cols = known.answers(side, batch)
+            ranks = ranks_from_scores(scores, true_entities, filter_rows, filter_cols)
+            if sampled_candidates is not None:
+                triple_ids = np.arange(start, start + len(batch))
+                ranks = sampled_ranks(scores, true_entities, triple_ids, side, sampled_candidates, seed)
+            for name, values in ranks.items():
+                columns[name].append(values)
+            start += len(batch)
+            bar.update(len(batch))
+    bar.close()
     optimistic, pessimistic, num_candidates = (
         np.concatenate(columns[name]).astype(np.int64)
         for name in ("optimistic", "pessimistic", "num_candidates")

@@ -1,0 +1,175 @@
+"""Scores of every candidate entity for a batch of link-prediction queries.
+
+PyKEEN's generic ``score_t``/``score_h`` broadcast each query against every entity into a
+(batch, entities, dim) tensor before reducing it, which is what makes its evaluator take
+minutes on FB15k-237. For the model families below the same scores follow from the
+model's own learned representations with one (batch, dim) x (dim, entities) product per
+batch (or, for the L1 norm, which has no product form, torch's ``cdist`` kernel, which
+never materialises the broadcast tensor). PyKEEN has no such path in its evaluator, so it
+is written here, one small function per interaction, each checked against PyKEEN's own
+scores in the tests. Any other model is scored through ``model.predict`` (its
+``score_t``/``score_h``), so every PyKEEN model works, only slower.
+
+A query is (anchor entity, relation, direction): direction ``tail`` scores every entity as
+the tail of (anchor, relation, ?), ``head`` as the head of (?, relation, anchor). Models
+trained with inverse triples predict heads as tails of the inverse relation, exactly as
+PyKEEN's ``predict_h`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+# (anchor representations, relation representations, all entity representations, direction)
+ScoreFunction = Callable[[Any, Any, Any, Any, str], torch.Tensor]
+
+
+def _squared_distance_scores(query: torch.Tensor, entities: torch.Tensor, squared_norms: torch.Tensor):
+    """|q - e|^2 for every (query, entity) pair as |q|^2 - 2 q.e + |e|^2, clamped at 0 against rounding."""
+    squared = (query * query).sum(dim=1, keepdim=True) - 2.0 * (query @ entities.T) + squared_norms
+    return squared.clamp_(min=0.0)
+
+
+def _norm_scores(query: torch.Tensor, entities: torch.Tensor, p: float, power_norm: bool) -> torch.Tensor:
+    """-||q - e||_p for every pair (or -||q - e||_p^p with ``power_norm``)."""
+    if p == 2:
+        squared = _squared_distance_scores(query, entities, (entities * entities).sum(dim=1))
+        return -(squared if power_norm else squared.sqrt_())
+    distances = torch.cdist(query.unsqueeze(0), entities.unsqueeze(0), p=p).squeeze(0)
+    return -(distances.pow_(p) if power_norm else distances)
+
+
+def _real_view(x: torch.Tensor) -> torch.Tensor:
+    """A complex (n, d) tensor as real (n, 2d); dot products and L2 norms carry over."""
+    return torch.view_as_real(x).reshape(*x.shape[:-1], 2 * x.shape[-1])
+
+
+def _transe(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # h + r - t: for tails the query is h + r, for heads h - (t - r).
+    query = anchor + relation if direction == "tail" else anchor - relation
+    return _norm_scores(query, entities, interaction.p, interaction.power_norm)
+
+
+def _rotate(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # ||h o r - t||_2 over complex coordinates; PyKEEN rotates the anchor the same way
+    # (heads: t o conj(r), which equals h when |r| = 1, its constraint).
+    query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
+    return _norm_scores(_real_view(query), _real_view(entities), 2, False)
+
+
+def _complex(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # Re(<h, r, conj(t)>) = Re(h o r) . Re(t) + Im(h o r) . Im(t) for tails, and
+    # Re(h) . Re(t o conj(r)) + Im(h) . Im(t o conj(r)) for heads.
+    query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
+    return _real_view(query) @ _real_view(entities).T
+
+
+def _distmult(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    return (anchor * relation) @ entities.T
+
+
+def _rescal(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # h^T R t: tails see h^T R, heads see R t.
+    if direction == "tail":
+        query = torch.einsum("bd,bde->be", anchor, relation)
+    else:
+        query = torch.einsum("bde,be->bd", relation, anchor)
+    return query @ entities.T
+
+
+def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # BN_hr((BN_h(h)) x_1 (Z x_2 r)) . t, dropout off in evaluation mode. Heads are scored
+    # this way only through inverse relations (see supports_direction).
+    head = anchor if interaction.head_batch_norm is None else interaction.head_batch_norm(anchor)
+    core = torch.einsum("ijk,bj->bik", interaction.core_tensor, relation)
+    combined = torch.einsum("bik,bi->bk", core, head)
+    if interaction.head_relation_batch_norm is not None:
+        combined = interaction.head_relation_batch_norm(combined)
+    return combined @ entities.T
+
+
+def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
+    """Interaction class -> (family name, score function, directions it scores)."""
+    from pykeen.nn import modules
+
+    both = ("tail", "head")
+    return {
+        modules.TransEInteraction: ("transe", _transe, both),
+        modules.RotatEInteraction: ("rotate", _rotate, both),
+        modules.ComplExInteraction: ("complex", _complex, both),
+        modules.DistMultInteraction: ("distmult", _distmult, both),
+        modules.RESCALInteraction: ("rescal", _rescal, both),
+        modules.TuckERInteraction: ("tucker", _tucker, ("tail",)),
+    }
+
+
+class Scorer:
+    """Score all entities for queries of one model; the fast path where the family has one."""
+
+    def __init__(self, model: Any, fast: bool = True):
+        self.model = model
+        self.family, self._score, self._directions = "pykeen", None, ()
+        family = _families().get(type(getattr(model, "interaction", None))) if fast else None
+        if family is not None and self._simple_representations(model):
+            self.family, self._score, self._directions = family
+            self._entities = self._all_entities()
+
+    @staticmethod
+    def _simple_representations(model: Any) -> bool:
+        """One entity and one relation representation used as-is (PyKEEN's default layout)."""
+        interaction = model.interaction
+        return (
+            len(model.entity_representations) == 1
+            and len(model.relation_representations) == 1
+            and tuple(interaction.head_indices) == (0,)
+            and tuple(interaction.tail_indices) == (0,)
+        )
+
+    def _all_entities(self) -> torch.Tensor:
+        entities = self.model.entity_representations[0](indices=None)
+        return self._maybe_complex(entities)
+
+    def _maybe_complex(self, x: torch.Tensor) -> torch.Tensor:
+        if self.family in ("rotate", "complex") and not torch.is_complex(x):
+            from pykeen.utils import ensure_complex
+
+            (x,) = ensure_complex(x)
+        return x
+
+    def queries(self, batch: torch.Tensor, side: str) -> tuple[torch.Tensor, torch.Tensor, str]:
+        """(anchor ids, internal relation ids, direction) for test triples ``batch`` (n, 3) and a side.
+
+        Follows PyKEEN's ``predict_t``/``predict_h``: relation ids are mapped for models
+        with inverse triples, and heads are then predicted as tails of the inverse relation.
+        """
+        model = self.model
+        if side == "tail":
+            hr = model._prepare_batch(batch=batch[:, 0:2], index_relation=1)
+            return hr[:, 0], hr[:, 1], "tail"
+        rt = model._prepare_batch(batch=batch[:, 1:3], index_relation=0)
+        if model.use_inverse_triples:
+            tr_inverse = model._prepare_inverse_batch(batch=rt, index_relation=0)
+            return tr_inverse[:, 0], tr_inverse[:, 1], "tail"
+        return rt[:, 1], rt[:, 0], "head"
+
+    def fast_for(self, side: str) -> bool:
+        """Whether ``side`` of this model is scored by a product form rather than PyKEEN's broadcast."""
+        if self._score is None:
+            return False
+        direction = "tail" if side == "tail" or self.model.use_inverse_triples else "head"
+        return direction in self._directions
+
+    @torch.inference_mode()
+    def __call__(self, batch: torch.Tensor, side: str) -> torch.Tensor:
+        """(n, num_entities) float scores of every candidate for the ``side`` of each triple in ``batch``."""
+        if not self.fast_for(side):
+            return self.model.predict(batch, target=side).float()
+        anchors, relations, direction = self.queries(batch, side)
+        anchor_repr = self._maybe_complex(self.model.entity_representations[0](indices=anchors))
+        relation_repr = self._maybe_complex(self.model.relation_representations[0](indices=relations))
+        scores = self._score(self.model.interaction, anchor_repr, relation_repr, self._entities, direction)
+        scores = scores.float()
+        return torch.sigmoid(scores) if self.model.predict_with_sigmoid else scores
