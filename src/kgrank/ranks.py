@@ -150,7 +150,9 @@ def sampled_ranks(
     admissible = ~np.isnan(score_array)
     side_index = SIDES.index(side)
     columns: dict[str, list[int]] = {"optimistic": [], "pessimistic": [], "num_candidates": []}
-    for row, (true_entity, triple_id) in enumerate(zip(true_entities.tolist(), triple_ids.tolist())):
+    for row, (true_entity, triple_id) in enumerate(
+        zip(true_entities.tolist(), triple_ids.tolist(), strict=True)
+    ):
         generator = np.random.default_rng([seed, side_index, triple_id])
         chosen = _sampled_columns(admissible[row], true_entity, num_samples, generator)
         true_score = score_array[row, true_entity]
@@ -187,7 +189,8 @@ def compute_ranks(
         raise KgrankInputError(f"batch size must be positive, got {batch_size}; pass --batch-size 1 or more")
     if sampled_candidates is not None and sampled_candidates <= 0:
         raise KgrankInputError(
-            f"sampled candidates must be positive, got {sampled_candidates}; pass --sampled-candidates 1 or more"
+            f"sampled candidates must be positive, got {sampled_candidates}; "
+            "pass --sampled-candidates 1 or more"
         )
     model.eval()  # dropout off, batch norm frozen
     mapped = np.asarray(test_triples, dtype=np.int64)
