@@ -44,3 +44,45 @@ def test_misplaced_hyperparameter_file(tmp_path):
         KgrankInputError, match="key dataset: says 'kinships' but the file's place says 'nations'"
     ):
         check_pairs({"nations": {}}, ["transe"], tmp_path)
+
+
+def test_pair_budget_precedence_and_words():
+    from kgrank.config import budget_caption, describe_budget, pair_budget
+
+    budget = {
+        "max_epochs": 100,
+        "max_epochs_by_model": {"rotate": 20},
+        "by_dataset": {
+            "fb15k237": {
+                "rotate": {"max_epochs": 4, "num_negs_per_pos": 16},
+                "tucker": {"max_epochs": 1, "training_loop": "slcwa", "num_negs_per_pos": 1},
+            }
+        },
+    }
+    assert pair_budget(budget, "nations", "rotate")["max_epochs"] == 20
+    assert pair_budget(budget, "nations", "transe") == {
+        "max_epochs": 100,
+        "training_loop": None,
+        "num_negs_per_pos": None,
+    }
+    tucker = pair_budget(budget, "fb15k237", "tucker")
+    assert tucker == {"max_epochs": 1, "training_loop": "slcwa", "num_negs_per_pos": 1}
+    assert describe_budget(tucker) == "1 epoch, sLCWA with 1 negatives per positive"
+    assert describe_budget(pair_budget(budget, "fb15k237", "rotate")) == "4 epochs, 16 negatives per positive"
+    caption = budget_caption(budget, ["nations", "fb15k237"], ["rotate", "tucker"])
+    assert "nations: rotate 20 epochs, tucker 100 epochs" in caption
+    assert "fb15k237: rotate 4 epochs" in caption
+    assert budget_caption({"max_epochs": None}, ["nations"], ["rotate"]).startswith(
+        "Training budget: the published configuration"
+    )
+
+
+def test_budget_for_an_untrained_pair_is_refused():
+    from kgrank.config import check_budget
+
+    budget = {"max_epochs": 1, "by_dataset": {"fb15k237": {"transE": {"max_epochs": 2}}}}
+    with pytest.raises(
+        KgrankInputError, match=r"key budget.by_dataset.fb15k237.transE: no such trained pair"
+    ):
+        check_budget(budget, ["fb15k237"], ["transe"])
+    check_budget(budget, ["fb15k237"], ["transE"])

@@ -6,8 +6,9 @@ import torch
 from conftest import REPO
 
 from kgrank.cli import main
+from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import load_hyperparameters
-from kgrank.training import effective_epochs, train
+from kgrank.training import apply_budget, effective_epochs, train
 
 
 def test_budget_caps_but_never_raises_epochs():
@@ -70,3 +71,42 @@ def test_model_must_match_dataset(nations_dir, tmp_path):
     prepare_dataset("kinships", {"source": "pykeen"}, kinships)
     with pytest.raises(KgrankInputError, match="model trained on 14 entities and 110 relations"):
         load_model(tmp_path / "model", kinships)
+
+
+def test_budget_swaps_only_the_training_loop():
+    published = load_hyperparameters(REPO / "config/hyperparameters/fb15k237/transe.yaml")["pipeline"]
+    trained = apply_budget(published, "slcwa", 16)
+    assert trained["training_loop"] == "slcwa" and trained["negative_sampler_kwargs"] == {
+        "num_negs_per_pos": 16
+    }
+    unchanged = ("model", "model_kwargs", "loss", "optimizer", "optimizer_kwargs", "training_kwargs")
+    assert all(trained[key] == published[key] for key in unchanged)
+    assert published["training_loop"] == "lcwa"  # the published pipeline is not modified
+    rotate = load_hyperparameters(REPO / "config/hyperparameters/fb15k237/rotate.yaml")["pipeline"]
+    assert apply_budget(rotate, None, 16)["negative_sampler_kwargs"] == {"num_negs_per_pos": 16}
+    assert "negative_sampler" not in apply_budget(rotate, "lcwa")
+    with pytest.raises(KgrankInputError, match="num_negs_per_pos 4 given for the lcwa training loop"):
+        apply_budget(published, "lcwa", 4)
+
+
+def test_training_under_a_changed_loop_records_it(nations_dir, tmp_path):
+    hyperparameters = load_hyperparameters(REPO / "config/hyperparameters/nations/transe.yaml")
+    assert hyperparameters["pipeline"]["training_loop"] == "lcwa"
+    train(
+        nations_dir,
+        hyperparameters,
+        tmp_path,
+        seed=1,
+        max_epochs=1,
+        training_loop="slcwa",
+        num_negs_per_pos=3,
+        sub_batch_size=16,
+        progress=False,
+    )
+    resolved = json.loads((tmp_path / "config.json").read_text())
+    assert (resolved["training_loop"], resolved["num_negs_per_pos"], resolved["sub_batch_size"]) == (
+        "slcwa",
+        3,
+        16,
+    )
+    assert resolved["hyperparameters"]["pipeline"]["training_loop"] == "lcwa"

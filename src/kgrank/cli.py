@@ -49,6 +49,9 @@ def _train(args: argparse.Namespace) -> None:
         args.out_dir,
         seed=args.seed,
         max_epochs=args.max_epochs,
+        training_loop=args.training_loop,
+        num_negs_per_pos=args.num_negs_per_pos,
+        sub_batch_size=args.sub_batch_size,
         device=args.device,
         threads=args.threads,
         progress=not args.quiet,
@@ -106,6 +109,10 @@ def _metrics(args: argparse.Namespace) -> None:
         # The training budget travels with every number it shaped.
         table["epochs"] = resolved["epochs"]
         table["published_epochs"] = resolved["published_epochs"]
+        table["training_loop"] = resolved.get(
+            "training_loop", resolved["hyperparameters"]["pipeline"]["training_loop"]
+        )
+        table["published_training_loop"] = resolved["hyperparameters"]["pipeline"]["training_loop"]
         write_table(out, table)
 
 
@@ -296,6 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--out-dir", required=True)
     command.add_argument("--seed", type=int, required=True)
     command.add_argument("--max-epochs", type=int, default=None, help="budget cap on the published epochs")
+    command.add_argument(
+        "--training-loop", choices=["lcwa", "slcwa"], help="budget: replace the published training loop"
+    )
+    command.add_argument("--num-negs-per-pos", type=int, help="budget: negatives per positive (sLCWA)")
+    command.add_argument(
+        "--sub-batch-size", type=int, help="slice each training batch (bounds memory; same gradients)"
+    )
     command.add_argument("--device", default="auto", help="auto (GPU if present), cpu, cuda, cuda:1 ...")
     command.add_argument("--threads", type=int, default=1)
     command.add_argument("--quiet", action="store_true")

@@ -57,15 +57,63 @@ def check_pairs(
     return checked
 
 
-def epoch_cap(budget: Mapping[str, Any], model: str) -> int | None:
-    """The epoch cap of one model: its own entry in ``max_epochs_by_model``, else ``max_epochs``."""
-    return (budget.get("max_epochs_by_model") or {}).get(model, budget.get("max_epochs"))
+def check_budget(budget: Mapping[str, Any], datasets: Iterable[str], models: Iterable[str]) -> None:
+    """Refuse a per-pair budget for a dataset or model the run does not train (a typo would be ignored)."""
+    datasets, models = set(datasets), set(models)
+    for dataset, entries in (budget.get("by_dataset") or {}).items():
+        for model in entries:
+            if dataset not in datasets or model not in models:
+                raise KgrankInputError(
+                    f"the config: key budget.by_dataset.{dataset}.{model}: no such trained pair "
+                    f"(datasets trained: {sorted(datasets)}, models: {sorted(models)}); correct or remove it"
+                )
 
 
-def budget_caption(budget: Mapping[str, Any], models: list[str]) -> str:
-    """One sentence stating the training budget, for figure captions."""
-    caps = {model: epoch_cap(budget, model) for model in models}
-    if all(cap is None for cap in caps.values()):
-        return "Training budget: the published number of epochs for every model."
-    parts = [f"{model} {cap if cap is not None else 'published'}" for model, cap in caps.items()]
-    return "Training budget (epochs, capped below the published 151-501): " + ", ".join(parts) + "."
+def pair_budget(budget: Mapping[str, Any], dataset: str, model: str) -> dict[str, Any]:
+    """The budget of one (dataset, model) pair: its epoch cap and any replacement training loop.
+
+    Precedence: ``by_dataset.<dataset>.<model>`` > ``max_epochs_by_model.<model>`` > ``max_epochs``.
+    ``training_loop`` / ``num_negs_per_pos`` are None where the published values stay.
+    """
+    own = ((budget.get("by_dataset") or {}).get(dataset) or {}).get(model) or {}
+    by_model = budget.get("max_epochs_by_model") or {}
+    max_epochs = own["max_epochs"] if "max_epochs" in own else by_model.get(model, budget.get("max_epochs"))
+    return {
+        "max_epochs": max_epochs,
+        "training_loop": own.get("training_loop"),
+        "num_negs_per_pos": own.get("num_negs_per_pos"),
+    }
+
+
+def describe_budget(budget: Mapping[str, Any]) -> str:
+    """A pair's budget in words: "5 epochs, sLCWA with 16 negatives per positive"."""
+    epochs = budget["max_epochs"]
+    parts = ["published epochs" if epochs is None else f"{epochs} epoch{'s' if epochs != 1 else ''}"]
+    if budget["training_loop"] is not None:
+        loop = "sLCWA" if budget["training_loop"] == "slcwa" else "LCWA"
+        negatives = budget.get("num_negs_per_pos")
+        parts.append(loop + (f" with {negatives} negatives per positive" if negatives else ""))
+    elif budget.get("num_negs_per_pos"):
+        parts.append(f"{budget['num_negs_per_pos']} negatives per positive")
+    return ", ".join(parts)
+
+
+def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: list[str]) -> str:
+    """One sentence stating the training budget of every pair, for figure captions."""
+    if (
+        budget.get("max_epochs") is None
+        and not budget.get("max_epochs_by_model")
+        and not budget.get("by_dataset")
+    ):
+        return "Training budget: the published configuration of every model."
+    sentences = []
+    for dataset in datasets:
+        described = ", ".join(
+            f"{model} {describe_budget(pair_budget(budget, dataset, model))}" for model in models
+        )
+        sentences.append(f"{dataset}: {described}")
+    return (
+        "Training budget (everything else as published; published: 151-551 epochs, LCWA except RotatE): "
+        + "; ".join(sentences)
+        + "."
+    )

@@ -36,6 +36,34 @@ def effective_epochs(pipeline: Mapping[str, Any], max_epochs: int | None) -> int
     return published if max_epochs is None else min(published, int(max_epochs))
 
 
+def apply_budget(
+    pipeline: Mapping[str, Any], training_loop: str | None = None, num_negs_per_pos: int | None = None
+) -> dict[str, Any]:
+    """The pipeline actually trained: the published one with the budget's training loop swapped in.
+
+    Model, loss, optimiser, learning rate, batch size, label smoothing and inverse
+    triples stay as published; only the loop (and its negatives per positive) change.
+    """
+    trained = {key: value for key, value in pipeline.items()}
+    loop = training_loop or pipeline["training_loop"]
+    trained["training_loop"] = loop
+    if loop == "slcwa":
+        trained.setdefault("negative_sampler", "basic")
+        sampler_kwargs = dict(pipeline.get("negative_sampler_kwargs") or {})
+        if num_negs_per_pos is not None:
+            sampler_kwargs["num_negs_per_pos"] = num_negs_per_pos
+        trained["negative_sampler_kwargs"] = sampler_kwargs
+    else:
+        if num_negs_per_pos is not None:
+            raise KgrankInputError(
+                f"num_negs_per_pos {num_negs_per_pos} given for the {loop} training loop, which has "
+                "no negatives; remove it from the budget or set training_loop: slcwa"
+            )
+        trained.pop("negative_sampler", None)
+        trained.pop("negative_sampler_kwargs", None)
+    return trained
+
+
 def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -> Any:
     """Instantiate the model exactly as ``pykeen.pipeline`` would (loss resolved into it)."""
     from pykeen.losses import loss_resolver
@@ -58,11 +86,20 @@ def train(
     *,
     seed: int,
     max_epochs: int | None = None,
+    training_loop: str | None = None,
+    num_negs_per_pos: int | None = None,
+    sub_batch_size: int | None = None,
     device: str = "auto",
     threads: int = 1,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Train and write ``model.pt`` (state dict), ``config.json``, ``losses.tsv``, ``training.json``."""
+    """Train and write ``model.pt`` (state dict), ``config.json``, ``losses.tsv``, ``training.json``.
+
+    ``max_epochs``, ``training_loop`` and ``num_negs_per_pos`` are the budget (see
+    :func:`apply_budget`); None keeps the published value. ``sub_batch_size`` bounds the
+    memory of one step (same gradients, computed in slices); PyKEEN cannot slice models
+    with batch normalisation (TuckER) in training, so they keep whole batches.
+    """
     from pykeen.optimizers import optimizer_resolver
     from pykeen.training import training_loop_resolver
     from pykeen.utils import set_random_seed
@@ -70,7 +107,7 @@ def train(
     torch.set_num_threads(threads)
     # PyKEEN asks its data loader to pin memory even without a GPU; harmless, but noisy.
     warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
-    pipeline = hyperparameters["pipeline"]
+    pipeline = apply_budget(hyperparameters["pipeline"], training_loop, num_negs_per_pos)
     set_random_seed(seed)
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
     torch_device = resolve_device(device)
@@ -93,6 +130,10 @@ def train(
 
     num_epochs = effective_epochs(pipeline, max_epochs)
     training_kwargs = {**pipeline["training_kwargs"], "num_epochs": num_epochs}
+    if sub_batch_size is not None and not any(
+        isinstance(module, torch.nn.modules.batchnorm._BatchNorm) for module in model.modules()
+    ):
+        training_kwargs["sub_batch_size"] = min(sub_batch_size, int(training_kwargs["batch_size"]))
     started = time.perf_counter()
     losses = loop.train(
         triples_factory=factories.training, use_tqdm=progress, use_tqdm_batch=False, **training_kwargs
@@ -108,6 +149,10 @@ def train(
         "published_epochs": int(pipeline["training_kwargs"]["num_epochs"]),
         "epochs": num_epochs,
         "max_epochs": max_epochs,
+        "training_loop": pipeline["training_loop"],
+        "num_negs_per_pos": (pipeline.get("negative_sampler_kwargs") or {}).get("num_negs_per_pos"),
+        "sub_batch_size": training_kwargs.get("sub_batch_size"),
+        "trained_pipeline": pipeline,
         "device": str(torch_device),
         "threads": threads,
         "num_entities": factories.training.num_entities,

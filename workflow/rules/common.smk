@@ -8,10 +8,11 @@ from snakemake.utils import validate
 
 from kgrank.config import (
     budget_caption,
+    check_budget,
     check_config,
     check_pairs,
-    epoch_cap,
     hyperparameter_path,
+    pair_budget,
 )
 
 
@@ -36,6 +37,7 @@ MODELS = list(config["models"])
 HYPERPARAMETERS_DIR = Path(workflow.basedir) / config["hyperparameters_dir"]
 # Every hyperparameter file is checked here, at parse time, before any job runs.
 HYPERPARAMETERS = check_pairs(TRAIN_DATASETS, MODELS, HYPERPARAMETERS_DIR)
+check_budget(config["budget"], TRAIN_DATASETS, MODELS)
 PUBLISHED_VALUES = config.get("published_values")
 
 
@@ -65,9 +67,12 @@ def dataset_source_arguments(wildcards):
     return arguments
 
 
-def max_epochs_argument(wildcards):
-    cap = epoch_cap(config["budget"], wildcards.model)
-    return "" if cap is None else f"--max-epochs {cap}"
+def budget_arguments(wildcards):
+    budget = pair_budget(config["budget"], wildcards.dataset, wildcards.model)
+    arguments = [
+        f"--{key.replace('_', '-')} {value}" for key, value in budget.items() if value is not None
+    ]
+    return " ".join(arguments)
 
 
 def all_pairs(pattern):

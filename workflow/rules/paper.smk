@@ -11,7 +11,7 @@ rule figure1:
         pdf=report(f"{RESULTS}/figures/figure1.pdf", caption="../report/figure1.rst", category="paper"),
         png=f"{RESULTS}/figures/figure1.png",
     params:
-        caption=budget_caption(config["budget"], MODELS),
+        caption=budget_caption(config["budget"], TRAIN_DATASETS, MODELS),
     log:
         f"{RESULTS}/logs/figures/figure1.log",
     conda:
@@ -84,7 +84,7 @@ rule figure1_published:
         pdf=report(f"{RESULTS}/figures/figure1_published.pdf", caption="../report/figure1_published.rst", category="paper"),
         png=f"{RESULTS}/figures/figure1_published.png",
     params:
-        caption=budget_caption(config["budget"], MODELS),
+        caption=budget_caption(config["budget"], TRAIN_DATASETS, MODELS),
     log:
         f"{RESULTS}/logs/figures/figure1_published.log",
     conda:

@@ -1,5 +1,6 @@
 # Stage 2: train every (dataset, model) pair with its published hyperparameters,
-# capped by the configured budget.
+# within the configured budget (epoch caps, and a cheaper training loop where the
+# config names one).
 
 
 rule train:
@@ -17,8 +18,9 @@ rule train:
         out_dir=lambda wildcards: f"{RESULTS}/models/{wildcards.dataset}/{wildcards.model}",
         dataset_dir=lambda wildcards: f"{RESULTS}/data/{wildcards.dataset}",
         seed=config["seed"],
-        max_epochs=max_epochs_argument,
+        budget=budget_arguments,
         device=config["device"],
+        sub_batch=f"--sub-batch-size {config['sub_batch_size']}" if config.get("sub_batch_size") else "",
     threads: 1
     resources:
         mem_mb=4000,
@@ -31,5 +33,5 @@ rule train:
         "../envs/kgrank.yaml"
     shell:
         "kgrank train --dataset-dir {params.dataset_dir} --hyperparameters {input.hyperparameters}"
-        " --out-dir {params.out_dir} --seed {params.seed} {params.max_epochs}"
-        " --device {params.device} --threads {threads} 2>&1 | tee {log}"
+        " --out-dir {params.out_dir} --seed {params.seed} {params.budget}"
+        " {params.sub_batch} --device {params.device} --threads {threads} 2>&1 | tee {log}"
