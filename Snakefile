@@ -39,6 +39,11 @@ rule all:
     input:
         all_pairs(f"{RESULTS}/models/{{dataset}}/{{model}}/model.pt"),
         all_pairs(f"{RESULTS}/ranks/{{dataset}}/{{model}}.parquet"),
+        [
+            path
+            for candidates in config["ranks"]["sampled_candidates"]
+            for path in all_pairs(f"{RESULTS}/ranks/{{dataset}}/{{model}}.sampled-{candidates}.parquet")
+        ],
         all_pairs(f"{RESULTS}/metrics/{{dataset}}/{{model}}.tsv"),
         f"{RESULTS}/figures/figure1.pdf",
         f"{RESULTS}/figures/figure1.png",

@@ -1,5 +1,8 @@
 import json
 import tarfile
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -98,3 +101,60 @@ def test_benchmark_archives(tmp_path, name, path, expected):
         triples["test"],
     ) == expected
     assert np.all(read_triples(tmp_path / "test.tsv")[:, 1] != "")
+
+
+def _fb15k237_release_zip(archive: Path, zip_path: Path) -> None:
+    """The archive's splits repacked the way Microsoft's FB15K-237.2.zip holds them (Release/)."""
+    with tarfile.open(archive) as tar, zipfile.ZipFile(zip_path, "w") as packed:
+        for member in tar.getmembers():
+            if member.isfile() and Path(member.name).name in {"train.txt", "valid.txt", "test.txt"}:
+                packed.writestr(f"Release/{Path(member.name).name}", tar.extractfile(member).read())
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "url_end"),
+    [
+        ("fb15k237", "fb15k237/FB15k-237.tar.gz", "FB15K-237.2.zip"),
+        ("wn18rr", "wn18rr/WN18RR.tar.gz", "WN18RR.tar.gz"),
+    ],
+)
+def test_pykeen_download_path_with_the_download_mocked(tmp_path, monkeypatch, name, path, url_end):
+    """`{source: pykeen}` goes through PyKEEN's dataset class and its download; only the
+    network is replaced (by the local file), and the result equals the archive source's."""
+    import pykeen.datasets.base
+
+    archive = SHARED / "data" / path
+    if not archive.is_file():
+        pytest.skip(f"{archive} not present")
+    requested = []
+
+    def archive_bytes(url):
+        requested.append(url)
+        if not url.endswith(".zip"):
+            return archive.read_bytes()
+        packed = tmp_path / "release.zip"
+        _fb15k237_release_zip(archive, packed)
+        return packed.read_bytes()
+
+    # PyKEEN fetches .zip datasets with pystow's download() and .tar.gz ones with requests.get.
+    def download(url, path, **kwargs):
+        Path(path).write_bytes(archive_bytes(url))
+
+    def get(url, **kwargs):
+        return SimpleNamespace(content=archive_bytes(url), raise_for_status=lambda: None)
+
+    monkeypatch.setattr(pykeen.datasets.base, "download", download)
+    monkeypatch.setattr(pykeen.datasets.base.requests, "get", get)
+    monkeypatch.setattr(pykeen.datasets.base, "PYKEEN_DATASETS", tmp_path / "pykeen-cache")
+    from_pykeen = prepare_dataset(name, {"source": "pykeen"}, tmp_path / "pykeen")
+    assert len(requested) == 1 and requested[0].endswith(url_end)
+    from_archive = prepare_dataset(name, {"source": "archive", "archive": str(archive)}, tmp_path / "archive")
+    assert from_pykeen["entities"] == from_archive["entities"]
+    assert from_pykeen["triples"] == from_archive["triples"]
+    for split in ("train", "valid", "test"):
+        # PyKEEN's classes return the triples in their own order; the sets are the same.
+        lines = [
+            sorted((tmp_path / source / f"{split}.tsv").read_text().splitlines())
+            for source in ("pykeen", "archive")
+        ]
+        assert lines[0] == lines[1], split

@@ -97,6 +97,12 @@ def test_metrics_agree_with_ranks(workdir):
         (1 / ranks["realistic"]).mean()
     )
     assert set(metrics["epochs"]) == {2}
+    assert set(metrics["training_loop"]) == set(metrics["published_training_loop"]) == {"lcwa"}
+    # ranks.sampled_candidates: [5] in the tiny config; a query keeps fewer candidates only
+    # when fewer than 5 of Nations' 14 entities are not known answers.
+    sampled = pd.read_parquet(workdir / "results/ranks/nations/transe.sampled-5.parquet")
+    assert len(sampled) == len(ranks) and sampled["num_candidates"].max() == 6
+    assert (sampled["pessimistic"] <= sampled["num_candidates"]).all()
     # the groups partition the ranks: count-weighted group MRRs give the overall MRR
     groups = pd.read_csv(workdir / "results/metrics/nations/transe.groups.tsv", sep="\t")
     for aggregation in ("relation", "relation_category"):

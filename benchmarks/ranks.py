@@ -1,0 +1,127 @@
+"""Speed of kgrank's rank engine against PyKEEN 1.11.1's RankBasedEvaluator on FB15k-237.
+
+For each model (loaded from a finished run, or trained for a few cheap epochs when
+absent) both rank the same test triples on both sides, filtered by train, valid and
+test, in one process. Prints both times, their ratio, the fraction of identical ranks
+and the largest metric difference, and the engine's time at 1 and 2 threads (never
+asserted in tests; speed is measured here, correctness in tests/test_ranks.py).
+
+    python benchmarks/ranks.py [--models transe rotate complex tucker] [--triples 20438]
+        [--results results] [--batch-size 256] [--evaluator-threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+RANK_TYPES = ("optimistic", "realistic", "pessimistic")
+
+
+def model_for(results: Path, model_name: str, seed: int = 42):
+    """The run's FB15k-237 model, or one trained under the laptop budget when the run has none."""
+    from kgrank.config import pair_budget
+    from kgrank.hyperparameters import load_hyperparameters
+    from kgrank.training import load_model, train
+
+    dataset_dir = results / "data" / "fb15k237"
+    model_dir = results / "models" / "fb15k237" / model_name
+    if not (model_dir / "model.pt").is_file():
+        import yaml
+
+        config = yaml.safe_load(Path("config/config.yaml").read_text(encoding="utf-8"))
+        budget = pair_budget(config["budget"], "fb15k237", model_name)
+        print(f"training {model_name} on FB15k-237 ({budget}) into {model_dir}", flush=True)
+        hyperparameters = load_hyperparameters(Path("config/hyperparameters/fb15k237") / f"{model_name}.yaml")
+        train(dataset_dir, hyperparameters, model_dir, seed=seed, device="cpu", threads=2, **budget)
+    return load_model(model_dir, dataset_dir)
+
+
+def evaluator_ranks(model, factories, test, batch_size: int) -> tuple[float, dict]:
+    from pykeen.evaluation import RankBasedEvaluator
+
+    evaluator = RankBasedEvaluator(clear_on_finalize=False)
+    start = time.perf_counter()
+    evaluator.evaluate(
+        model,
+        test,
+        batch_size=batch_size,
+        use_tqdm=False,
+        additional_filter_triples=[factories.training.mapped_triples, factories.validation.mapped_triples],
+    )
+    seconds = time.perf_counter() - start
+    ranks = {
+        (side, rank_type): np.concatenate(evaluator.ranks[side, rank_type])
+        for side in ("head", "tail")
+        for rank_type in RANK_TYPES
+    }
+    return seconds, ranks
+
+
+def engine_ranks(model, factories, test, batch_size: int):
+    from kgrank.ranks import KnownAnswers, compute_ranks
+
+    start = time.perf_counter()
+    # The filter index is built inside the timing: PyKEEN builds its own filter too.
+    known = KnownAnswers(factories.mapped(), factories.training.num_entities, factories.training.num_relations)
+    table = compute_ranks(model, test, known, batch_size=batch_size, progress=False)
+    return time.perf_counter() - start, table
+
+
+def agreement(table, theirs: dict) -> tuple[float, float]:
+    """Fraction of identical ranks over sides and rank types, largest |MRR| / |Hits@10| difference."""
+    identical, total, largest = 0, 0, 0.0
+    for (side, rank_type), reference in theirs.items():
+        ours = table.loc[table["side"] == side, rank_type].to_numpy()
+        identical += int((ours == reference).sum())
+        total += len(reference)
+        largest = max(
+            largest,
+            abs(np.mean(1 / ours) - np.mean(1 / reference)),
+            abs(np.mean(ours <= 10) - np.mean(reference <= 10)),
+        )
+    return identical / total, largest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["transe", "rotate", "complex", "tucker"])
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--triples", type=int, default=None, help="first N test triples (default: all)")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--evaluator-threads", type=int, default=2)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+
+    from kgrank.scoring import Scorer
+
+    print(
+        f"{'model':<8} {'scoring':<9} {'triples':>7} {'PyKEEN s':>9} {'kgrank s':>9} {'ratio':>7} "
+        f"{'identical':>10} {'max |dmetric|':>14} {'kgrank 1 thread s':>18} {'kgrank 2 threads s':>19}"
+    )
+    for model_name in args.models:
+        model, factories = model_for(args.results, model_name)
+        test = factories.testing.mapped_triples[: args.triples]
+        torch.set_num_threads(args.evaluator_threads)
+        pykeen_seconds, theirs = evaluator_ranks(model, factories, test, args.batch_size)
+        ours_seconds, table = engine_ranks(model, factories, test, args.batch_size)
+        by_threads = {}
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            by_threads[threads], _ = engine_ranks(model, factories, test, args.batch_size)
+        identical, largest = agreement(table, theirs)
+        print(
+            f"{model_name:<8} {Scorer(model).family:<9} {len(test):>7} {pykeen_seconds:>9.1f} "
+            f"{ours_seconds:>9.2f} {pykeen_seconds / ours_seconds:>6.1f}x {identical:>10.4%} {largest:>14.1e} "
+            f"{by_threads[1]:>18.2f} {by_threads[2]:>19.2f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
