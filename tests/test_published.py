@@ -118,8 +118,8 @@ def test_rounding_error_is_half_the_last_digit():
     np.testing.assert_allclose(rounding_error(np.array([0.64453, 233.37, 4973.1])), [5e-6, 5e-3, 5e-2])
 
 
-def test_comparison_with_published_results():
-    from kgrank.published import compare_with_published
+def test_comparison_with_published_results(tmp_path):
+    from kgrank.published import compare_with_published, plot_published_comparison
 
     metrics = pd.DataFrame(
         {
@@ -128,6 +128,7 @@ def test_comparison_with_published_results():
             "side": "both",
             "rank_type": "realistic",
             "epochs": 50,
+            "training_loop": "slcwa",
             "metric": [
                 "inverse_harmonic_mean_rank",
                 "hits_at_1",
@@ -155,6 +156,9 @@ def test_comparison_with_published_results():
     assert table.loc["mrr", "difference"] == pytest.approx(0.7 - 0.75557)
     assert table.loc["mr", "published"] == pytest.approx(1.9701)
     assert set(table["profile"]) == {"laptop"} and set(table["epochs"]) == {50}
+    assert set(table["training_loop"]) == {"slcwa"}
+    plot_published_comparison(table.reset_index(), tmp_path / "c.pdf", tmp_path / "c.png", caption="budget")
+    assert (tmp_path / "c.pdf").stat().st_size > 0 and (tmp_path / "c.png").stat().st_size > 0
 
 
 def test_simulation_sides_with_the_exact_expectation():

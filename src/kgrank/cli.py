@@ -245,14 +245,16 @@ def _compare_published(args: argparse.Namespace) -> None:
 
     from kgrank.io import write_table, write_text
     from kgrank.paper import read_metrics
-    from kgrank.published import compare_with_published
+    from kgrank.published import compare_with_published, plot_published_comparison
 
     table = compare_with_published(
         read_metrics(args.metrics), pd.read_csv(args.published_results, sep="\t"), args.profile
     )
     write_table(args.out, table)
+    if args.pdf:
+        plot_published_comparison(table, args.pdf, args.png, caption=args.caption)
     wide = table.pivot_table(
-        index=["dataset", "model", "source", "epochs"],
+        index=["dataset", "model", "source", "epochs", "training_loop"],
         columns="metric",
         values=["kgrank", "published"],
         sort=False,
@@ -388,6 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--profile", required=True, help="which configuration produced our numbers")
     command.add_argument("--out", required=True)
     command.add_argument("--markdown", required=True)
+    command.add_argument("--pdf", help="also draw the comparison figure (with --png)")
+    command.add_argument("--png")
+    command.add_argument("--caption", default="")
     command.set_defaults(handler=_compare_published)
 
     command = commands.add_parser("tables-1-3", help="Tables 1-3 of the paper, from the metric registry")

@@ -332,6 +332,7 @@ def compare_with_published(
     for (dataset, model), group in ours.groupby(["dataset", "model"], sort=False):
         values = group.set_index("metric")["value"]
         epochs = int(group["epochs"].iloc[0]) if "epochs" in group else None
+        training_loop = group["training_loop"].iloc[0] if "training_loop" in group else None
         for source in published_results.itertuples():
             if (source.model, source.dataset) != (model, dataset):
                 continue
@@ -348,6 +349,51 @@ def compare_with_published(
                         "source": source.source,
                         "profile": profile,
                         "epochs": epochs,
+                        "training_loop": training_loop,
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def plot_published_comparison(
+    table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, caption: str = ""
+) -> None:
+    """kgrank's test metric against each published value, one panel per metric, y = x for reference."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    set_style()
+    labels = {"mrr": "MRR", "hits_at_1": "Hits@1", "hits_at_3": "Hits@3", "hits_at_10": "Hits@10", "mr": "MR"}
+    metrics = [metric for metric in labels if metric in set(table["metric"])]
+    figure, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.6), constrained_layout=True)
+    for index, (axis, metric) in enumerate(zip(np.atleast_1d(axes), metrics, strict=True)):
+        subset = table[table["metric"] == metric].dropna(subset=["published", "kgrank"])
+        sns.scatterplot(
+            data=subset,
+            x="published",
+            y="kgrank",
+            hue="dataset",
+            style="model",
+            ax=axis,
+            legend=index == len(metrics) - 1,
+            s=45,
+        )
+        low = float(min(subset["published"].min(), subset["kgrank"].min()))
+        high = float(max(subset["published"].max(), subset["kgrank"].max()))
+        if metric == "mr":  # mean ranks span four orders of magnitude
+            axis.set_xscale("log")
+            axis.set_yscale("log")
+        axis.plot([low, high], [low, high], color="0.5", linewidth=0.8, linestyle="--", zorder=0)
+        unit = " (rank, log scale)" if metric == "mr" else " (fraction)" if metric.startswith("hits") else ""
+        axis.set_xlabel(f"published {labels[metric]}{unit}")
+        axis.set_ylabel(f"kgrank {labels[metric]}{unit}")
+        axis.set_title(labels[metric])
+    handles_axis = np.atleast_1d(axes)[-1]
+    if handles_axis.get_legend() is not None:
+        sns.move_legend(handles_axis, "upper left", bbox_to_anchor=(1.02, 1), frameon=False)
+    figure.suptitle(
+        "Test metrics, realistic ranks, both sides: kgrank (y) against the published value (x)", fontsize=10
+    )
+    if caption:
+        figure.text(0.5, -0.02, caption, fontsize=8, ha="center", va="top", wrap=True)
+    save_figure(figure, pdf_path, png_path)

@@ -82,7 +82,11 @@ def all_pairs(pattern):
 def published_outputs():
     """The re-derivation of published values and the comparison with published results,
     when the config names the published tables."""
-    outputs = [f"{RESULTS}/tables/published_comparison.md"] if config.get("published_results") else []
+    outputs = (
+        [f"{RESULTS}/tables/published_comparison.md", f"{RESULTS}/figures/published_comparison.pdf"]
+        if config.get("published_results")
+        else []
+    )
     if not PUBLISHED_VALUES:
         return outputs
     return outputs + [

@@ -103,12 +103,18 @@ rule compare_published:
         markdown=report(
             f"{RESULTS}/tables/published_comparison.md", caption="../report/comparison.rst", category="paper"
         ),
+        pdf=report(
+            f"{RESULTS}/figures/published_comparison.pdf", caption="../report/comparison.rst", category="paper"
+        ),
+        png=f"{RESULTS}/figures/published_comparison.png",
     params:
         profile=config["profile"],
+        caption=budget_caption(config["budget"], TRAIN_DATASETS, MODELS),
     log:
         f"{RESULTS}/logs/published/comparison.log",
     conda:
         "../envs/kgrank.yaml"
     shell:
         "kgrank compare-published --metrics {input.metrics} --published-results {input.published}"
-        " --profile '{params.profile}' --out {output.table} --markdown {output.markdown} 2>&1 | tee {log}"
+        " --profile '{params.profile}' --out {output.table} --markdown {output.markdown}"
+        " --pdf {output.pdf} --png {output.png} --caption '{params.caption}' 2>&1 | tee {log}"
