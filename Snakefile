@@ -6,7 +6,12 @@ from snakemake.utils import min_version
 min_version("9.20")
 
 
-configfile: "config/config.yaml"
+# A config file named on the command line (--configfile config/paper.yaml) replaces the
+# default instead of extending it: Snakemake would otherwise merge the two, and the
+# laptop budget's caps would silently carry over into the published configuration.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
