@@ -71,6 +71,13 @@ def test_model_must_match_dataset(nations_dir, tmp_path):
     prepare_dataset("kinships", {"source": "pykeen"}, kinships)
     with pytest.raises(KgrankInputError, match="model trained on 14 entities and 110 relations"):
         load_model(tmp_path / "model", kinships)
+    # A state dict from another dataset behind a config that matches: one line, the file named.
+    other = load_hyperparameters(REPO / "config/hyperparameters/kinships/transe.yaml")
+    train(kinships, other, tmp_path / "kinships-model", seed=1, max_epochs=1, progress=False)
+    (tmp_path / "model" / "model.pt").write_bytes((tmp_path / "kinships-model" / "model.pt").read_bytes())
+    with pytest.raises(KgrankInputError, match=r"model.pt: does not fit .* size mismatch") as caught:
+        load_model(tmp_path / "model", nations_dir)
+    assert "\n" not in str(caught.value)
 
 
 def test_budget_swaps_only_the_training_loop():

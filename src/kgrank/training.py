@@ -192,5 +192,15 @@ def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cp
         )
     model = build_model(pipeline, factories.training, resolved["seed"])
     state = torch.load(model_dir / "model.pt", map_location=device, weights_only=True)
-    model.load_state_dict(state)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as error:
+        # PyTorch lists every mismatching tensor over many lines; one names the problem.
+        mismatch = next((line.strip() for line in str(error).splitlines() if "size mismatch" in line), "")
+        raise KgrankInputError(
+            f"{model_dir / 'model.pt'}: does not fit {dataset_dir} "
+            f"({factories.training.num_entities} entities, {factories.training.num_relations} relations) "
+            "with this configuration: "
+            f"{mismatch or str(error).splitlines()[0]}; retrain it"
+        ) from None
     return model.to(device).eval(), factories
