@@ -67,10 +67,10 @@ def test_pair_budget_precedence_and_words():
     }
     tucker = pair_budget(budget, "fb15k237", "tucker")
     assert tucker == {"max_epochs": 1, "training_loop": "slcwa", "num_negs_per_pos": 1}
-    assert describe_budget(tucker) == "1 epoch, sLCWA with 1 negatives per positive"
-    assert describe_budget(pair_budget(budget, "fb15k237", "rotate")) == "4 epochs, 16 negatives per positive"
-    caption = budget_caption(budget, ["nations", "fb15k237"], ["rotate", "tucker"])
-    assert "nations: rotate 20 epochs, tucker 100 epochs" in caption
+    assert describe_budget(tucker) == "1 epoch (sLCWA, 1 negatives)"
+    assert describe_budget(pair_budget(budget, "fb15k237", "rotate")) == "4 epochs (16 negatives)"
+    caption = budget_caption(budget, ["nations", "kinships", "fb15k237"], ["rotate", "tucker"])
+    assert "nations and kinships: rotate 20 epochs, tucker 100 epochs" in caption
     assert "fb15k237: rotate 4 epochs" in caption
     assert budget_caption({"max_epochs": None}, ["nations"], ["rotate"]).startswith(
         "Training budget: the published configuration"

@@ -86,32 +86,33 @@ def pair_budget(budget: Mapping[str, Any], dataset: str, model: str) -> dict[str
 
 
 def describe_budget(budget: Mapping[str, Any]) -> str:
-    """A pair's budget in words: "5 epochs, sLCWA with 16 negatives per positive"."""
+    """A pair's budget in words: "5 epochs (sLCWA, 16 negatives)"."""
     epochs = budget["max_epochs"]
-    parts = ["published epochs" if epochs is None else f"{epochs} epoch{'s' if epochs != 1 else ''}"]
+    words = "published epochs" if epochs is None else f"{epochs} epoch{'s' if epochs != 1 else ''}"
+    details = []
     if budget["training_loop"] is not None:
-        loop = "sLCWA" if budget["training_loop"] == "slcwa" else "LCWA"
-        negatives = budget.get("num_negs_per_pos")
-        parts.append(loop + (f" with {negatives} negatives per positive" if negatives else ""))
-    elif budget.get("num_negs_per_pos"):
-        parts.append(f"{budget['num_negs_per_pos']} negatives per positive")
-    return ", ".join(parts)
+        details.append("sLCWA" if budget["training_loop"] == "slcwa" else "LCWA")
+    if budget.get("num_negs_per_pos"):
+        details.append(f"{budget['num_negs_per_pos']} negatives")
+    return words + (f" ({', '.join(details)})" if details else "")
 
 
 def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: list[str]) -> str:
-    """One sentence stating the training budget of every pair, for figure captions."""
+    """One sentence stating the training budget of every pair, for figure captions;
+    datasets with the same budget share one clause."""
     if (
         budget.get("max_epochs") is None
         and not budget.get("max_epochs_by_model")
         and not budget.get("by_dataset")
     ):
         return "Training budget: the published configuration of every model."
-    sentences = []
+    clauses: dict[str, list[str]] = {}
     for dataset in datasets:
         described = ", ".join(
             f"{model} {describe_budget(pair_budget(budget, dataset, model))}" for model in models
         )
-        sentences.append(f"{dataset}: {described}")
+        clauses.setdefault(described, []).append(dataset)
+    sentences = [f"{' and '.join(names)}: {described}" for described, names in clauses.items()]
     return (
         "Training budget (everything else as published; published: 151-551 epochs, LCWA except RotatE): "
         + "; ".join(sentences)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from kgrank.io import write_text
 from kgrank.metrics import Metric, default_metrics, derived_rows
-from kgrank.plotting import save_figure, set_style
+from kgrank.plotting import add_caption, save_figure, set_style
 
 FIGURE1_PANELS = (
     ("inverse_harmonic_mean_rank", "MRR", "MRR"),
@@ -99,8 +99,7 @@ def plot_figure1(
     set_style()
     figure, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(12, 3.6), constrained_layout=True)
     draw_figure1_row(axes, metrics, stats)
-    if caption:
-        figure.suptitle(caption, fontsize=9, y=-0.02, va="top")
+    add_caption(figure, caption)
     save_figure(figure, pdf_path, png_path)
     return figure1_data(metrics, stats)
 

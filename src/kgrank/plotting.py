@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -17,6 +18,13 @@ PALETTE = "colorblind"
 
 def set_style() -> None:
     sns.set_theme(context="paper", style="whitegrid", palette=PALETTE, font_scale=1.1)
+
+
+def add_caption(figure: plt.Figure, caption: str, characters_per_line: int = 150) -> None:
+    """A caption under the figure, wrapped so that it never widens the figure."""
+    if caption:
+        text = textwrap.fill(caption, width=characters_per_line)
+        figure.text(0.5, -0.01, text, fontsize=8, ha="center", va="top")
 
 
 def save_figure(figure: plt.Figure, pdf_path: str | Path, png_path: str | Path) -> None:

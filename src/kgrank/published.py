@@ -26,7 +26,7 @@ from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, default_metrics, derived_rows
 from kgrank.moments import Moments
 from kgrank.paper import FIGURE1_PANELS, draw_figure1_row
-from kgrank.plotting import save_figure, set_style
+from kgrank.plotting import add_caption, save_figure, set_style
 
 LONG_COLUMNS = ["model", "dataset", "split", "side", "metric", "value"]
 # Short names used by published tables (and by PyKEEN's synonyms) -> kgrank keys.
@@ -303,8 +303,7 @@ def plot_figure1_comparison(
         "Top: the case study's published MRRs with kgrank's exact adjustments. Bottom: kgrank's own models.",
         fontsize=10,
     )
-    if caption:
-        figure.text(0.5, -0.01, caption, fontsize=9, ha="center", va="top")
+    add_caption(figure, caption)
     save_figure(figure, pdf_path, png_path)
 
 
@@ -394,6 +393,5 @@ def plot_published_comparison(
     figure.suptitle(
         "Test metrics, realistic ranks, both sides: kgrank (y) against the published value (x)", fontsize=10
     )
-    if caption:
-        figure.text(0.5, -0.02, caption, fontsize=8, ha="center", va="top", wrap=True)
+    add_caption(figure, caption)
     save_figure(figure, pdf_path, png_path)
