@@ -19,7 +19,7 @@ larger z is always better. Keys follow PyKEEN where PyKEEN has the metric.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -176,22 +176,40 @@ class Metric:
 def moments_of(metrics: Sequence[Metric], num_candidates: np.ndarray) -> dict[str, Moments]:
     """Moments of several metrics for the same candidate counts; every metric that needs
     sampling is served by one shared stream of replicates."""
+    return moments_of_subsets(metrics, num_candidates, {"all": None})["all"]
+
+
+def moments_of_subsets(
+    metrics: Sequence[Metric],
+    num_candidates: np.ndarray,
+    subsets: Mapping[Hashable, np.ndarray | None],
+) -> dict[Hashable, dict[str, Moments]]:
+    """Moments of several metrics for several subsets of the tasks (positions into
+    ``num_candidates``, None for all), e.g. the head side, the tail side and both. The
+    metrics of every subset that need sampling share one stream of replicates."""
     num_candidates = np.asarray(num_candidates)
-    results: dict[str, Moments] = {}
+    results: dict[Hashable, dict[str, Moments]] = {}
     requests = {}
-    for metric in metrics:
-        # No moments function: the metric's own value is sampled under the random model.
-        outcome = (
-            mom.SamplingRequest(metric.value)
-            if metric.moments_function is None
-            else metric.moments_function(num_candidates)
-        )
-        if isinstance(outcome, mom.SamplingRequest):
-            requests[metric.key] = outcome.statistic
-        else:
-            results[metric.key] = outcome
+    for subset, positions in subsets.items():
+        counts = num_candidates if positions is None else num_candidates[positions]
+        results[subset] = {}
+        keyed = {}
+        for metric in metrics:
+            # No moments function: the metric's own value is sampled under the random model.
+            outcome = (
+                mom.SamplingRequest(metric.value)
+                if metric.moments_function is None
+                else metric.moments_function(counts)
+            )
+            if isinstance(outcome, mom.SamplingRequest):
+                keyed[metric.key] = outcome
+            else:
+                results[subset][metric.key] = outcome
+        if keyed:
+            requests[subset] = (positions, keyed)
     if requests:
-        results.update(mom.sampled_moments_many(num_candidates, requests))
+        for subset, sampled in mom.sampled_moments_of_subsets(num_candidates, requests).items():
+            results[subset].update(sampled)
     return results
 
 
@@ -249,15 +267,50 @@ def _power_mean_moments(p: float) -> Callable[[np.ndarray], Moments]:
     return moments
 
 
+def _sampled_median(summary: np.ndarray) -> np.ndarray:
+    return summary[:, 0]
+
+
+def _sampled_inverse_median(summary: np.ndarray) -> np.ndarray:
+    return 1.0 / summary[:, 0]
+
+
+def _sampled_mad(summary: np.ndarray) -> np.ndarray:
+    return summary[:, 1] * mom.MAD_NORMAL_SCALE
+
+
 def _median_moments(post: str) -> Callable[[np.ndarray], Moments | mom.SamplingRequest]:
     transform = (lambda x: 1.0 / x) if post == "reciprocal" else (lambda x: x)
 
-    def moments(n: np.ndarray) -> Moments:
+    def moments(n: np.ndarray) -> Moments | mom.SamplingRequest:
         if np.all(n == n[0]) and len(n) % 2 == 1:
             return mom.median_moments_iid(int(n[0]), len(n), transform)
-        return mom.SamplingRequest(lambda ranks: transform(np.median(ranks, axis=-1)))
+        # The median rank, its inverse and the MAD share one median per replicate.
+        then = _sampled_inverse_median if post == "reciprocal" else _sampled_median
+        return mom.SamplingRequest(mom.median_and_deviation, then)
 
     return moments
+
+
+def _mad_moments(n: np.ndarray) -> mom.SamplingRequest:
+    return mom.SamplingRequest(mom.median_and_deviation, _sampled_mad)
+
+
+def _row_std(ranks: np.ndarray) -> np.ndarray:
+    return np.std(ranks, axis=-1)
+
+
+def _standard_deviation_moments(n: np.ndarray) -> Moments | mom.SamplingRequest:
+    """sqrt of the rank variance, whose moments are exact: delta method, or sampling when
+    the variance itself varies too much (few ranks)."""
+    return mom.delta_method(
+        mom.rank_variance_moments(n),
+        np.sqrt,
+        lambda x: 0.5 / np.sqrt(x),
+        lambda x: -0.25 * x**-1.5,
+        num_candidates=n,
+        statistic=_row_std,
+    )
 
 
 def _count_moments(n: np.ndarray) -> Moments:
@@ -421,16 +474,21 @@ def _base_metrics() -> list[Metric]:
     ]
 
 
-def _dispersion(key: str, label: str, statistic: str, synonyms: tuple[str, ...]) -> Metric:
-    """A dispersion statistic of the ranks: no optimum, moments sampled from its own value."""
-    return Metric(key, label, IDENTITY, statistic, False, None, (0.0, np.inf), None, synonyms=synonyms)
+def _dispersion(
+    key: str, label: str, statistic: str, synonyms: tuple[str, ...], moments_function: Callable | None = None
+) -> Metric:
+    """A dispersion statistic of the ranks: no optimum; without a moments function its
+    own value is sampled under the random model."""
+    return Metric(
+        key, label, IDENTITY, statistic, False, None, (0.0, np.inf), moments_function, synonyms=synonyms
+    )
 
 
 def _dispersion_metrics() -> list[Metric]:
     return [
-        _dispersion("standard_deviation", "std", "std", ("rank_std", "std")),
-        _dispersion("variance", "var", "var", ("rank_var", "var")),
-        _dispersion("median_absolute_deviation", "MAD", "mad", ("rank_mad", "mad")),
+        _dispersion("standard_deviation", "std", "std", ("rank_std", "std"), _standard_deviation_moments),
+        _dispersion("variance", "var", "var", ("rank_var", "var"), mom.rank_variance_moments),
+        _dispersion("median_absolute_deviation", "MAD", "mad", ("rank_mad", "mad"), _mad_moments),
         Metric(
             "count",
             "count",
@@ -549,22 +607,27 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
     """Every metric for side in {head, tail, both} and every rank type, as a tidy table.
 
     The moments depend on the candidate counts only, so they are computed once per side
-    and reused for all four rank types.
+    and reused for all four rank types; the sampled ones of all three sides come from
+    one stream of replicates.
     """
     metrics = list(metrics) if metrics is not None else default_metrics()
+    num_candidates = ranks["num_candidates"].to_numpy()
+    sides = ranks["side"].to_numpy()
+    positions = {side: None if side == "both" else np.flatnonzero(sides == side) for side in SIDES_AND_BOTH}
+    for side, where in positions.items():
+        if len(num_candidates) == 0 or (where is not None and len(where) == 0):
+            raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
+    cached = moments_of_subsets(metrics, num_candidates, positions)
     rows: list[dict] = []
     for side in SIDES_AND_BOTH:
         subset = select_side(ranks, side)
-        num_candidates = subset["num_candidates"].to_numpy()
-        if len(num_candidates) == 0:
-            raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
-        cached = moments_of(metrics, num_candidates)
+        side_candidates = subset["num_candidates"].to_numpy()
         for rank_type in RANK_COLUMNS:
             values = subset[rank_type].to_numpy(dtype=float)
-            check_ranks(f"({side}, {rank_type})", values, num_candidates)
+            check_ranks(f"({side}, {rank_type})", values, side_candidates)
             for metric in metrics:
                 rows += [
                     {"side": side, "rank_type": rank_type, **row}
-                    for row in rows_for(metric, metric.value(values), cached[metric.key])
+                    for row in rows_for(metric, metric.value(values), cached[side][metric.key])
                 ]
     return pd.DataFrame(rows, columns=TIDY_COLUMNS)

@@ -18,7 +18,7 @@ Methods, from exact to approximate:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +108,56 @@ def product_of_powers(num_candidates: np.ndarray, exponent_per_task: float) -> M
     return Moments(float(expectation), float(max(variance, 0.0)), CLOSED_FORM)
 
 
+def rank_variance_moments(num_candidates: np.ndarray) -> Moments:
+    """Exact E and Var of the population variance V = (1/n) sum r_i^2 - (mean r)^2.
+
+    V is a polynomial of degree 4 in independent ranks, so its moments follow from the
+    first four moments of each r_i; no library has them for non-identical variables, so
+    they are written here. V is shift-invariant, so the ranks are centred at the mean of
+    all E[r_i] first (y_i = r_i - c), which keeps the fourth powers near the answer's own
+    scale. With A = (1/n) sum y_i^2, S = sum y_i and B = S^2 / n^2, V = A - B and
+    Var V = Var A + Var B - 2 Cov(A, B); E[S^4] comes from the cumulants of S (sums of
+    the tasks' cumulants) and E[y_i^2 S^2] from splitting S = y_i + (S - y_i).
+    """
+    values, counts = task_counts(num_candidates)
+    n = counts.sum()
+    size = values.astype(float)
+    # Central moments of the discrete uniform on 1..N (symmetric: the third is zero).
+    variance = (size**2 - 1.0) / 12.0
+    fourth_central = (size**2 - 1.0) * (3.0 * size**2 - 7.0) / 240.0
+    offset = (size + 1.0) / 2.0
+    offset = offset - (counts * offset).sum() / n
+    # Raw moments of y_i = r_i - c.
+    m1 = offset
+    m2 = variance + offset**2
+    m3 = 3.0 * offset * variance + offset**3
+    m4 = fourth_central + 6.0 * offset**2 * variance + offset**4
+
+    total_mean = (counts * m1).sum()  # E[S]
+    total_variance = (counts * variance).sum()  # Var[S]
+    third_cumulant = 0.0  # every task's third central moment is zero
+    fourth_cumulant = (counts * (fourth_central - 3.0 * variance**2)).sum()
+    second_of_sum = total_variance + total_mean**2
+    fourth_of_sum = (
+        fourth_cumulant
+        + 4.0 * third_cumulant * total_mean
+        + 3.0 * total_variance**2
+        + 6.0 * total_variance * total_mean**2
+        + total_mean**4
+    )
+    # E[y_i^2 S^2] with T = S - y_i independent of y_i.
+    rest_mean = total_mean - m1
+    rest_second = (total_variance - variance) + rest_mean**2
+    square_times_sum_square = m4 + 2.0 * m3 * rest_mean + m2 * rest_second
+
+    mean_square = (counts * m2).sum() / n  # E[A]
+    expectation = mean_square - second_of_sum / n**2
+    var_a = (counts * (m4 - m2**2)).sum() / n**2
+    var_b = (fourth_of_sum - second_of_sum**2) / n**4
+    cov_ab = ((counts * square_times_sum_square).sum() / n**3) - mean_square * second_of_sum / n**2
+    return Moments(float(expectation), float(max(var_a + var_b - 2.0 * cov_ab, 0.0)), CLOSED_FORM)
+
+
 # The delta method's variance keeps only g'(mu)^2 var; for g = 1/x the neglected terms
 # are about 8 cv^2 relative (cv: coefficient of variation of X), several percent at
 # cv = 0.1 (IMR of 35 ranks among 1,000 candidates: 8.6 % too low). At cv <= 0.025 they
@@ -192,42 +242,120 @@ def sample_ranks(generator: np.random.Generator, num_candidates: np.ndarray, rep
     return np.floor(generator.random((replicates, len(num_candidates))) * num_candidates) + 1.0
 
 
+# A normal-consistent MAD divides by the normal distribution's third quartile, as
+# scipy.stats.median_abs_deviation(scale="normal") and PyKEEN do.
+MAD_NORMAL_SCALE = 1.0 / stats.norm.ppf(0.75)
+
+
+def median_and_deviation(ranks: np.ndarray, *, histogram_elements: int = 4_000_000) -> np.ndarray:
+    """Median and (unscaled) median absolute deviation of each row of integer-valued ranks.
+
+    The same values as np.median and scipy.stats.median_abs_deviation, but from one
+    cumulative histogram per row: sampled ranks are integers in 1..max N, so the k-th
+    smallest rank is the first value whose cumulative count reaches k, and the k-th
+    smallest |r - median| is found by bisection on the same histogram. For a sampled
+    replicate this costs one counting pass instead of the two selections (np.partition)
+    that the median and the MAD need, which is what made the sampled moments slow at
+    FB15k-237's size. Rows much shorter than the largest rank fall back to numpy/scipy,
+    where a histogram would cost more than the selection.
+    """
+    ranks = np.atleast_2d(ranks)
+    rows, length = ranks.shape
+    top = int(ranks.max())
+    if 8 * length < top:
+        median = np.median(ranks, axis=-1)
+        return np.column_stack([median, np.median(np.abs(ranks - median[:, None]), axis=-1)])
+    # the j-th smallest value, for j = lower and upper middle position (equal for odd length)
+    lower, upper = (length + 1) // 2, length // 2 + 1
+    result = np.empty((rows, 2))
+    block = max(1, histogram_elements // (top + 1))
+    for start in range(0, rows, block):
+        keys = ranks[start : start + block].astype(np.int64)
+        size = len(keys)
+        keys += (np.arange(size) * (top + 1))[:, None]
+        counts = np.bincount(keys.ravel(), minlength=size * (top + 1)).reshape(size, top + 1)
+        cumulative = np.cumsum(counts, axis=1)
+        # cumulative[:, v] = #{r <= v}, v = 0..top; the doubled median (the sum of the two
+        # middle values) stays an integer
+        doubled = (cumulative < lower).sum(axis=1) + (cumulative < upper).sum(axis=1)
+        result[start : start + size, 0] = doubled / 2.0
+        result[start : start + size, 1] = (
+            _smallest_deviation(cumulative, doubled, lower) + _smallest_deviation(cumulative, doubled, upper)
+        ) / 4.0
+    return result
+
+
+def _smallest_deviation(cumulative: np.ndarray, doubled: np.ndarray, position: int) -> np.ndarray:
+    """Per row, the smallest e with #{|2 r - doubled| <= e} >= position, by bisection on e.
+
+    #{|2 r - doubled| <= e} = #{ceil((doubled - e) / 2) <= r <= floor((doubled + e) / 2)},
+    two look-ups in the cumulative histogram.
+    """
+    size, top = cumulative.shape[0], cumulative.shape[1] - 1
+    rows = np.arange(size)
+    below, above = np.full(size, -1), np.full(size, 2 * top)
+    while np.any(above - below > 1):
+        middle = (below + above) // 2
+        high = np.minimum((doubled + middle) // 2, top)
+        low = np.clip(-((middle - doubled) // 2) - 1, 0, top)
+        reached = cumulative[rows, high] - cumulative[rows, low] >= position
+        above = np.where(reached, middle, above)
+        below = np.where(reached, below, middle)
+    return above
+
+
 SAMPLING_REPLICATES = 2000
 
 
 @dataclass(frozen=True)
 class SamplingRequest:
-    """Asks for the moments of ``statistic`` by sampling; requests for the same candidate
-    counts are served together from one stream of replicate rank vectors."""
+    """Asks for the moments of ``then(statistic(ranks))`` by sampling.
+
+    Requests for the same candidate counts are served together from one stream of
+    replicate rank vectors, and requests naming the same ``statistic`` function (the
+    median of the median rank and of its inverse) compute it once per chunk.
+    """
 
     statistic: Callable[[np.ndarray], np.ndarray]
+    then: Callable[[np.ndarray], np.ndarray] | None = None
 
 
-def sampled_moments_many(
+def sampled_moments_of_subsets(
     num_candidates: np.ndarray,
-    statistics: Mapping[str, Callable[[np.ndarray], np.ndarray]],
+    requests: Mapping[Hashable, tuple[np.ndarray | None, Mapping[str, SamplingRequest]]],
     *,
     replicates: int = SAMPLING_REPLICATES,
     seed: int = 0,
     chunk_elements: int = 4_000_000,
-) -> dict[str, Moments]:
-    """Mean and variance of each statistic (applied to each row) over simulated rank vectors.
+) -> dict[Hashable, dict[str, Moments]]:
+    """Sampled moments for several subsets of one candidate-count vector, from one stream.
 
-    One stream of replicates, drawn in chunks so that memory stays bounded whatever the
-    number of tasks, serves every statistic.
+    ``requests`` maps a subset's name to (positions into ``num_candidates``, or None for
+    all of them; its requests by key). The head and tail sides of a rank table and the
+    two together are such subsets: one draw of each replicate rank vector serves all
+    three, since a replicate of one side is the same draw restricted to its positions.
+    Drawn in chunks so that memory stays bounded whatever the number of tasks.
     """
     num_candidates = np.asarray(num_candidates, dtype=float)
     generator = np.random.default_rng(seed)
     chunk = max(1, chunk_elements // max(1, len(num_candidates)))
-    values: dict[str, list[np.ndarray]] = {key: [] for key in statistics}
+    values: dict[tuple[Hashable, str], list[np.ndarray]] = {
+        (subset, key): [] for subset, (_, keyed) in requests.items() for key in keyed
+    }
     for start in range(0, replicates, chunk):
         ranks = sample_ranks(generator, num_candidates, min(chunk, replicates - start))
-        for key, statistic in statistics.items():
-            values[key].append(np.atleast_1d(statistic(ranks)))
-    result = {}
-    for key, parts in values.items():
+        for subset, (positions, keyed) in requests.items():
+            columns = ranks if positions is None else ranks[:, positions]
+            computed: dict[Callable, np.ndarray] = {}
+            for key, request in keyed.items():
+                if request.statistic not in computed:
+                    computed[request.statistic] = np.atleast_1d(request.statistic(columns))
+                statistic = computed[request.statistic]
+                values[subset, key].append(statistic if request.then is None else request.then(statistic))
+    result: dict[Hashable, dict[str, Moments]] = {subset: {} for subset in requests}
+    for (subset, key), parts in values.items():
         mean, variance = sample_mean_variance(np.concatenate(parts))
-        result[key] = Moments(
+        result[subset][key] = Moments(
             mean.estimate,
             variance.estimate,
             f"sampling (R={replicates}, s.e. of mean {mean.error:.2g})",
