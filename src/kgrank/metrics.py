@@ -182,7 +182,7 @@ def moments_of(metrics: Sequence[Metric], num_candidates: np.ndarray) -> dict[st
 def moments_of_subsets(
     metrics: Sequence[Metric],
     num_candidates: np.ndarray,
-    subsets: Mapping[Hashable, np.ndarray | None],
+    subsets: Mapping[Hashable, np.ndarray | slice | None],
 ) -> dict[Hashable, dict[str, Moments]]:
     """Moments of several metrics for several subsets of the tasks (positions into
     ``num_candidates``, None for all), e.g. the head side, the tail side and both. The
@@ -600,6 +600,16 @@ def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -
     return rows_for(metric, metric.value(ranks), metric.moments(num_candidates))
 
 
+def _positions(mask: np.ndarray) -> np.ndarray | slice:
+    """The rows where ``mask`` holds, as a slice when they are contiguous (a rank table
+    lists all head rows, then all tail rows), so that the sampled replicates of one side
+    are a view of the shared draw rather than a copy."""
+    rows = np.flatnonzero(mask)
+    if rows[-1] - rows[0] + 1 == len(rows):
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
+
+
 TIDY_COLUMNS = ["side", "rank_type", "metric", "value", "expectation", "variance", "method"]
 
 
@@ -613,10 +623,10 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
     metrics = list(metrics) if metrics is not None else default_metrics()
     num_candidates = ranks["num_candidates"].to_numpy()
     sides = ranks["side"].to_numpy()
-    positions = {side: None if side == "both" else np.flatnonzero(sides == side) for side in SIDES_AND_BOTH}
-    for side, where in positions.items():
-        if len(num_candidates) == 0 or (where is not None and len(where) == 0):
+    for side in SIDES_AND_BOTH:
+        if not (len(sides) if side == "both" else np.any(sides == side)):
             raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
+    positions = {side: None if side == "both" else _positions(sides == side) for side in SIDES_AND_BOTH}
     cached = moments_of_subsets(metrics, num_candidates, positions)
     rows: list[dict] = []
     for side in SIDES_AND_BOTH:

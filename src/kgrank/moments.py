@@ -322,7 +322,7 @@ class SamplingRequest:
 
 def sampled_moments_of_subsets(
     num_candidates: np.ndarray,
-    requests: Mapping[Hashable, tuple[np.ndarray | None, Mapping[str, SamplingRequest]]],
+    requests: Mapping[Hashable, tuple[np.ndarray | slice | None, Mapping[str, SamplingRequest]]],
     *,
     replicates: int = SAMPLING_REPLICATES,
     seed: int = 0,
@@ -330,10 +330,11 @@ def sampled_moments_of_subsets(
 ) -> dict[Hashable, dict[str, Moments]]:
     """Sampled moments for several subsets of one candidate-count vector, from one stream.
 
-    ``requests`` maps a subset's name to (positions into ``num_candidates``, or None for
-    all of them; its requests by key). The head and tail sides of a rank table and the
-    two together are such subsets: one draw of each replicate rank vector serves all
-    three, since a replicate of one side is the same draw restricted to its positions.
+    ``requests`` maps a subset's name to (positions into ``num_candidates`` as an index
+    array or a slice, or None for all of them; its requests by key). The head and tail
+    sides of a rank table and the two together are such subsets: one draw of each
+    replicate rank vector serves all three, since a replicate of one side is the same
+    draw restricted to its positions.
     Drawn in chunks so that memory stays bounded whatever the number of tasks.
     """
     num_candidates = np.asarray(num_candidates, dtype=float)
