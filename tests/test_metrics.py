@@ -323,3 +323,43 @@ def test_sampled_median_and_deviation_equal_numpy_and_scipy(ranks):
     summary = median_and_deviation(ranks)
     np.testing.assert_array_equal(summary[:, 0], np.median(ranks, axis=-1))
     np.testing.assert_array_equal(summary[:, 1], stats.median_abs_deviation(ranks, axis=-1))
+
+
+def test_rank_table_without_a_side_is_refused():
+    ranks = pd.DataFrame(
+        {
+            "side": ["head", "head"],
+            "optimistic": [1, 2],
+            "realistic": [1.0, 2.0],
+            "pessimistic": [1, 2],
+            "random": [1, 2],
+            "num_candidates": [4, 4],
+        }
+    )
+    with pytest.raises(KgrankInputError, match="side tail: empty rank set"):
+        evaluate_rank_table(ranks)
+
+
+def test_sides_share_one_stream_but_match_separate_evaluation():
+    """Head and tail moments from the shared draw equal those of each side alone, within
+    the sampling error the method states (median of an even number of ranks: sampled)."""
+    from kgrank.metrics import moments_of
+
+    generator = np.random.default_rng(3)
+    # different ranges per side, so that a mix-up of the positions cannot pass
+    num_candidates = np.concatenate([generator.integers(5, 50, 200), generator.integers(200, 300, 200)])
+    ranks = pd.DataFrame(
+        {
+            "side": np.repeat(["head", "tail"], 200),
+            **{column: np.ones(400) for column in ("optimistic", "realistic", "pessimistic", "random")},
+            "num_candidates": num_candidates,
+        }
+    )
+    table = evaluate_rank_table(ranks, [lookup("median_rank")])
+    for side, counts in (("head", num_candidates[:200]), ("tail", num_candidates[200:])):
+        row = table[(table["side"] == side) & (table["metric"] == "median_rank")].iloc[0]
+        alone = moments_of([lookup("median_rank")], counts)["median_rank"]
+        assert row["method"].startswith("sampling")
+        assert abs(row["expectation"] - alone.expectation) < 5 * np.hypot(
+            alone.expectation_error, alone.expectation_error
+        )
