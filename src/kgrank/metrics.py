@@ -600,14 +600,22 @@ def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -
     return rows_for(metric, metric.value(ranks), metric.moments(num_candidates))
 
 
-def _positions(mask: np.ndarray) -> np.ndarray | slice:
-    """The rows where ``mask`` holds, as a slice when they are contiguous (a rank table
-    lists all head rows, then all tail rows), so that the sampled replicates of one side
-    are a view of the shared draw rather than a copy."""
-    rows = np.flatnonzero(mask)
-    if rows[-1] - rows[0] + 1 == len(rows):
-        return slice(int(rows[0]), int(rows[-1]) + 1)
-    return rows
+def side_subsets(sides: np.ndarray) -> dict[str, np.ndarray | slice | None]:
+    """The rows of head, tail and both (None: all rows) of a table's ``side`` column, each
+    side as a slice when its rows are contiguous (a rank table lists all head rows, then
+    all tail rows), so that its sampled replicates are a view of the shared draw."""
+    sides = np.asarray(sides)
+    subsets: dict[str, np.ndarray | slice | None] = {}
+    for side in SIDES_AND_BOTH:
+        if not (len(sides) if side == "both" else np.any(sides == side)):
+            raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
+        if side == "both":
+            subsets[side] = None
+            continue
+        rows = np.flatnonzero(sides == side)
+        contiguous = rows[-1] - rows[0] + 1 == len(rows)
+        subsets[side] = slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows
+    return subsets
 
 
 TIDY_COLUMNS = ["side", "rank_type", "metric", "value", "expectation", "variance", "method"]
@@ -622,12 +630,7 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
     """
     metrics = list(metrics) if metrics is not None else default_metrics()
     num_candidates = ranks["num_candidates"].to_numpy()
-    sides = ranks["side"].to_numpy()
-    for side in SIDES_AND_BOTH:
-        if not (len(sides) if side == "both" else np.any(sides == side)):
-            raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
-    positions = {side: None if side == "both" else _positions(sides == side) for side in SIDES_AND_BOTH}
-    cached = moments_of_subsets(metrics, num_candidates, positions)
+    cached = moments_of_subsets(metrics, num_candidates, side_subsets(ranks["side"].to_numpy()))
     rows: list[dict] = []
     for side in SIDES_AND_BOTH:
         subset = select_side(ranks, side)

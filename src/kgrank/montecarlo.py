@@ -25,7 +25,7 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from kgrank.datasets import load_factories
-from kgrank.metrics import Metric, default_metrics, moments_of
+from kgrank.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
 from kgrank.moments import sample_mean_variance, sample_ranks
 from kgrank.ranks import SIDES, SIDES_AND_BOTH, KnownAnswers, select_side
 
@@ -63,9 +63,11 @@ def counts_by_side(counts: pd.DataFrame) -> dict[str, np.ndarray]:
 def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
     """Expectation and variance of every metric under the random model, per side."""
     metrics = list(metrics) if metrics is not None else default_metrics()
+    num_candidates = counts["num_candidates"].to_numpy()
+    subsets = side_subsets(counts["side"].to_numpy())
     rows = []
-    for side, num_candidates in counts_by_side(counts).items():
-        everything = moments_of(metrics, num_candidates)
+    for side, everything in moments_of_subsets(metrics, num_candidates, subsets).items():
+        num_ranks = len(num_candidates if subsets[side] is None else num_candidates[subsets[side]])
         for metric in metrics:
             moments = everything[metric.key]
             rows.append(
@@ -75,7 +77,7 @@ def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None)
                     "expectation": moments.expectation,
                     "variance": moments.variance,
                     "method": moments.method,
-                    "num_ranks": len(num_candidates),
+                    "num_ranks": num_ranks,
                 }
             )
     return pd.DataFrame(rows)
