@@ -363,3 +363,19 @@ def test_sides_share_one_stream_but_match_separate_evaluation():
         assert abs(row["expectation"] - alone.expectation) < 5 * np.hypot(
             alone.expectation_error, alone.expectation_error
         )
+
+
+@pytest.mark.parametrize(("num_candidates", "n"), [(14, 401), (14_505, 40_876), (40_559, 5_848)])
+def test_rank_variance_moments_reduce_to_the_iid_textbook_form(num_candidates, n):
+    """With one N the general (per-task N_i) form must give the i.i.d. results for the
+    biased sample variance V = (n-1)/n S^2: E[V] = (n-1)/n sigma^2 and
+    Var[V] = ((n-1)/n)^2 (mu_4 - (n-3)/(n-1) sigma^4) / n, at the sizes of real datasets."""
+    from kgrank.moments import rank_variance_moments
+
+    size = float(num_candidates)
+    sigma2 = (size**2 - 1) / 12
+    mu4 = (size**2 - 1) * (3 * size**2 - 7) / 240
+    moments = rank_variance_moments(np.full(n, num_candidates))
+    assert moments.expectation == pytest.approx((n - 1) / n * sigma2, rel=1e-12)
+    expected_variance = ((n - 1) / n) ** 2 * (mu4 - (n - 3) / (n - 1) * sigma2**2) / n
+    assert moments.variance == pytest.approx(expected_variance, rel=1e-9)
