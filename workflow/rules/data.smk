@@ -14,6 +14,8 @@ rule prepare_dataset:
         out_dir=lambda wildcards: f"{RESULTS}/data/{wildcards.dataset}",
     log:
         f"{RESULTS}/logs/data/{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/data/{{dataset}}.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:

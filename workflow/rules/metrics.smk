@@ -17,6 +17,8 @@ rule metrics:
         hits=" ".join(str(k) for k in config["metrics"]["hits"]),
     log:
         f"{RESULTS}/logs/metrics/{{dataset}}/{{model}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/metrics/{{dataset}}/{{model}}.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:

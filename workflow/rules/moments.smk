@@ -17,6 +17,8 @@ rule moments_table:
         hits=" ".join(str(k) for k in config["metrics"]["hits"]),
     log:
         f"{RESULTS}/logs/moments/{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/moments/{{dataset}}.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -58,6 +60,8 @@ rule montecarlo_figure:
         png=f"{RESULTS}/figures/montecarlo.png",
     log:
         f"{RESULTS}/logs/figures/montecarlo.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/figures/montecarlo.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -74,6 +78,8 @@ rule errata:
         replicates=config["moments"]["formula_replicates"],
     log:
         f"{RESULTS}/logs/tables/errata.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/tables/errata.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:

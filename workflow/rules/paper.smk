@@ -14,6 +14,8 @@ rule figure1:
         caption=budget_caption(config["budget"], TRAIN_DATASETS, MODELS),
     log:
         f"{RESULTS}/logs/figures/figure1.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/figures/figure1.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -29,6 +31,8 @@ rule table4:
         latex=f"{RESULTS}/tables/table4.tex",
     log:
         f"{RESULTS}/logs/tables/table4.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/tables/table4.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -46,6 +50,8 @@ rule tables_1_to_3:
         out_dir=lambda wildcards, output: os.path.dirname(output.table1),
     log:
         f"{RESULTS}/logs/tables/tables_1_to_3.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/tables/tables_1_to_3.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -67,6 +73,8 @@ rule published_audit:
         filter_splits=" ".join(config["ranks"]["filter_splits"]),
     log:
         f"{RESULTS}/logs/published/audit.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/published/audit.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -87,6 +95,8 @@ rule figure1_published:
         caption=budget_caption(config["budget"], TRAIN_DATASETS, MODELS),
     log:
         f"{RESULTS}/logs/figures/figure1_published.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/figures/figure1_published.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -112,6 +122,8 @@ rule compare_published:
         caption=budget_caption(config["budget"], TRAIN_DATASETS, MODELS),
     log:
         f"{RESULTS}/logs/published/comparison.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/published/comparison.tsv"
     conda:
         "../envs/kgrank.yaml"
     shell:
