@@ -78,7 +78,13 @@ def evaluator_ranks(model, factories, test, batch_size: int) -> tuple[float, dic
         test,
         batch_size=batch_size,
         use_tqdm=False,
-        additional_filter_triples=[factories.training.mapped_triples, factories.validation.mapped_triples],
+        # The whole test split filters too, also when only its first triples are ranked
+        # (--triples): kgrank's index always holds every known answer.
+        additional_filter_triples=[
+            factories.training.mapped_triples,
+            factories.validation.mapped_triples,
+            factories.testing.mapped_triples,
+        ],
     )
     seconds = time.perf_counter() - start
     ranks = {
