@@ -6,11 +6,12 @@ test, in one process. Prints both times, their ratio, the fraction of identical 
 and the largest metric difference, and the engine's time at 1 and 2 threads (never
 asserted in tests; speed is measured here, correctness in tests/test_ranks.py).
 
-    python benchmarks/ranks.py [--models transe rotate complex tucker] [--triples 20438]
-        [--results results] [--batch-size 256] [--evaluator-threads 2]
+    python benchmarks/ranks.py [--models transe transe-l2 rotate complex tucker distmult]
+        [--triples 20438] [--results results] [--batch-size 256] [--evaluator-threads 2]
 
 ``transe-l2`` scores the trained TransE's embeddings with the L2 norm (FB15k-237's
-published TransE uses L1, which has no matrix-product form).
+published TransE uses L1, which has no matrix-product form); ``distmult`` is an
+untrained DistMult, since no study trains one.
 """
 
 from __future__ import annotations
@@ -43,6 +44,19 @@ def with_l2_norm(model, factories):
     return l2.eval()
 
 
+def untrained_distmult(results: Path, seed: int):
+    """DistMult (dim 200) at its seeded initialisation: no study trains it, and the cost of
+    scoring does not depend on the weights (random weights give continuous scores, so
+    ties stay rare)."""
+    from pykeen.models import DistMult
+
+    from kgrank.datasets import load_factories
+
+    factories = load_factories(results / "data" / "fb15k237")
+    model = DistMult(triples_factory=factories.training, embedding_dim=200, random_seed=seed)
+    return model.eval(), factories
+
+
 def model_for(results: Path, model_name: str, seed: int = 42):
     """The run's FB15k-237 model, or one trained under the laptop budget when the run has none.
 
@@ -51,6 +65,8 @@ def model_for(results: Path, model_name: str, seed: int = 42):
     if model_name == "transe-l2":
         model, factories = model_for(results, "transe", seed)
         return with_l2_norm(model, factories), factories
+    if model_name == "distmult":
+        return untrained_distmult(results, seed)
     from kgrank.config import pair_budget
     from kgrank.hyperparameters import load_hyperparameters
     from kgrank.training import load_model, train
@@ -124,7 +140,9 @@ def agreement(table, theirs: dict) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["transe", "transe-l2", "rotate", "complex", "tucker"])
+    parser.add_argument(
+        "--models", nargs="+", default=["transe", "transe-l2", "rotate", "complex", "tucker", "distmult"]
+    )
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--triples", type=int, default=None, help="first N test triples (default: all)")
     parser.add_argument("--batch-size", type=int, default=256)
