@@ -4,7 +4,9 @@ For each model (loaded from a finished run, or trained for a few cheap epochs wh
 absent) both rank the same test triples on both sides, filtered by train, valid and
 test, in one process. Prints both times, their ratio, the fraction of identical ranks
 and the largest metric difference, and the engine's time at 1 and 2 threads (never
-asserted in tests; speed is measured here, correctness in tests/test_ranks.py).
+asserted in tests; speed is measured here, correctness in tests/test_ranks.py). Both
+are warmed up on one batch first, untimed; the ratio compares them at the same number
+of threads (--evaluator-threads).
 
     python benchmarks/ranks.py [--models transe transe-l2 rotate complex tucker distmult]
         [--triples 20438] [--results results] [--batch-size 256] [--evaluator-threads 2]
@@ -160,6 +162,9 @@ def main() -> None:
         model, factories = model_for(args.results, model_name)
         test = factories.testing.mapped_triples[: args.triples]
         torch.set_num_threads(args.evaluator_threads)
+        # Untimed warm-up of both on a few triples (first-call allocations, thread pools).
+        evaluator_ranks(model, factories, test[: args.batch_size], args.batch_size)
+        engine_ranks(model, factories, test[: args.batch_size], args.batch_size)
         pykeen_seconds, theirs = evaluator_ranks(model, factories, test, args.batch_size)
         ours_seconds, table = engine_ranks(model, factories, test, args.batch_size)
         by_threads = {}
