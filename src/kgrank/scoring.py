@@ -7,7 +7,11 @@ model's own learned representations with one (batch, dim) x (dim, entities) prod
 batch (or, for the L1 norm, which has no product form, torch's ``cdist`` kernel, which
 never materialises the broadcast tensor). PyKEEN has no such path in its evaluator, so it
 is written here, one small function per interaction, each checked against PyKEEN's own
-scores in the tests. Any other model is scored through ``model.predict`` (its
+scores in the tests. ComplEx is scored by PyKEEN's own einsum, which torch already
+reduces to a matrix product. A product form rounds differently from PyKEEN's broadcast,
+so the true entity and every candidate scored near it are rescored through
+``model.predict`` (PyKEEN's arithmetic) before ranking: the ranks are PyKEEN's, near-ties
+included. Any other model is scored through ``model.predict`` (its
 ``score_t``/``score_h``), so every PyKEEN model works, only slower.
 
 A query is (anchor entity, relation, direction): direction ``tail`` scores every entity as
@@ -61,10 +65,12 @@ def _rotate(interaction: Any, anchor, relation, entities, direction: str) -> tor
 
 
 def _complex(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
-    # Re(<h, r, conj(t)>) = Re(h o r) . Re(t) + Im(h o r) . Im(t) for tails, and
-    # Re(h) . Re(t o conj(r)) + Im(h) . Im(t o conj(r)) for heads.
-    query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
-    return _real_view(query) @ _real_view(entities).T
+    # PyKEEN's own einsum on its own broadcast shapes: torch reduces it to one complex
+    # matrix product per batch, as fast as a real-view product and bit-identical to
+    # PyKEEN's scores (a real-view product is not, and changed 0.1 % of ranks on FB15k-237).
+    if direction == "tail":
+        return interaction(h=anchor.unsqueeze(1), r=relation.unsqueeze(1), t=entities.unsqueeze(0))
+    return interaction(h=entities.unsqueeze(0), r=relation.unsqueeze(1), t=anchor.unsqueeze(1))
 
 
 def _distmult(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
@@ -89,6 +95,12 @@ def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> tor
     if interaction.head_relation_batch_norm is not None:
         combined = interaction.head_relation_batch_norm(combined)
     return combined @ entities.T
+
+
+# Families whose fast scores are PyKEEN's own bits: rescoring near-ties through
+# model.predict(ids=...) would only change them (PyKEEN's einsum takes another path for
+# a (batch, k) block of candidates than for all entities).
+BIT_IDENTICAL_FAMILIES = ("complex",)
 
 
 def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
@@ -183,7 +195,8 @@ class Scorer:
         scores = self._score(self.model.interaction, anchor_repr, relation_repr, self._entities, direction)
         scores = scores.float()
         scores = torch.sigmoid(scores) if self.model.predict_with_sigmoid else scores
-        self._settle_near_ties(batch, side, scores)
+        if self.family not in BIT_IDENTICAL_FAMILIES:
+            self._settle_near_ties(batch, side, scores)
         return scores
 
     def _settle_near_ties(self, batch: torch.Tensor, side: str, scores: torch.Tensor) -> None:
