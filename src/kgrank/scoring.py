@@ -97,10 +97,13 @@ def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> tor
     return combined @ entities.T
 
 
-# Families whose fast scores are PyKEEN's own bits: rescoring near-ties through
-# model.predict(ids=...) would only change them (PyKEEN's einsum takes another path for
-# a (batch, k) block of candidates than for all entities).
-BIT_IDENTICAL_FAMILIES = ("complex",)
+# Fast scores that are PyKEEN's own bits: ComplEx (PyKEEN's einsum; rescoring near-ties
+# through model.predict(ids=...) would only change them, since the einsum takes another
+# path for a (batch, k) block of candidates) and TransE with an L_p norm other than L2
+# (cdist sums |q - e| as PyKEEN's norm does; the rank tests compare them per triple).
+def _bit_identical(family: str, interaction: Any) -> bool:
+    return family == "complex" or (family == "transe" and interaction.p != 2)
+
 
 
 def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
@@ -195,7 +198,7 @@ class Scorer:
         scores = self._score(self.model.interaction, anchor_repr, relation_repr, self._entities, direction)
         scores = scores.float()
         scores = torch.sigmoid(scores) if self.model.predict_with_sigmoid else scores
-        if self.family not in BIT_IDENTICAL_FAMILIES:
+        if not _bit_identical(self.family, self.model.interaction):
             self._settle_near_ties(batch, side, scores)
         return scores
 
