@@ -317,3 +317,45 @@ def test_nan_scores_are_refused():
     test = torch.tensor([[0, 0, 1]])
     with pytest.raises(KgrankInputError, match="the model scored NaN"):
         compute_ranks(model, test, KnownAnswers([test], 5, 1), progress=False)
+
+
+def test_near_ties_are_decided_by_pykeens_arithmetic(pykeen_datasets, monkeypatch):
+    """Entities away from the origin and close to each other make |q|^2 - 2 q.e + |e|^2
+    cancel: the product form alone then flips near-ties (checked), and the rescoring of
+    near-ties through model.predict makes every rank PyKEEN's."""
+    from pykeen.models import TransE
+
+    from kgrank import scoring
+
+    dataset = pykeen_datasets["nations", False]
+    model = TransE(triples_factory=dataset.training, embedding_dim=16, scoring_fct_norm=2, random_seed=5)
+    generator = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        entities = model.entity_representations[0]._embeddings.weight
+        entities.copy_(10.0 + 0.1 * torch.randn(entities.shape, generator=generator))
+    model.eval()
+    mapped = [
+        dataset.training.mapped_triples,
+        dataset.validation.mapped_triples,
+        dataset.testing.mapped_triples,
+    ]
+    known = KnownAnswers(mapped, dataset.num_entities, dataset.num_relations)
+    factories = SimpleNamespace(
+        training=dataset.training, validation=dataset.validation, testing=dataset.testing
+    )
+    evaluator = pykeen_evaluator_ranks(model, factories)
+
+    def identical() -> bool:
+        ours = compute_ranks(model, dataset.testing.mapped_triples, known, progress=False)
+        return all(
+            np.array_equal(
+                ours.loc[ours["side"] == side, rank_type].to_numpy(),
+                np.concatenate(evaluator.ranks[side, rank_type]),
+            )
+            for side in ("head", "tail")
+            for rank_type in ("optimistic", "pessimistic")
+        )
+
+    assert identical()
+    monkeypatch.setattr(scoring, "NEAR_TIE_RELATIVE_TOLERANCE", -1.0)  # the true entity only
+    assert not identical()

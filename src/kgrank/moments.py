@@ -256,7 +256,7 @@ def median_and_deviation(ranks: np.ndarray, *, histogram_elements: int = 4_000_0
     smallest |r - median| is found by bisection on the same histogram. For a sampled
     replicate this costs one counting pass instead of the two selections (np.partition)
     that the median and the MAD need, which is what made the sampled moments slow at
-    FB15k-237's size. Rows much shorter than the largest rank fall back to numpy/scipy,
+    FB15k-237's size. Rows much shorter than the largest rank fall back to np.median,
     where a histogram would cost more than the selection.
     """
     ranks = np.atleast_2d(ranks)
@@ -313,7 +313,8 @@ class SamplingRequest:
 
     Requests for the same candidate counts are served together from one stream of
     replicate rank vectors, and requests naming the same ``statistic`` function (the
-    median of the median rank and of its inverse) compute it once per chunk.
+    median and MAD summary behind the median rank, its inverse and the MAD) compute it
+    once per chunk.
     """
 
     statistic: Callable[[np.ndarray], np.ndarray]
