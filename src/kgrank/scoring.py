@@ -23,12 +23,37 @@ PyKEEN's ``predict_h`` does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+
+@dataclass(frozen=True)
+class SquaredDistanceError:
+    """A bound, per query row, on how far the product form's squared L2 distances may lie
+    from PyKEEN's: |q|^2 - 2 q.e + |e|^2 and PyKEEN's sum of (q_i - e_i)^2 each err by at
+    most (d + 3) u (|q| + |e|)^2 in floating point (u the unit roundoff; standard bounds
+    for sums of d products), so ``bound`` is twice that with the largest |e|.
+
+    Scores are -sqrt(squared) (or -squared with ``squared_scores``); since
+    |s_j - s_t| (|s_j| + |s_t|) = |a_j - a_t| for s = -sqrt(a), a candidate can change the
+    rank only if that product is within twice the bound.
+    """
+
+    bound: torch.Tensor
+    squared_scores: bool
+
+    def near(self, scores: torch.Tensor, true_scores: torch.Tensor) -> torch.Tensor:
+        gap = (scores - true_scores.unsqueeze(1)).abs()
+        if not self.squared_scores:
+            gap = gap * (scores.abs() + true_scores.abs().unsqueeze(1))
+        return gap <= 2.0 * self.bound.unsqueeze(1)
+
+
 # (anchor representations, relation representations, all entity representations, direction)
-ScoreFunction = Callable[[Any, Any, Any, Any, str], torch.Tensor]
+# -> scores, and for the L2 norm the bound on their difference from PyKEEN's
+ScoreFunction = Callable[[Any, Any, Any, Any, str], tuple[torch.Tensor, SquaredDistanceError | None]]
 
 
 def _squared_distance_scores(query: torch.Tensor, entities: torch.Tensor, squared_norms: torch.Tensor):
@@ -37,13 +62,21 @@ def _squared_distance_scores(query: torch.Tensor, entities: torch.Tensor, square
     return squared.clamp_(min=0.0)
 
 
-def _norm_scores(query: torch.Tensor, entities: torch.Tensor, p: float, power_norm: bool) -> torch.Tensor:
+def _norm_scores(
+    query: torch.Tensor, entities: torch.Tensor, p: float, power_norm: bool
+) -> tuple[torch.Tensor, SquaredDistanceError | None]:
     """-||q - e||_p for every pair (or -||q - e||_p^p with ``power_norm``)."""
     if p == 2:
-        squared = _squared_distance_scores(query, entities, (entities * entities).sum(dim=1))
-        return -(squared if power_norm else squared.sqrt_())
+        squared_norms = (entities * entities).sum(dim=1)
+        squared = _squared_distance_scores(query, entities, squared_norms)
+        unit_roundoff = torch.finfo(query.dtype).eps / 2
+        reach = query.norm(dim=1) + squared_norms.max().sqrt()
+        error = SquaredDistanceError(
+            2.0 * (query.shape[1] + 3) * unit_roundoff * reach**2, squared_scores=power_norm
+        )
+        return -(squared if power_norm else squared.sqrt_()), error
     distances = torch.cdist(query.unsqueeze(0), entities.unsqueeze(0), p=p).squeeze(0)
-    return -(distances.pow_(p) if power_norm else distances)
+    return -(distances.pow_(p) if power_norm else distances), None
 
 
 def _real_view(x: torch.Tensor) -> torch.Tensor:
@@ -51,42 +84,42 @@ def _real_view(x: torch.Tensor) -> torch.Tensor:
     return torch.view_as_real(x).reshape(*x.shape[:-1], 2 * x.shape[-1])
 
 
-def _transe(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+def _transe(interaction: Any, anchor, relation, entities, direction: str):
     # h + r - t: for tails the query is h + r, for heads h - (t - r).
     query = anchor + relation if direction == "tail" else anchor - relation
     return _norm_scores(query, entities, interaction.p, interaction.power_norm)
 
 
-def _rotate(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+def _rotate(interaction: Any, anchor, relation, entities, direction: str):
     # ||h o r - t||_2 over complex coordinates; PyKEEN rotates the anchor the same way
     # (heads: t o conj(r), which equals h when |r| = 1, its constraint).
     query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
     return _norm_scores(_real_view(query), _real_view(entities), 2, False)
 
 
-def _complex(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+def _complex(interaction: Any, anchor, relation, entities, direction: str):
     # PyKEEN's own einsum on its own broadcast shapes: torch reduces it to one complex
     # matrix product per batch, half the speed of a real-view product but bit-identical
     # to PyKEEN's scores (a real-view product is not: 0.12 % of FB15k-237 ranks changed).
     if direction == "tail":
-        return interaction(h=anchor.unsqueeze(1), r=relation.unsqueeze(1), t=entities.unsqueeze(0))
-    return interaction(h=entities.unsqueeze(0), r=relation.unsqueeze(1), t=anchor.unsqueeze(1))
+        return interaction(h=anchor.unsqueeze(1), r=relation.unsqueeze(1), t=entities.unsqueeze(0)), None
+    return interaction(h=entities.unsqueeze(0), r=relation.unsqueeze(1), t=anchor.unsqueeze(1)), None
 
 
-def _distmult(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
-    return (anchor * relation) @ entities.T
+def _distmult(interaction: Any, anchor, relation, entities, direction: str):
+    return (anchor * relation) @ entities.T, None
 
 
-def _rescal(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+def _rescal(interaction: Any, anchor, relation, entities, direction: str):
     # h^T R t: tails see h^T R, heads see R t.
     if direction == "tail":
         query = torch.einsum("bd,bde->be", anchor, relation)
     else:
         query = torch.einsum("bde,be->bd", relation, anchor)
-    return query @ entities.T
+    return query @ entities.T, None
 
 
-def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+def _tucker(interaction: Any, anchor, relation, entities, direction: str):
     # BN_hr((BN_h(h)) x_1 (Z x_2 r)) . t, dropout off in evaluation mode. Heads are scored
     # this way only through inverse relations (see supports_direction).
     head = anchor if interaction.head_batch_norm is None else interaction.head_batch_norm(anchor)
@@ -94,7 +127,7 @@ def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> tor
     combined = torch.einsum("bik,bi->bk", core, head)
     if interaction.head_relation_batch_norm is not None:
         combined = interaction.head_relation_batch_norm(combined)
-    return combined @ entities.T
+    return combined @ entities.T, None
 
 
 # Fast scores that are PyKEEN's own bits: ComplEx (PyKEEN's einsum; rescoring near-ties
@@ -121,13 +154,12 @@ def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
 
 
 # A product form adds and multiplies in another order than PyKEEN's broadcast, so its
-# float32 scores differ from PyKEEN's in the last bits (most for the L2 norm, where
-# |q|^2 - 2 q.e + |e|^2 cancels). Only candidates whose score lies that close to the true
-# entity's can change a rank; every candidate within this fraction of the row's largest
-# |score| of the true score is rescored with PyKEEN's own arithmetic. The observed
-# differences are about 1e-7 of the row's scale. The margin is a heuristic, not a bound:
-# embeddings far from the origin relative to their spread (|e| of 300, spread 0.01)
-# make the L2 cancellation exceed it, and `ranks.scoring: pykeen` is the exact path there.
+# float32 scores differ from PyKEEN's in the last bits. Only candidates whose score lies
+# that close to the true entity's can change a rank. For the L2 norm, where
+# |q|^2 - 2 q.e + |e|^2 cancels, a rounding-error bound decides which are that close
+# (SquaredDistanceError); for the dot-product families, which do not cancel that way,
+# every candidate within this fraction of the row's largest |score| of the true score
+# is rescored (observed differences: about 1e-7 of the row's scale).
 NEAR_TIE_RELATIVE_TOLERANCE = 1e-4
 
 
@@ -195,22 +227,31 @@ class Scorer:
         anchors, relations, direction = self.queries(batch, side)
         anchor_repr = self._maybe_complex(self.model.entity_representations[0](indices=anchors))
         relation_repr = self._maybe_complex(self.model.relation_representations[0](indices=relations))
-        scores = self._score(self.model.interaction, anchor_repr, relation_repr, self._entities, direction)
+        scores, error = self._score(
+            self.model.interaction, anchor_repr, relation_repr, self._entities, direction
+        )
         scores = scores.float()
-        scores = torch.sigmoid(scores) if self.model.predict_with_sigmoid else scores
+        if self.model.predict_with_sigmoid:
+            scores, error = torch.sigmoid(scores), None  # the bound is for raw distances
         if not _bit_identical(self.family, self.model.interaction):
-            self._settle_near_ties(batch, side, scores)
+            self._settle_near_ties(batch, side, scores, error)
         return scores
 
-    def _settle_near_ties(self, batch: torch.Tensor, side: str, scores: torch.Tensor) -> None:
+    def _settle_near_ties(
+        self, batch: torch.Tensor, side: str, scores: torch.Tensor, error: SquaredDistanceError | None
+    ) -> None:
         """Rescore, in place and through ``model.predict``, the true entity and every
-        candidate whose product-form score is within the tolerance of the true entity's,
-        so that ties and near-ties are decided by PyKEEN's arithmetic as in its evaluator."""
+        candidate whose product-form score may differ from PyKEEN's enough to change its
+        order against the true entity's (the L2 norm's error bound, otherwise the relative
+        tolerance), so that ties and near-ties are decided by PyKEEN's arithmetic."""
         true_entities = batch[:, 0] if side == "head" else batch[:, 2]
         rows = torch.arange(len(batch), device=scores.device)
         true_scores = scores[rows, true_entities]
-        tolerance = NEAR_TIE_RELATIVE_TOLERANCE * scores.abs().amax(dim=1)
-        near = (scores - true_scores.unsqueeze(1)).abs() <= tolerance.unsqueeze(1)
+        if error is not None:
+            near = error.near(scores, true_scores)
+        else:
+            tolerance = NEAR_TIE_RELATIVE_TOLERANCE * scores.abs().amax(dim=1)
+            near = (scores - true_scores.unsqueeze(1)).abs() <= tolerance.unsqueeze(1)
         near[rows, true_entities] = True
         near_rows, near_columns = near.nonzero(as_tuple=True)
         counts = near.sum(dim=1)
