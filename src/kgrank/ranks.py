@@ -87,20 +87,26 @@ def ranks_from_scores(
     Filtered candidates are set to NaN in place (the true entity is kept), so they
     compare false with everything and drop out of every count.
     """
-    if torch.isnan(scores).any():
+    # A row sum is NaN exactly when the row holds a NaN: one pass, no mask allocated.
+    if torch.isnan(scores.sum(dim=1)).any():
         row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
         raise KgrankInputError(
             f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"
         )
-    row_index = torch.arange(scores.shape[0])
+    batch_size, num_entities = scores.shape
+    row_index = torch.arange(batch_size)
     true_scores = scores[row_index, true_entities].clone()
+    num_candidates = torch.full((batch_size,), num_entities, dtype=torch.int64)
     if filter_rows is not None and len(filter_rows):
-        scores[torch.as_tensor(filter_rows), torch.as_tensor(filter_cols)] = float("nan")
+        rows, columns = torch.as_tensor(filter_rows), torch.as_tensor(filter_cols)
+        scores[rows, columns] = float("nan")
         scores[row_index, true_entities] = true_scores
+        # every known answer but the true entity itself leaves the candidate list
+        removed = columns != true_entities[rows]
+        num_candidates -= torch.bincount(rows[removed], minlength=batch_size)
     true_column = true_scores.unsqueeze(1)
     optimistic = (scores > true_column).sum(dim=1) + 1
     pessimistic = (scores >= true_column).sum(dim=1)
-    num_candidates = (~torch.isnan(scores)).sum(dim=1)
     return {
         "optimistic": optimistic.numpy(),
         "pessimistic": pessimistic.numpy(),
