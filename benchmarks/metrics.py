@@ -66,6 +66,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from kgrank.metrics import default_metrics, evaluate_rank_table, moments_of
+    from kgrank.moments import SAMPLING_REPLICATES
     from kgrank.montecarlo import check_moments
 
     table = rank_table(args.triples, args.candidates)
@@ -88,7 +89,7 @@ def main() -> None:
         # where kgrank is exact and PyKEEN has no closed form, PyKEEN gets 10,000 samples
         # (still less accurate than kgrank); PyKEEN's closed forms ignore num_samples.
         method = ours[metric.key].method
-        samples = int(method.split("R=")[1].split(",")[0]) if method.startswith("sampling") else 10_000
+        samples = SAMPLING_REPLICATES if method.startswith("sampling") else 10_000
         start = time.perf_counter()
         expectation = theirs.expected_value(num_candidates, num_samples=samples)
         variance = theirs.variance(num_candidates, num_samples=samples)

@@ -135,12 +135,11 @@ def rank_variance_moments(num_candidates: np.ndarray) -> Moments:
 
     total_mean = (counts * m1).sum()  # E[S]
     total_variance = (counts * variance).sum()  # Var[S]
-    third_cumulant = 0.0  # every task's third central moment is zero
     fourth_cumulant = (counts * (fourth_central - 3.0 * variance**2)).sum()
     second_of_sum = total_variance + total_mean**2
+    # E[S^4] from the cumulants; the 4 k3 k1 term vanishes with every third central moment
     fourth_of_sum = (
         fourth_cumulant
-        + 4.0 * third_cumulant * total_mean
         + 3.0 * total_variance**2
         + 6.0 * total_variance * total_mean**2
         + total_mean**4

@@ -67,7 +67,7 @@ def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None)
     subsets = side_subsets(counts["side"].to_numpy())
     rows = []
     for side, everything in moments_of_subsets(metrics, num_candidates, subsets).items():
-        num_ranks = len(num_candidates if subsets[side] is None else num_candidates[subsets[side]])
+        num_ranks = int((counts["side"] == side).sum()) if side != "both" else len(counts)
         for metric in metrics:
             moments = everything[metric.key]
             rows.append(

@@ -87,8 +87,9 @@ def ranks_from_scores(
     Filtered candidates are set to NaN in place (the true entity is kept), so they
     compare false with everything and drop out of every count.
     """
-    # A row sum is NaN exactly when the row holds a NaN: one pass, no mask allocated.
-    if torch.isnan(scores.sum(dim=1)).any():
+    # A row holding a NaN sums to NaN: one pass, no mask allocated; the mask is built only
+    # then (a row with both +inf and -inf also sums to NaN, and is no error).
+    if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
         row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
         raise KgrankInputError(
             f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"

@@ -61,9 +61,14 @@ BIT_IDENTICAL = "bit-identical"
 ScoreFunction = Callable[[Any, Any, Any, Any, str], tuple[torch.Tensor, "SquaredDistanceError | str | None"]]
 
 
-def _squared_distance_scores(query: torch.Tensor, entities: torch.Tensor, squared_norms: torch.Tensor):
+def _squared_distance_scores(
+    query: torch.Tensor,
+    entities: torch.Tensor,
+    query_squared_norms: torch.Tensor,
+    squared_norms: torch.Tensor,
+):
     """|q - e|^2 for every (query, entity) pair as |q|^2 - 2 q.e + |e|^2, clamped at 0 against rounding."""
-    squared = (query * query).sum(dim=1, keepdim=True) - 2.0 * (query @ entities.T) + squared_norms
+    squared = query_squared_norms.unsqueeze(1) - 2.0 * (query @ entities.T) + squared_norms
     return squared.clamp_(min=0.0)
 
 
@@ -74,10 +79,11 @@ def _norm_scores(
     than L2 go through cdist, which sums |q_i - e_i| as PyKEEN's norm does (bit-identical,
     checked per triple by the rank tests)."""
     if p == 2:
+        query_squared_norms = (query * query).sum(dim=1)
         squared_norms = (entities * entities).sum(dim=1)
-        squared = _squared_distance_scores(query, entities, squared_norms)
+        squared = _squared_distance_scores(query, entities, query_squared_norms, squared_norms)
         unit_roundoff = torch.finfo(query.dtype).eps / 2
-        reach = query.norm(dim=1) + squared_norms.max().sqrt()
+        reach = query_squared_norms.sqrt() + squared_norms.max().sqrt()
         error = SquaredDistanceError(
             2.0 * (query.shape[1] + 3) * unit_roundoff * reach**2, squared_scores=power_norm
         )
