@@ -67,7 +67,7 @@ def main() -> None:
 
     from kgrank.metrics import default_metrics, evaluate_rank_table, moments_of
     from kgrank.moments import SAMPLING_REPLICATES
-    from kgrank.montecarlo import check_moments
+    from kgrank.studies.moments.montecarlo import check_moments
 
     table = rank_table(args.triples, args.candidates)
     metrics = default_metrics()

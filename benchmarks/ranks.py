@@ -114,14 +114,12 @@ def evaluator_ranks(model, factories, test, batch_size: int) -> tuple[float, dic
 
 
 def engine_ranks(model, factories, test, batch_size: int):
-    from kgrank.ranks import KnownAnswers, compute_ranks
+    from kgrank.candidates import known_answers
+    from kgrank.ranks import compute_ranks
 
     start = time.perf_counter()
     # The filter index is built inside the timing: PyKEEN builds its own filter too.
-    known = KnownAnswers(
-        factories.mapped(), factories.training.num_entities, factories.training.num_relations
-    )
-    table = compute_ranks(model, test, known, batch_size=batch_size, progress=False)
+    table = compute_ranks(model, test, known_answers(factories), batch_size=batch_size, progress=False)
     return time.perf_counter() - start, table
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from conftest import REPO, markdown_row
 
 pytestmark = pytest.mark.slow
@@ -160,21 +161,12 @@ def test_lint_is_clean():
     assert result.returncode == 0, result.stdout[-3000:]
 
 
-def test_notebook_redraws_figure1_from_results(workdir):
+@pytest.mark.parametrize("notebook", sorted(path.name for path in (REPO / "notebooks").glob("*.ipynb")))
+def test_every_notebook_runs_on_the_results(workdir, notebook):
     import os
 
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "nbconvert",
-            "--to",
-            "notebook",
-            "--execute",
-            "--stdout",
-            str(REPO / "notebooks" / "figure1.ipynb"),
-        ],
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--stdout", notebook],
         capture_output=True,
         text=True,
         check=False,
@@ -182,7 +174,16 @@ def test_notebook_redraws_figure1_from_results(workdir):
         cwd=REPO / "notebooks",
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    # each notebook shows numbers read from the results, not only a figure
     assert "inverse_harmonic_mean_rank" in result.stdout
+
+
+def test_every_study_has_a_notebook():
+    from kgrank.studies import study_names
+
+    assert {f"{name}.ipynb" for name in study_names()} <= {
+        path.name for path in (REPO / "notebooks").glob("*.ipynb")
+    }
 
 
 @pytest.mark.parametrize("profile", [None, "slurm"])
@@ -207,8 +208,8 @@ def test_paper_profile_plans_every_job(tmp_path, profile):
         "-n",
         "-p",
         "--config",
-        f"published_values={shared / 'published_figure1.tsv'}",
-        f"published_results={shared / 'published_results.tsv'}",
+        f"studies={{paper: {{published_values: {shared / 'published_figure1.tsv'}, "
+        f"published_results: {shared / 'published_results.tsv'}}}}}",
     ]
     if profile:
         arguments += ["--profile", str(REPO / "workflow" / "profiles" / profile)]
@@ -227,6 +228,42 @@ def test_paper_profile_plans_every_job(tmp_path, profile):
         "ranks": 16,
         "metrics": 16,
     }
+    assert {"published_audit", "compare_published", "figure1_published", "montecarlo", "errata"} <= set(plan)
+
+
+def with_studies(tmp_path: Path, studies: dict) -> list[str]:
+    """Arguments that run the tiny config with its `studies` section replaced."""
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    config["studies"] = studies
+    # sampled rank files named in the config are targets of their own (they need models)
+    config["ranks"]["sampled_candidates"] = []
+    path = tmp_path / "studies.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return ["--configfile", str(path)]
+
+
+@pytest.mark.parametrize(
+    ("studies", "expected", "absent"),
+    [
+        # the moments study needs the datasets, never a model
+        ({"moments": {}}, {"prepare_dataset", "moments_table", "montecarlo", "errata"}, {"train", "figure1"}),
+        # listed but switched off: nothing of it runs
+        ({"moments": {}, "paper": {"enabled": False}}, {"montecarlo"}, {"train", "figure1", "table4"}),
+        ({"paper": {}}, {"train", "ranks", "metrics", "figure1", "table4"}, {"montecarlo", "errata"}),
+    ],
+)
+def test_studies_switch_on_and_off(tmp_path, studies, expected, absent):
+    result = snakemake(tmp_path, "-n", *with_studies(tmp_path, studies))
+    plan = planned_jobs(result)
+    assert expected <= set(plan), plan
+    assert not absent & set(plan), plan
+
+
+def test_unknown_study_stops_before_any_job(tmp_path):
+    result = snakemake(tmp_path, "-n", *with_studies(tmp_path, {"ambiguty": {}}))
+    assert result.returncode != 0
+    assert "key studies.ambiguty: no such study" in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
 
 
 def test_report_has_every_figure_and_table(workdir):

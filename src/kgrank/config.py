@@ -17,15 +17,50 @@ import yaml
 from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import load_hyperparameters
 
+STUDY_SCHEMA_SUFFIX = ".schema.yaml"
 
-def check_config(config: Mapping[str, Any], schema_path: str | Path, source: str = "the config") -> None:
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(schema).iter_errors(dict(config))
-    )
+
+def study_schemas(study_schema_dir: str | Path) -> dict[str, Path]:
+    """Each study's schema fragment by study name (workflow/schemas/studies/<study>.schema.yaml)."""
+    return {
+        path.name.removesuffix(STUDY_SCHEMA_SUFFIX): path
+        for path in sorted(Path(study_schema_dir).glob(f"*{STUDY_SCHEMA_SUFFIX}"))
+    }
+
+
+def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") -> None:
+    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
-        key = ".".join(str(part) for part in error.absolute_path) or "(top level)"
+        key = (prefix + ".".join(str(part) for part in error.absolute_path)).rstrip(".") or "(top level)"
         raise KgrankInputError(f"{source}: key {key}: {error.message}; see {schema_path} for what is allowed")
+
+
+def check_config(
+    config: Mapping[str, Any],
+    schema_path: str | Path,
+    source: str = "the config",
+    study_schema_dir: str | Path | None = None,
+) -> None:
+    """Check the core keys against ``schema_path`` and each section of ``studies`` against
+    its study's schema fragment in ``study_schema_dir``; the first error names its key."""
+    _check_against(dict(config), Path(schema_path), source)
+    if study_schema_dir is None:
+        return
+    known = study_schemas(study_schema_dir)
+    for name, section in (config.get("studies") or {}).items():
+        if name not in known:
+            raise KgrankInputError(
+                f"{source}: key studies.{name}: no such study; the studies are {sorted(known)} "
+                f"(one schema each in {study_schema_dir})"
+            )
+        _check_against(section if section is not None else {}, known[name], source, prefix=f"studies.{name}.")
+
+
+def study_enabled(config: Mapping[str, Any], name: str) -> bool:
+    """A study runs when the config lists it under ``studies`` and does not switch it off."""
+    section = (config.get("studies") or {}).get(name)
+    return section is not None and section.get("enabled", True)
 
 
 def hyperparameter_path(hyperparameters_dir: str | Path, dataset: str, model: str) -> Path:
@@ -118,3 +153,15 @@ def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: l
         + "; ".join(sentences)
         + "."
     )
+
+
+def budget_columns(resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns that carry a model's training budget into every table of its numbers,
+    from its resolved configuration (models/<dataset>/<model>/config.json)."""
+    published_loop = resolved["hyperparameters"]["pipeline"]["training_loop"]
+    return {
+        "epochs": resolved["epochs"],
+        "published_epochs": resolved["published_epochs"],
+        "training_loop": resolved.get("training_loop", published_loop),
+        "published_training_loop": published_loop,
+    }

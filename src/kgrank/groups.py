@@ -42,10 +42,16 @@ def relation_categories(triples: np.ndarray, threshold: float = MANY_THRESHOLD) 
 def evaluate_groups(
     ranks: pd.DataFrame, dataset_dir: str | Path, metrics: Sequence[Metric] | None = None
 ) -> pd.DataFrame:
-    """The tidy metric table per relation and per relation category, with each group's size."""
-    categories = relation_categories(np.asarray(load_factories(dataset_dir).training.mapped_triples))
+    """The tidy metric table per relation and per relation category, with each group's size.
+
+    ``group`` is always text: the relation's label for a relation, the category's name
+    for a category (one type per column, so the table reads back as it was written).
+    """
+    training = load_factories(dataset_dir).training
+    categories = relation_categories(np.asarray(training.mapped_triples))
     labelled = ranks.merge(categories[["relation", "category"]], on="relation", how="left")
     labelled["category"] = labelled["category"].fillna("unseen")
+    labelled["relation"] = labelled["relation"].map(training.relation_id_to_label)
     frames = []
     for aggregation, column in (("relation", "relation"), ("relation_category", "category")):
         for group, subset in labelled.groupby(column, sort=True):

@@ -1,14 +1,18 @@
-"""Atomic file output: a killed job leaves either the old file or the new one, never half."""
+"""Files in and out: atomic writes (a killed job leaves the old file or the new one, never
+half of it) and the readers of the tables that several steps share."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @contextmanager
@@ -49,3 +53,29 @@ def write_table(path: str | os.PathLike[str], frame: Any) -> None:
             frame.to_csv(temporary, sep="\t", index=False, float_format="%.10g")
         else:
             raise ValueError(f"{target}: unsupported table format {target.suffix!r}; use .tsv or .parquet")
+
+
+def read_tables(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
+    """Several tidy TSV tables of one layout (one per dataset, pair, ...) as one frame."""
+    import pandas as pd
+
+    return pd.concat([pd.read_csv(path, sep="\t") for path in paths], ignore_index=True)
+
+
+def read_stats(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
+    """Datasets' stats.json files as one table (dataset, entities, relations, train,
+    valid, test), ordered by number of entities."""
+    import pandas as pd
+
+    records = [json.loads(Path(path).read_text(encoding="utf-8")) for path in paths]
+    frame = pd.DataFrame(
+        {
+            "dataset": [record["dataset"] for record in records],
+            "entities": [record["entities"] for record in records],
+            "relations": [record["relations"] for record in records],
+            "train": [record["triples"]["train"] for record in records],
+            "valid": [record["triples"]["valid"] for record in records],
+            "test": [record["triples"]["test"] for record in records],
+        }
+    )
+    return frame.sort_values("entities", kind="stable").reset_index(drop=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from fractions import Fraction
 
 import numpy as np
@@ -30,13 +31,31 @@ from scipy import stats
 from kgrank import moments as mom
 from kgrank.errors import KgrankInputError
 from kgrank.moments import Moments
-from kgrank.ranks import RANK_COLUMNS, SIDES_AND_BOTH, select_side
+from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH, select_side
 
 DEFAULT_HITS = (1, 3, 5, 10)
 LESS_TOP_HEAVY_POWERS = (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(3, 4))
 
 
+class Variant(StrEnum):
+    """The derived variants of a metric, named as tables and figures print them."""
+
+    NORMALISED = "expectation-normalised"
+    INDEX = "adjusted index"
+    Z_SCORE = "z-score"
+
+
 @dataclass(frozen=True)
+class DerivedValue:
+    """One derived variant of a metric value, with its moments under the random model."""
+
+    key: str
+    value: float
+    expectation: float
+    variance: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class Transform:
     """A rank transformation f with its text and its per-task moments under uniform ranks."""
 
@@ -64,19 +83,28 @@ def _indicator_moments(k: int) -> Callable:
     return task_moments
 
 
-IDENTITY = Transform("r", lambda ranks: ranks, _identity_moments, mom.CLOSED_FORM)
-RECIPROCAL = Transform("1/r", lambda ranks: 1.0 / ranks, _reciprocal_moments, mom.CLOSED_FORM)
+IDENTITY = Transform(
+    text="r", function=lambda ranks: ranks, task_moments=_identity_moments, method=mom.CLOSED_FORM
+)
+RECIPROCAL = Transform(
+    text="1/r", function=lambda ranks: 1.0 / ranks, task_moments=_reciprocal_moments, method=mom.CLOSED_FORM
+)
 
 
 def indicator(k: int) -> Transform:
     return Transform(
-        f"1[r <= {k}]", lambda ranks: (ranks <= k).astype(float), _indicator_moments(k), mom.CLOSED_FORM
+        text=f"1[r <= {k}]",
+        function=lambda ranks: (ranks <= k).astype(float),
+        task_moments=_indicator_moments(k),
+        method=mom.CLOSED_FORM,
     )
 
 
 def inverse_power(a: Fraction) -> Transform:
     function = lambda ranks: np.power(ranks, -float(a))  # noqa: E731
-    return Transform(f"r^-{a}", function, mom.finite_sum_moments(function), mom.EXACT_SUM)
+    return Transform(
+        text=f"r^-{a}", function=function, task_moments=mom.finite_sum_moments(function), method=mom.EXACT_SUM
+    )
 
 
 def _log_discount(ranks: np.ndarray) -> np.ndarray:
@@ -84,7 +112,10 @@ def _log_discount(ranks: np.ndarray) -> np.ndarray:
 
 
 LOG_DISCOUNT = Transform(
-    "ln 2 / ln(1 + r)", _log_discount, mom.finite_sum_moments(_log_discount), mom.EXACT_SUM
+    text="ln 2 / ln(1 + r)",
+    function=_log_discount,
+    task_moments=mom.finite_sum_moments(_log_discount),
+    method=mom.EXACT_SUM,
 )
 
 
@@ -106,7 +137,7 @@ def _mad(values: np.ndarray) -> np.ndarray:
     return stats.median_abs_deviation(values, axis=-1, scale="normal")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Metric:
     """One registered metric. ``statistic`` is "power mean" (with ``power``), "median",
     "std", "var", "mad" or "count"; ``post`` is "identity" or "reciprocal"."""
@@ -158,18 +189,14 @@ class Metric:
             return self.statistic
         return {np.inf: "max", -np.inf: "min"}.get(self.power, f"M_{self.power:g}")
 
-    @property
-    def index_key(self) -> str:
-        # PyKEEN's naming: for lower-is-better metrics `adjusted_<key>` is already the
-        # expectation-normalised variant (AMR), so the index takes an `_index` suffix.
-        return f"adjusted_{self.key}" if self.increasing else f"adjusted_{self.key}_index"
-
-    @property
-    def normalized_key(self) -> str:
-        return f"expectation_normalized_{self.key}" if self.increasing else f"adjusted_{self.key}"
-
-    @property
-    def z_key(self) -> str:
+    def variant_key(self, variant: Variant) -> str:
+        """The key of a derived variant. PyKEEN's naming: for lower-is-better metrics
+        `adjusted_<key>` is already the expectation-normalised variant (AMR), so their
+        index takes an `_index` suffix."""
+        if variant is Variant.NORMALISED:
+            return f"expectation_normalized_{self.key}" if self.increasing else f"adjusted_{self.key}"
+        if variant is Variant.INDEX:
+            return f"adjusted_{self.key}" if self.increasing else f"adjusted_{self.key}_index"
         return f"z_{self.key}"
 
 
@@ -375,100 +402,100 @@ def mean_inverse_rank_power(a: Fraction) -> Metric:
 def _base_metrics() -> list[Metric]:
     return [
         Metric(
-            "arithmetic_mean_rank",
-            "MR",
-            IDENTITY,
-            "power mean",
-            False,
-            1.0,
-            (1.0, np.inf),
-            _mean_moments(IDENTITY),
+            key="arithmetic_mean_rank",
+            label="MR",
+            transform=IDENTITY,
+            statistic="power mean",
+            increasing=False,
+            optimum=1.0,
+            value_range=(1.0, np.inf),
+            moments_function=_mean_moments(IDENTITY),
             power=1.0,
             synonyms=("mean_rank", "mr"),
         ),
         Metric(
-            "inverse_arithmetic_mean_rank",
-            "IMR",
-            IDENTITY,
-            "power mean",
-            True,
-            1.0,
-            (0.0, 1.0),
-            _reciprocal_of_mean(IDENTITY),
+            key="inverse_arithmetic_mean_rank",
+            label="IMR",
+            transform=IDENTITY,
+            statistic="power mean",
+            increasing=True,
+            optimum=1.0,
+            value_range=(0.0, 1.0),
+            moments_function=_reciprocal_of_mean(IDENTITY),
             power=1.0,
             post="reciprocal",
             synonyms=("iamr", "imr"),
         ),
         Metric(
-            "harmonic_mean_rank",
-            "HMR",
-            RECIPROCAL,
-            "power mean",
-            False,
-            1.0,
-            (1.0, np.inf),
-            _reciprocal_of_mean(RECIPROCAL),
+            key="harmonic_mean_rank",
+            label="HMR",
+            transform=RECIPROCAL,
+            statistic="power mean",
+            increasing=False,
+            optimum=1.0,
+            value_range=(1.0, np.inf),
+            moments_function=_reciprocal_of_mean(RECIPROCAL),
             power=1.0,
             post="reciprocal",
             synonyms=("hmr",),
         ),
         Metric(
-            "inverse_harmonic_mean_rank",
-            "MRR",
-            RECIPROCAL,
-            "power mean",
-            True,
-            1.0,
-            (0.0, 1.0),
-            _mean_moments(RECIPROCAL),
+            key="inverse_harmonic_mean_rank",
+            label="MRR",
+            transform=RECIPROCAL,
+            statistic="power mean",
+            increasing=True,
+            optimum=1.0,
+            value_range=(0.0, 1.0),
+            moments_function=_mean_moments(RECIPROCAL),
             power=1.0,
             synonyms=("mean_reciprocal_rank", "mrr"),
         ),
         Metric(
-            "geometric_mean_rank",
-            "GMR",
-            IDENTITY,
-            "power mean",
-            False,
-            1.0,
-            (1.0, np.inf),
-            _geometric(1.0),
+            key="geometric_mean_rank",
+            label="GMR",
+            transform=IDENTITY,
+            statistic="power mean",
+            increasing=False,
+            optimum=1.0,
+            value_range=(1.0, np.inf),
+            moments_function=_geometric(1.0),
             power=0.0,
             synonyms=("gmr",),
         ),
         Metric(
-            "inverse_geometric_mean_rank",
-            "IGMR",
-            IDENTITY,
-            "power mean",
-            True,
-            1.0,
-            (0.0, 1.0),
-            _geometric(-1.0),
+            key="inverse_geometric_mean_rank",
+            label="IGMR",
+            transform=IDENTITY,
+            statistic="power mean",
+            increasing=True,
+            optimum=1.0,
+            value_range=(0.0, 1.0),
+            moments_function=_geometric(-1.0),
             power=0.0,
             post="reciprocal",
             synonyms=("igmr",),
         ),
         Metric(
-            "median_rank",
-            "MedR",
-            IDENTITY,
-            "median",
-            False,
-            1.0,
-            (1.0, np.inf),
-            _median_moments("identity"),
+            key="median_rank",
+            label="MedR",
+            transform=IDENTITY,
+            statistic="median",
+            increasing=False,
+            optimum=1.0,
+            value_range=(1.0, np.inf),
+            moments_function=_median_moments("identity"),
             synonyms=("median_rank",),
         ),
         Metric(
-            "inverse_median_rank",
-            "IMedR",
-            IDENTITY,
-            "median",
-            True,
-            1.0,
-            (0.0, 1.0),
-            _median_moments("reciprocal"),
+            key="inverse_median_rank",
+            label="IMedR",
+            transform=IDENTITY,
+            statistic="median",
+            increasing=True,
+            optimum=1.0,
+            value_range=(0.0, 1.0),
+            moments_function=_median_moments("reciprocal"),
             post="reciprocal",
         ),
     ]
@@ -480,7 +507,15 @@ def _dispersion(
     """A dispersion statistic of the ranks: no optimum; without a moments function its
     own value is sampled under the random model."""
     return Metric(
-        key, label, IDENTITY, statistic, False, None, (0.0, np.inf), moments_function, synonyms=synonyms
+        key=key,
+        label=label,
+        transform=IDENTITY,
+        statistic=statistic,
+        increasing=False,
+        optimum=None,
+        value_range=(0.0, np.inf),
+        moments_function=moments_function,
+        synonyms=synonyms,
     )
 
 
@@ -490,14 +525,14 @@ def _dispersion_metrics() -> list[Metric]:
         _dispersion("variance", "var", "var", ("rank_var", "var"), mom.rank_variance_moments),
         _dispersion("median_absolute_deviation", "MAD", "mad", ("rank_mad", "mad"), _mad_moments),
         Metric(
-            "count",
-            "count",
-            IDENTITY,
-            "count",
-            True,
-            None,
-            (0.0, np.inf),
-            _count_moments,
+            key="count",
+            label="count",
+            transform=IDENTITY,
+            statistic="count",
+            increasing=True,
+            optimum=None,
+            value_range=(0.0, np.inf),
+            moments_function=_count_moments,
             synonyms=("rank_count",),
         ),
     ]
@@ -545,8 +580,8 @@ def check_ranks(metric_key: str, ranks: np.ndarray, num_candidates: np.ndarray) 
         )
 
 
-def derived_rows(metric: Metric, value: float, moments: Moments) -> list[dict]:
-    """Expectation-normalised value, adjusted index and z-score, each with its own E and Var."""
+def derived_values(metric: Metric, value: float, moments: Moments) -> dict[Variant, DerivedValue]:
+    """The three derived variants of a value, each with its own E and Var under the random model."""
     expectation, variance = moments.expectation, moments.variance
     span = metric.optimum - expectation
     std = np.sqrt(variance)
@@ -555,26 +590,26 @@ def derived_rows(metric: Metric, value: float, moments: Moments) -> list[dict]:
     defined = span != 0 and std > 0
     nan = float("nan")
     sign = 1.0 if metric.increasing else -1.0
-    return [
-        {
-            "metric": metric.normalized_key,
-            "value": value / expectation if expectation else nan,
-            "expectation": 1.0,
-            "variance": variance / expectation**2 if expectation else nan,
-        },
-        {
-            "metric": metric.index_key,
-            "value": (value - expectation) / span if defined else nan,
-            "expectation": 0.0 if defined else nan,
-            "variance": variance / span**2 if defined else nan,
-        },
-        {
-            "metric": metric.z_key,
-            "value": sign * (value - expectation) / std if defined else nan,
-            "expectation": 0.0 if defined else nan,
-            "variance": 1.0 if defined else nan,
-        },
-    ]
+    return {
+        Variant.NORMALISED: DerivedValue(
+            key=metric.variant_key(Variant.NORMALISED),
+            value=value / expectation if expectation else nan,
+            expectation=1.0,
+            variance=variance / expectation**2 if expectation else nan,
+        ),
+        Variant.INDEX: DerivedValue(
+            key=metric.variant_key(Variant.INDEX),
+            value=(value - expectation) / span if defined else nan,
+            expectation=0.0 if defined else nan,
+            variance=variance / span**2 if defined else nan,
+        ),
+        Variant.Z_SCORE: DerivedValue(
+            key=metric.variant_key(Variant.Z_SCORE),
+            value=sign * (value - expectation) / std if defined else nan,
+            expectation=0.0 if defined else nan,
+            variance=1.0 if defined else nan,
+        ),
+    }
 
 
 def rows_for(metric: Metric, value: float, moments: Moments) -> list[dict]:
@@ -588,7 +623,11 @@ def rows_for(metric: Metric, value: float, moments: Moments) -> list[dict]:
         }
     ]
     if metric.has_derived:
-        rows += derived_rows(metric, value, moments)
+        rows += [
+            {"metric": derived.key, "value": derived.value, "expectation": derived.expectation,
+             "variance": derived.variance}
+            for derived in derived_values(metric, value, moments).values()
+        ]
     return [{**row, "method": moments.method} for row in rows]
 
 

@@ -9,63 +9,16 @@ num_candidates = candidates left after filtering, the true entity included.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse
 import torch
 from tqdm.auto import tqdm
 
+from kgrank.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
-
-SIDES = ("head", "tail")
-# Metrics are reported for each side and for both together.
-SIDES_AND_BOTH = (*SIDES, "both")
-RANK_COLUMNS = ("optimistic", "realistic", "pessimistic", "random")
-RANK_TABLE_COLUMNS = (
-    "triple_id",
-    "head",
-    "relation",
-    "tail",
-    "side",
-    *RANK_COLUMNS,
-    "num_candidates",
-)
-
-
-def select_side(table: pd.DataFrame, side: str) -> pd.DataFrame:
-    """The rows of one side of a rank (or candidate-count) table; "both" is all of them."""
-    return table if side == "both" else table[table["side"] == side]
-
-
-class KnownAnswers:
-    """Index of known true triples: for a query (h, r, ?) or (?, r, t), its answers.
-
-    Stored as two sparse 0/1 matrices whose rows are queries (entity * R + relation) and
-    whose columns are entities, so a batch of queries gets all its answers in one
-    sparse row selection instead of a Python loop.
-    """
-
-    def __init__(self, mapped_triples: Sequence[torch.Tensor], num_entities: int, num_relations: int):
-        parts = [np.asarray(t, dtype=np.int64).reshape(-1, 3) for t in mapped_triples]
-        triples = np.unique(np.concatenate(parts), axis=0) if parts else np.empty((0, 3), dtype=np.int64)
-        self.num_entities = num_entities
-        self.num_relations = num_relations
-        heads, relations, tails = triples.T
-        shape = (num_entities * num_relations, num_entities)
-        ones = np.ones(len(triples), dtype=np.int8)
-        self._answers = {
-            "tail": scipy.sparse.csr_matrix((ones, (heads * num_relations + relations, tails)), shape=shape),
-            "head": scipy.sparse.csr_matrix((ones, (tails * num_relations + relations, heads)), shape=shape),
-        }
-
-    def answers(self, side: str, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(row in batch, entity) of every known answer of each query in ``batch`` (n, 3)."""
-        anchor = batch[:, 2] if side == "head" else batch[:, 0]
-        rows = self._answers[side][anchor * self.num_relations + batch[:, 1]]
-        return rows.nonzero()
+from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
 
 
 def _check_ids(batch: np.ndarray, num_entities: int, num_relations: int) -> None:

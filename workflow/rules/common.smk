@@ -1,11 +1,14 @@
-# Helpers shared by every stage: configuration checks, the list of (dataset, model)
-# pairs, and the paths every rule agrees on.
+# Helpers shared by every stage and study: configuration checks, the list of
+# (dataset, model) pairs, the paths every rule agrees on, and TARGETS, the list that
+# each study extends with its outputs and that `rule all` asks for.
+import inspect
 import os
 import sys
 from pathlib import Path
 
 from snakemake.utils import validate
 
+from kgrank.candidates import SPLITS
 from kgrank.config import (
     budget_caption,
     check_budget,
@@ -13,6 +16,8 @@ from kgrank.config import (
     check_pairs,
     hyperparameter_path,
     pair_budget,
+    study_enabled,
+    study_schemas,
 )
 
 
@@ -25,9 +30,22 @@ envvars:
 # environment, when used, is activated later and takes precedence.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
-CONFIG_SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
-check_config(config, CONFIG_SCHEMA, source=" + ".join(map(str, workflow.configfiles)) or "the config")
-validate(config, CONFIG_SCHEMA)
+SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+CONFIG_SCHEMA = SCHEMAS / "config.schema.yaml"
+STUDY_SCHEMAS = study_schemas(SCHEMAS / "studies")
+check_config(
+    config,
+    CONFIG_SCHEMA,
+    source=" + ".join(map(str, workflow.configfiles)) or "the config",
+    study_schema_dir=SCHEMAS / "studies",
+)
+validate(config, str(CONFIG_SCHEMA))
+# Every study gets its settings with the schema's defaults, listed or not: a study that
+# is not listed runs nothing of its own, but a listed one may need its rules.
+for _study, _schema in STUDY_SCHEMAS.items():
+    if config["studies"].get(_study) is None:
+        config["studies"][_study] = {"enabled": _study in config["studies"]}
+    validate(config["studies"][_study], str(_schema))
 
 DATASETS = list(config["datasets"])
 # Datasets with `train: false` are prepared and enter the moments study and Table 4,
@@ -38,14 +56,91 @@ HYPERPARAMETERS_DIR = Path(workflow.basedir) / config["hyperparameters_dir"]
 # Every hyperparameter file is checked here, at parse time, before any job runs.
 HYPERPARAMETERS = check_pairs(TRAIN_DATASETS, MODELS, HYPERPARAMETERS_DIR)
 check_budget(config["budget"], TRAIN_DATASETS, MODELS)
-PUBLISHED_VALUES = config.get("published_values")
 
 
 wildcard_constraints:
     dataset="|".join(DATASETS),
     model="|".join(MODELS),
 
+
 RESULTS = "results"
+# The targets of the default job; each study adds its outputs when it is switched on.
+TARGETS = []
+
+
+def enabled(study):
+    return study_enabled(config, study)
+
+
+def settings(study):
+    return config["studies"][study]
+
+
+# --- paths: called without arguments they give the wildcard pattern -----------------
+
+
+def dataset_dir(dataset="{dataset}"):
+    return f"{RESULTS}/data/{dataset}"
+
+
+def split_files(dataset="{dataset}"):
+    """The train/valid/test trio of a prepared dataset, as named inputs."""
+    return {split: f"{dataset_dir(dataset)}/{split}.tsv" for split in SPLITS}
+
+
+def stats_file(dataset="{dataset}"):
+    return f"{dataset_dir(dataset)}/stats.json"
+
+
+def model_dir(dataset="{dataset}", model="{model}"):
+    return f"{RESULTS}/models/{dataset}/{model}"
+
+
+def rank_file(dataset="{dataset}", model="{model}"):
+    return f"{RESULTS}/ranks/{dataset}/{model}.parquet"
+
+
+def metrics_file(dataset="{dataset}", model="{model}"):
+    return f"{RESULTS}/metrics/{dataset}/{model}.tsv"
+
+
+def sampled_rank_file(dataset="{dataset}", model="{model}", candidates="{candidates}"):
+    return f"{RESULTS}/ranks/{dataset}/{model}.sampled-{candidates}.parquet"
+
+
+# The `moments` study's lookup table and Monte Carlo check: the `paper` study's audit
+# reads them too.
+def moments_file(dataset="{dataset}"):
+    return f"{RESULTS}/moments/{dataset}/moments.tsv"
+
+
+def montecarlo_file(dataset="{dataset}"):
+    return f"{RESULTS}/moments/{dataset}/montecarlo.tsv"
+
+
+def figure_files(name):
+    """Every figure as PDF (papers) and PNG (README, report)."""
+    return {suffix: f"{RESULTS}/figures/{name}.{suffix}" for suffix in ("pdf", "png")}
+
+
+def of_wildcards(path):
+    """A path helper as a params function: the path of the job's own wildcards (those
+    that the helper takes)."""
+    names = inspect.signature(path).parameters
+    return lambda wildcards: path(**{name: wildcards[name] for name in names})
+
+
+def all_pairs(path):
+    """``path`` (a helper of dataset and model) for every trained pair."""
+    return expand(path(), dataset=TRAIN_DATASETS, model=MODELS)
+
+
+def all_datasets(path, datasets=None):
+    """``path`` (a helper of dataset) for every dataset (or those given)."""
+    return expand(path(), dataset=datasets if datasets is not None else DATASETS)
+
+
+# --- command-line arguments from the config ------------------------------------------
 
 
 def hyperparameters_file(wildcards):
@@ -75,23 +170,6 @@ def budget_arguments(wildcards):
     return " ".join(arguments)
 
 
-def all_pairs(pattern):
-    return expand(pattern, dataset=TRAIN_DATASETS, model=MODELS)
-
-
-def published_outputs():
-    """The re-derivation of published values and the comparison with published results,
-    when the config names the published tables."""
-    outputs = (
-        [f"{RESULTS}/tables/published_comparison.md", f"{RESULTS}/figures/published_comparison.pdf"]
-        if config.get("published_results")
-        else []
-    )
-    if not PUBLISHED_VALUES:
-        return outputs
-    return outputs + [
-        f"{RESULTS}/tables/published_audit.md",
-        f"{RESULTS}/figures/published_audit.pdf",
-        f"{RESULTS}/figures/figure1_published.pdf",
-        f"{RESULTS}/figures/figure1_published.png",
-    ]
+FILTER_SPLITS = " ".join(config["ranks"]["filter_splits"])
+HITS = " ".join(str(k) for k in config["metrics"]["hits"])
+BUDGET_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS)

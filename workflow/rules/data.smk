@@ -5,13 +5,11 @@ rule prepare_dataset:
     input:
         archive=dataset_archive,
     output:
-        train=f"{RESULTS}/data/{{dataset}}/train.tsv",
-        valid=f"{RESULTS}/data/{{dataset}}/valid.tsv",
-        test=f"{RESULTS}/data/{{dataset}}/test.tsv",
-        stats=f"{RESULTS}/data/{{dataset}}/stats.json",
+        **split_files(),
+        stats=stats_file(),
     params:
         source=dataset_source_arguments,
-        out_dir=lambda wildcards: f"{RESULTS}/data/{wildcards.dataset}",
+        out_dir=of_wildcards(dataset_dir),
     log:
         f"{RESULTS}/logs/data/{{dataset}}.log",
     benchmark:

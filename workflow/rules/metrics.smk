@@ -5,16 +5,16 @@
 
 rule metrics:
     input:
-        ranks=f"{RESULTS}/ranks/{{dataset}}/{{model}}.parquet",
-        config=f"{RESULTS}/models/{{dataset}}/{{model}}/config.json",
-        train=f"{RESULTS}/data/{{dataset}}/train.tsv",
+        ranks=rank_file(),
+        config=f"{model_dir()}/config.json",
+        train=split_files()["train"],
     output:
-        table=f"{RESULTS}/metrics/{{dataset}}/{{model}}.tsv",
+        table=metrics_file(),
         groups=f"{RESULTS}/metrics/{{dataset}}/{{model}}.groups.tsv",
     params:
-        model_dir=lambda wildcards: f"{RESULTS}/models/{wildcards.dataset}/{wildcards.model}",
-        dataset_dir=lambda wildcards: f"{RESULTS}/data/{wildcards.dataset}",
-        hits=" ".join(str(k) for k in config["metrics"]["hits"]),
+        model_dir=of_wildcards(model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
+        hits=HITS,
     log:
         f"{RESULTS}/logs/metrics/{{dataset}}/{{model}}.log",
     benchmark:
@@ -25,3 +25,7 @@ rule metrics:
         "kgrank metrics --ranks {input.ranks} --model-dir {params.model_dir}"
         " --dataset {wildcards.dataset} --model {wildcards.model} --hits {params.hits}"
         " --dataset-dir {params.dataset_dir} --out {output.table} --groups-out {output.groups} 2>&1 | tee {log}"
+
+
+localrules:
+    metrics,

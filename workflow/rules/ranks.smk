@@ -3,19 +3,17 @@
 
 rule ranks:
     input:
-        model=f"{RESULTS}/models/{{dataset}}/{{model}}/model.pt",
-        config=f"{RESULTS}/models/{{dataset}}/{{model}}/config.json",
-        train=f"{RESULTS}/data/{{dataset}}/train.tsv",
-        valid=f"{RESULTS}/data/{{dataset}}/valid.tsv",
-        test=f"{RESULTS}/data/{{dataset}}/test.tsv",
+        **split_files(),
+        model=f"{model_dir()}/model.pt",
+        config=f"{model_dir()}/config.json",
     output:
-        f"{RESULTS}/ranks/{{dataset}}/{{model}}.parquet",
+        rank_file(),
     params:
-        model_dir=lambda wildcards: f"{RESULTS}/models/{wildcards.dataset}/{wildcards.model}",
-        dataset_dir=lambda wildcards: f"{RESULTS}/data/{wildcards.dataset}",
+        model_dir=of_wildcards(model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
         batch_size=config["ranks"]["batch_size"],
-        filter_splits=" ".join(config["ranks"]["filter_splits"]),
+        filter_splits=FILTER_SPLITS,
         scoring=config["ranks"]["scoring"],
         sampled="",
     threads: 1
@@ -40,18 +38,28 @@ rule ranks:
 # k asked for by file name.
 use rule ranks as sampled_ranks with:
     output:
-        f"{RESULTS}/ranks/{{dataset}}/{{model}}.sampled-{{candidates}}.parquet",
+        sampled_rank_file(),
     wildcard_constraints:
         candidates=r"[1-9][0-9]*",
     params:
-        model_dir=lambda wildcards: f"{RESULTS}/models/{wildcards.dataset}/{wildcards.model}",
-        dataset_dir=lambda wildcards: f"{RESULTS}/data/{wildcards.dataset}",
+        model_dir=of_wildcards(model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
         batch_size=config["ranks"]["batch_size"],
-        filter_splits=" ".join(config["ranks"]["filter_splits"]),
+        filter_splits=FILTER_SPLITS,
         scoring=config["ranks"]["scoring"],
         sampled=lambda wildcards: f"--sampled-candidates {wildcards.candidates}",
     log:
         f"{RESULTS}/logs/ranks/{{dataset}}/{{model}}.sampled-{{candidates}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/ranks/{{dataset}}/{{model}}.sampled-{{candidates}}.tsv"
+
+
+# Sampled rank files named in the config are asked for by name, whatever study runs.
+TARGETS += [
+    path
+    for candidates in config["ranks"]["sampled_candidates"]
+    for path in expand(
+        sampled_rank_file(candidates=candidates), dataset=TRAIN_DATASETS, model=MODELS
+    )
+]

@@ -5,18 +5,16 @@
 
 rule train:
     input:
-        train=f"{RESULTS}/data/{{dataset}}/train.tsv",
-        valid=f"{RESULTS}/data/{{dataset}}/valid.tsv",
-        test=f"{RESULTS}/data/{{dataset}}/test.tsv",
+        **split_files(),
         hyperparameters=hyperparameters_file,
     output:
-        model=f"{RESULTS}/models/{{dataset}}/{{model}}/model.pt",
-        config=f"{RESULTS}/models/{{dataset}}/{{model}}/config.json",
-        losses=f"{RESULTS}/models/{{dataset}}/{{model}}/losses.tsv",
-        summary=f"{RESULTS}/models/{{dataset}}/{{model}}/training.json",
+        model=f"{model_dir()}/model.pt",
+        config=f"{model_dir()}/config.json",
+        losses=f"{model_dir()}/losses.tsv",
+        summary=f"{model_dir()}/training.json",
     params:
-        out_dir=lambda wildcards: f"{RESULTS}/models/{wildcards.dataset}/{wildcards.model}",
-        dataset_dir=lambda wildcards: f"{RESULTS}/data/{wildcards.dataset}",
+        out_dir=of_wildcards(model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
         budget=budget_arguments,
         device=config["device"],

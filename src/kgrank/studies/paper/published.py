@@ -17,16 +17,18 @@ rounding of the published adjusted value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, default_metrics, derived_rows
+from kgrank.metrics import Metric, Variant, default_metrics, derived_values
 from kgrank.moments import Moments
-from kgrank.paper import FIGURE1_PANELS, draw_figure1_row
 from kgrank.plotting import add_caption, save_figure, set_style
+from kgrank.studies.paper.figure1 import FIGURE1_PANELS, draw_figure1_row
 
 LONG_COLUMNS = ["model", "dataset", "split", "side", "metric", "value"]
 # Short names used by published tables (and by PyKEEN's synonyms) -> kgrank keys.
@@ -102,10 +104,10 @@ def readjust(
         exact = Moments(
             float(moment_row["expectation"]), float(moment_row["variance"]), str(moment_row["method"])
         )
-        derived = derived_rows(metric, float(value), exact)
-        slopes = [row["value"] for row in derived_rows(metric, float(value) + 1.0, exact)]
-        for variant, row, shifted in zip(("normalised", "index", "z-score"), derived, slopes, strict=True):
-            slope = abs(shifted - row["value"])  # the affine map's slope
+        derived = derived_values(metric, float(value), exact)
+        shifted = derived_values(metric, float(value) + 1.0, exact)
+        for variant, row in derived.items():
+            slope = abs(shifted[variant].value - row.value)  # the affine map's slope
             record = {
                 "model": model,
                 "dataset": dataset,
@@ -113,22 +115,22 @@ def readjust(
                 "side": side,
                 "base_metric": key,
                 "base_value": float(value),
-                "metric": row["metric"],
-                "variant": variant,
-                "recomputed": row["value"],
+                "metric": row.key,
+                "variant": variant.value,
+                "recomputed": row.value,
                 "exact_expectation": exact.expectation,
                 "exact_std": float(np.sqrt(exact.variance)),
                 "moment_method": exact.method,
             }
-            published_value = given.get((model, dataset, split, side, row["metric"]))
+            published_value = given.get((model, dataset, split, side, row.key))
             if published_value is not None:
                 tolerance = slope * float(rounding_error(value)) + float(rounding_error(published_value))
                 record.update(
                     published=float(published_value),
-                    difference=float(published_value) - row["value"],
+                    difference=float(published_value) - row.value,
                     tolerance=tolerance,
                     verdict="agrees within rounding"
-                    if abs(float(published_value) - row["value"]) <= tolerance
+                    if abs(float(published_value) - row.value) <= tolerance
                     else "disagrees",
                     **_implied(metric, variant, float(value), float(published_value), exact),
                 )
@@ -137,17 +139,17 @@ def readjust(
 
 
 def _implied(
-    metric: Metric, variant: str, value: float, published: float, exact: Moments
+    metric: Metric, variant: Variant, value: float, published: float, exact: Moments
 ) -> dict[str, float]:
     """What a published derived value implies about the moments, solved backwards, with the
     uncertainty that the rounding of both published numbers leaves in it."""
-    if variant == "index":
+    if variant is Variant.INDEX:
         implied = (value - published * metric.optimum) / (1.0 - published)
         error = float(rounding_error(value)) / abs(1.0 - published) + float(rounding_error(published)) * abs(
             (value - metric.optimum) / (1.0 - published) ** 2
         )
         return {"implied_expectation": implied, "implied_expectation_error": error, "implied_std": np.nan}
-    if variant == "normalised":
+    if variant is Variant.NORMALISED:
         return {"implied_expectation": value / published if published else np.nan, "implied_std": np.nan}
     sign = 1.0 if metric.increasing else -1.0
     implied_std = sign * (value - exact.expectation) / published if published else np.nan
@@ -178,10 +180,8 @@ def explain(audit: pd.DataFrame, counts: dict[tuple[str, str, str], np.ndarray])
         num_candidates = counts.get((row.dataset, row.split, row.side))
         for shift, label in COUNT_HYPOTHESES if num_candidates is not None else ():
             moments = metric.moments(np.maximum(num_candidates + shift, 1))
-            value = derived_rows(metric, row.base_value, moments)[
-                ("normalised", "index", "z-score").index(row.variant)
-            ]
-            if abs(value["value"] - row.published) <= row.tolerance:
+            value = derived_values(metric, row.base_value, moments)[Variant(row.variant)].value
+            if abs(value - row.published) <= row.tolerance:
                 found.append(label)
         explanations.append(
             "; ".join(found)
@@ -189,6 +189,60 @@ def explain(audit: pd.DataFrame, counts: dict[tuple[str, str, str], np.ndarray])
             else "not explained by " + " or ".join(label for _, label in COUNT_HYPOTHESES)
         )
     return audit.assign(explanation=explanations)
+
+
+def published_candidate_counts(
+    published: pd.DataFrame, data_dir: str | Path, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS
+) -> dict[tuple[str, str, str], np.ndarray]:
+    """The real candidate counts of every (dataset, split, side) a published table names,
+    for the datasets prepared under ``data_dir`` (others are skipped: nothing to explain with)."""
+    counts = {}
+    for dataset, split in published[["dataset", "split"]].drop_duplicates().itertuples(index=False):
+        dataset_dir = Path(data_dir) / dataset
+        if not dataset_dir.is_dir():
+            continue
+        for side, num_candidates in counts_by_side(
+            candidate_counts(dataset_dir, split, filter_splits)
+        ).items():
+            counts[dataset, split, side] = num_candidates
+    return counts
+
+
+def audit_published(
+    published: pd.DataFrame,
+    moments: pd.DataFrame,
+    checks: pd.DataFrame,
+    data_dir: str | Path,
+    filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS,
+) -> pd.DataFrame:
+    """The whole audit: re-adjusted values, the explanation of each disagreement, and the
+    simulation's verdict between the exact and the implied moments."""
+    counts = published_candidate_counts(published, data_dir, filter_splits)
+    return attach_simulation(explain(readjust(published, moments), counts), checks)
+
+
+# The audit's columns a reader needs to judge each published value, in reading order.
+AUDIT_SUMMARY_COLUMNS = [
+    "model",
+    "dataset",
+    "metric",
+    "published",
+    "recomputed",
+    "difference",
+    "verdict",
+    "implied_expectation",
+    "exact_expectation",
+    "implied_std",
+    "exact_std",
+    "explanation",
+    "z_exact_vs_simulation",
+    "z_implied_vs_simulation",
+]
+
+
+def audit_summary(audit: pd.DataFrame) -> pd.DataFrame:
+    """The audited rows (those with a published value) in the summary's columns."""
+    return audit.dropna(subset=["published"])[AUDIT_SUMMARY_COLUMNS]
 
 
 def attach_simulation(audit: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
@@ -209,7 +263,7 @@ def attach_simulation(audit: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame
         check = simulated.loc[key]
         replicates = float(check["replicates"])
         mean, std = float(check["simulated_mean"]), float(np.sqrt(check["simulated_variance"]))
-        if row.variant == "z-score":
+        if row.variant == Variant.Z_SCORE:
             # standard error of a sample standard deviation, about sd / sqrt(2R) near normality
             error, exact, implied, simulated_value = (
                 std / np.sqrt(2 * replicates),
@@ -352,6 +406,18 @@ def compare_with_published(
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def comparison_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dataset, model, source) with kgrank's and the published value of each metric."""
+    wide = table.pivot_table(
+        index=["dataset", "model", "source", "epochs", "training_loop"],
+        columns="metric",
+        values=["kgrank", "published"],
+        sort=False,
+    )
+    wide.columns = [f"{metric} {who}" for who, metric in wide.columns]
+    return wide.reset_index()
 
 
 def plot_published_comparison(

@@ -1,8 +1,7 @@
-"""The `moments` study: candidate counts, the moments lookup table, the Monte Carlo check.
+"""The `moments` study: the moments lookup table and the Monte Carlo check.
 
 Under the random model every metric's expectation and variance depend only on the
-candidate counts N_i, and in the filtered setting those depend only on the dataset:
-N_i = entities - (known answers of the query) + 1. So the lookup table is a property of
+candidate counts (``kgrank.candidates``), so the lookup table is a property of
 (dataset, split, side), independent of any model, and a published raw metric can be
 adjusted after the fact with it.
 
@@ -24,40 +23,9 @@ import pandas as pd
 from scipy import stats
 from tqdm.auto import tqdm
 
-from kgrank.datasets import load_factories
+from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
 from kgrank.moments import sample_mean_variance, sample_ranks
-from kgrank.ranks import SIDES, SIDES_AND_BOTH, KnownAnswers, select_side
-
-
-def candidate_counts(
-    dataset_dir: str | Path, split: str, filter_splits: Sequence[str] = ("train", "valid", "test")
-) -> pd.DataFrame:
-    """Filtered candidate count of every (triple, side) of a split: side, num_candidates."""
-    factories = load_factories(dataset_dir)
-    known = KnownAnswers(
-        factories.mapped(tuple(filter_splits)),
-        factories.training.num_entities,
-        factories.training.num_relations,
-    )
-    mapped = np.asarray(factories.mapped((split,))[0], dtype=np.int64)
-    frames = []
-    for side in SIDES:
-        rows, _ = known.answers(side, mapped)
-        answers = np.bincount(rows, minlength=len(mapped))
-        # the true answer is among the known ones (when its split is filtered) and stays
-        true_is_known = 1 if split in filter_splits else 0
-        frames.append(
-            pd.DataFrame(
-                {"side": side, "num_candidates": factories.training.num_entities - answers + true_is_known}
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
-
-
-def counts_by_side(counts: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The candidate counts of head, tail and both sides, from a ``candidate_counts`` table."""
-    return {side: select_side(counts, side)["num_candidates"].to_numpy() for side in SIDES_AND_BOTH}
 
 
 def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
@@ -81,6 +49,24 @@ def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None)
                 }
             )
     return pd.DataFrame(rows)
+
+
+def dataset_moments_table(
+    dataset_dir: str | Path,
+    dataset: str,
+    splits: Sequence[str],
+    metrics: Sequence[Metric],
+    filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS,
+) -> pd.DataFrame:
+    """The lookup table of one dataset: every metric's moments per split and side."""
+    tables = []
+    for split in splits:
+        table = moments_table(candidate_counts(dataset_dir, split, filter_splits), metrics)
+        table.insert(0, "split", split)
+        tables.append(table)
+    result = pd.concat(tables, ignore_index=True)
+    result.insert(0, "dataset", dataset)
+    return result
 
 
 def simulate_metrics(
@@ -215,6 +201,10 @@ def plot_check(table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, 
         ("z_mean", "z of the simulated mean against the analytic expectation"),
         ("z_variance", "z of the simulated / analytic variance ratio against 1"),
     )
+    # seaborn jitters strip plots with numpy's global generator: seed it so that the same
+    # check draws the same figure, and give the caller its state back afterwards.
+    global_state = np.random.get_state()  # noqa: NPY002
+    np.random.seed(0)  # noqa: NPY002
     for axis, (column, label) in zip(axes, panels, strict=True):
         finite = data[np.isfinite(data[column])]
         axis.axvspan(-critical, critical, color="0.9", zorder=0, label="acceptance region")
@@ -230,6 +220,7 @@ def plot_check(table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, 
         )
         axis.axvline(0.0, color="black", linewidth=0.8)
         axis.set_xlabel(label)
+    np.random.set_state(global_state)  # noqa: NPY002
     axes[0].set_ylabel("metric")
     axes[0].legend(title="dataset / side", loc="upper left", bbox_to_anchor=(0, -0.12), ncol=3, frameon=False)
     replicates = int(data["replicates"].iloc[0])

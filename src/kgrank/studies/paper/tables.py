@@ -1,13 +1,8 @@
-"""The `paper` study (Hoyt, Berrendorf et al. 2022): Figure 1 and Tables 1-4.
-
-Figure 1 shows, per dataset and model, the MRR next to its adjusted index and its
-z-score. The raw MRR shrinks as datasets grow while the adjusted values stay
-comparable; that contrast is the point of the figure.
-"""
+"""Tables 1-4 of the unified-framework paper: desiderata, definitions and power means from
+the metric registry, and the dataset statistics from the prepared splits."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,102 +10,13 @@ import numpy as np
 import pandas as pd
 
 from kgrank.io import write_text
-from kgrank.metrics import Metric, default_metrics, derived_rows
-from kgrank.plotting import add_caption, save_figure, set_style
-
-FIGURE1_PANELS = (
-    ("inverse_harmonic_mean_rank", "MRR", "MRR"),
-    ("adjusted_inverse_harmonic_mean_rank", "adjusted MRR (AMRR)", "adjusted index"),
-    ("z_inverse_harmonic_mean_rank", "z-MRR (ZMRR)", "z-score (standard deviations, symlog scale)"),
-)
-MODEL_LABELS = {"complex": "ComplEx", "rotate": "RotatE", "transe": "TransE", "tucker": "TuckER"}
-DATASET_LABELS = {"nations": "Nations", "kinships": "Kinships", "fb15k237": "FB15k-237", "wn18rr": "WN18RR"}
-
-
-def read_stats(paths: Sequence[str | Path]) -> pd.DataFrame:
-    records = [json.loads(Path(path).read_text(encoding="utf-8")) for path in paths]
-    frame = pd.DataFrame(
-        {
-            "dataset": [record["dataset"] for record in records],
-            "entities": [record["entities"] for record in records],
-            "relations": [record["relations"] for record in records],
-            "train": [record["triples"]["train"] for record in records],
-            "valid": [record["triples"]["valid"] for record in records],
-            "test": [record["triples"]["test"] for record in records],
-        }
-    )
-    return frame.sort_values("entities", kind="stable").reset_index(drop=True)
-
-
-def read_metrics(paths: Sequence[str | Path]) -> pd.DataFrame:
-    return pd.concat([pd.read_csv(path, sep="\t") for path in paths], ignore_index=True)
-
-
-def figure1_data(metrics: pd.DataFrame, stats: pd.DataFrame) -> pd.DataFrame:
-    """The values Figure 1 plots: realistic ranks, both sides, ordered by dataset size."""
-    keys = [key for key, _, _ in FIGURE1_PANELS]
-    selected = metrics[
-        (metrics["side"] == "both") & (metrics["rank_type"] == "realistic") & metrics["metric"].isin(keys)
-    ]
-    order = {name: position for position, name in enumerate(stats["dataset"])}
-    return selected.sort_values(
-        ["dataset", "model"], key=lambda column: column.map(order) if column.name == "dataset" else column
-    ).reset_index(drop=True)
-
-
-def draw_figure1_row(axes: Sequence, metrics: pd.DataFrame, stats: pd.DataFrame, row_title: str = "") -> None:
-    """The three panels of Figure 1 on ``axes`` (MRR, adjusted MRR, z-MRR per dataset and model)."""
-    import seaborn as sns
-
-    data = figure1_data(metrics, stats)
-    data = data.assign(
-        dataset_label=data["dataset"].map(lambda name: DATASET_LABELS.get(name, name)),
-        model_label=data["model"].map(lambda name: MODEL_LABELS.get(name, name)),
-    )
-    dataset_order = [
-        DATASET_LABELS.get(name, name) for name in stats["dataset"] if name in set(data["dataset"])
-    ]
-    model_order = sorted(data["model_label"].unique())
-    for axis, (key, title, y_label) in zip(axes, FIGURE1_PANELS, strict=True):
-        sns.barplot(
-            data=data[data["metric"] == key],
-            x="dataset_label",
-            y="value",
-            hue="model_label",
-            order=dataset_order,
-            hue_order=model_order,
-            ax=axis,
-            errorbar=None,
-        )
-        axis.set_title(f"{row_title}: {title}" if row_title else title)
-        axis.set_xlabel("dataset (ordered by number of entities)")
-        axis.set_ylabel(y_label)
-        axis.axhline(0.0, color="black", linewidth=0.8)
-        if key.startswith("z_"):
-            # z grows with the number of test ranks (about 5 on Nations, thousands on
-            # WN18RR): a linear axis hides the small datasets; symlog keeps the sign.
-            axis.set_yscale("symlog", linthresh=1.0)
-        if axis is not axes[-1]:
-            axis.get_legend().remove()
-    axes[-1].legend(title="model", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-
-
-def plot_figure1(
-    metrics: pd.DataFrame, stats: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, caption: str = ""
-) -> pd.DataFrame:
-    import matplotlib.pyplot as plt
-
-    set_style()
-    figure, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(12, 3.6), constrained_layout=True)
-    draw_figure1_row(axes, metrics, stats)
-    add_caption(figure, caption)
-    save_figure(figure, pdf_path, png_path)
-    return figure1_data(metrics, stats)
+from kgrank.labels import dataset_label
+from kgrank.metrics import Metric, Variant, default_metrics, derived_values
 
 
 def write_table4(stats: pd.DataFrame, markdown_path: str | Path, latex_path: str | Path) -> pd.DataFrame:
     """Dataset statistics, computed from the prepared splits (Table 4 of the paper)."""
-    table = stats.assign(dataset=stats["dataset"].map(lambda name: DATASET_LABELS.get(name, name)))
+    table = stats.assign(dataset=stats["dataset"].map(dataset_label))
     table = table.rename(
         columns={
             "dataset": "Dataset",
@@ -135,32 +41,40 @@ def write_table4(stats: pd.DataFrame, markdown_path: str | Path, latex_path: str
 
 # --- Tables 1-3: generated from the metric registry -----------------------------------
 
-VARIANTS = ("base", "expectation-normalised", "adjusted index", "z-score")
+# None is the base metric itself; Table 1 lists it before its derived variants.
+TABLE1_VARIANTS: tuple[Variant | None, ...] = (None, *Variant)
 
 
-def _variant_value(metric: Metric, variant: str, ranks: np.ndarray, num_candidates: np.ndarray) -> float:
+def variant_name(variant: Variant | None) -> str:
+    return "base" if variant is None else variant.value
+
+
+def _variant_value(
+    metric: Metric, variant: Variant | None, ranks: np.ndarray, num_candidates: np.ndarray
+) -> float:
     value = metric.value(ranks)
-    if variant == "base":
+    if variant is None:
         return float(value)
-    derived = derived_rows(metric, value, metric.moments(num_candidates))
-    return float(derived[VARIANTS.index(variant) - 1]["value"])
+    return float(derived_values(metric, value, metric.moments(num_candidates))[variant].value)
 
 
-def _is_better(metric: Metric, variant: str, new: float, old: float) -> bool:
-    increasing = metric.increasing or variant in {"adjusted index", "z-score"}
+def _is_better(metric: Metric, variant: Variant | None, new: float, old: float) -> bool:
+    increasing = metric.increasing or variant in {Variant.INDEX, Variant.Z_SCORE}
     return new > old if increasing else new < old
 
 
-def _variant_expectation(metric: Metric, variant: str, num_candidates: np.ndarray) -> float:
+def _variant_expectation(metric: Metric, variant: Variant | None, num_candidates: np.ndarray) -> float:
     """E of a variant under the random model: the variants are affine in the base metric,
     so E[variant] is the variant evaluated at M = E[M]."""
     moments = metric.moments(num_candidates)
-    if variant == "base":
+    if variant is None:
         return moments.expectation
-    return float(derived_rows(metric, moments.expectation, moments)[VARIANTS.index(variant) - 1]["value"])
+    return float(derived_values(metric, moments.expectation, moments)[variant].value)
 
 
-def desiderata(metric: Metric, variant: str, *, num_ranks: int = 31, seed: int = 0) -> dict[str, bool]:
+def desiderata(
+    metric: Metric, variant: Variant | None, *, num_ranks: int = 31, seed: int = 0
+) -> dict[str, bool]:
     """The four desiderata of the paper's Table 1, each decided by evaluating the metric.
 
     - fixed optimum: all ranks 1 give the same value for N = 100, 1,000 and 100,000;
@@ -209,9 +123,14 @@ def table1(metrics: Sequence[Metric]) -> pd.DataFrame:
     for metric in metrics:
         if not metric.has_derived:
             continue
-        for variant in VARIANTS:
+        for variant in TABLE1_VARIANTS:
             rows.append(
-                {"metric": metric.label, "key": metric.key, "variant": variant, **desiderata(metric, variant)}
+                {
+                    "metric": metric.label,
+                    "key": metric.key,
+                    "variant": variant_name(variant),
+                    **desiderata(metric, variant),
+                }
             )
     return pd.DataFrame(rows)
 
@@ -270,11 +189,15 @@ def table3(metrics: Sequence[Metric]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_tables_1_to_3(out_dir: str | Path, reference_candidates: np.ndarray) -> None:
+def write_tables_1_to_3(out_dir: str | Path, num_candidates: int, num_ranks: int) -> None:
+    """Tables 1-3; Table 2 states how each metric's moments are known for ``num_ranks``
+    ranks with ``num_candidates`` candidates each (the method can depend on both)."""
     metrics = default_metrics()
+    reference_candidates = np.full(num_ranks, num_candidates)
     captions = {
         "table1": "Desiderata, decided numerically for every metric and its adjusted variants.",
-        "table2": "Metric definitions as g(M_p(f(r))), from kgrank's registry.",
+        "table2": "Metric definitions as g(M_p(f(r))), from kgrank's registry; moments as known for "
+        f"{num_ranks:,} ranks with {num_candidates:,} candidates each.",
         "table3": "Power means and the rank-based metrics they give.",
     }
     tables = {

@@ -1,0 +1,87 @@
+"""Known answers and candidate counts: what the filtered setting removes from each ranking.
+
+Under the random model every metric's expectation and variance depend only on the
+candidate counts N_i, and in the filtered setting those depend only on the dataset:
+N_i = entities - (known answers of the query) + 1. So they are a property of
+(dataset, split, side), independent of any model; the rank engine, the moments lookup
+table and every study that adjusts a metric share this one definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse
+
+from kgrank.datasets import SPLITS, load_factories
+from kgrank.rank_table import SIDES, SIDES_AND_BOTH, select_side
+
+# The filtered setting: every known true triple leaves the candidate list but the one evaluated.
+DEFAULT_FILTER_SPLITS = SPLITS
+
+
+class KnownAnswers:
+    """Index of known true triples: for a query (h, r, ?) or (?, r, t), its answers.
+
+    Stored as two sparse 0/1 matrices whose rows are queries (entity * R + relation) and
+    whose columns are entities, so a batch of queries gets all its answers in one
+    sparse row selection instead of a Python loop.
+    """
+
+    def __init__(self, mapped_triples: Sequence[Any], num_entities: int, num_relations: int):
+        parts = [np.asarray(t, dtype=np.int64).reshape(-1, 3) for t in mapped_triples]
+        triples = np.unique(np.concatenate(parts), axis=0) if parts else np.empty((0, 3), dtype=np.int64)
+        self.num_entities = num_entities
+        self.num_relations = num_relations
+        heads, relations, tails = triples.T
+        shape = (num_entities * num_relations, num_entities)
+        ones = np.ones(len(triples), dtype=np.int8)
+        self._answers = {
+            "tail": scipy.sparse.csr_matrix((ones, (heads * num_relations + relations, tails)), shape=shape),
+            "head": scipy.sparse.csr_matrix((ones, (tails * num_relations + relations, heads)), shape=shape),
+        }
+
+    def answers(self, side: str, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row in batch, entity) of every known answer of each query in ``batch`` (n, 3)."""
+        anchor = batch[:, 2] if side == "head" else batch[:, 0]
+        rows = self._answers[side][anchor * self.num_relations + batch[:, 1]]
+        return rows.nonzero()
+
+
+def known_answers(factories: Any, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS) -> KnownAnswers:
+    """The known answers of a dataset's ``filter_splits``, indexed by its training ids."""
+    return KnownAnswers(
+        factories.mapped(tuple(filter_splits)),
+        factories.training.num_entities,
+        factories.training.num_relations,
+    )
+
+
+def candidate_counts(
+    dataset_dir: str | Path, split: str, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS
+) -> pd.DataFrame:
+    """Filtered candidate count of every (triple, side) of a split: side, num_candidates."""
+    factories = load_factories(dataset_dir)
+    known = known_answers(factories, filter_splits)
+    mapped = np.asarray(factories.mapped((split,))[0], dtype=np.int64)
+    # the true answer is among the known ones (when its split is filtered) and stays
+    true_is_known = 1 if split in filter_splits else 0
+    frames = []
+    for side in SIDES:
+        rows, _ = known.answers(side, mapped)
+        answers = np.bincount(rows, minlength=len(mapped))
+        frames.append(
+            pd.DataFrame(
+                {"side": side, "num_candidates": factories.training.num_entities - answers + true_is_known}
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def counts_by_side(counts: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The candidate counts of head, tail and both sides, from a ``candidate_counts`` table."""
+    return {side: select_side(counts, side)["num_candidates"].to_numpy() for side in SIDES_AND_BOTH}

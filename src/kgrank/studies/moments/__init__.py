@@ -1,0 +1,95 @@
+"""Study `moments` (unified-framework paper, Appendix B): the lookup table of every
+metric's expectation and variance under the random model per dataset, split and side,
+the Monte Carlo check of each, and the errata of the published closed forms.
+
+Modules: ``montecarlo`` (lookup table and check), ``errata`` (published formulas).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kgrank.cli_options import add_figure_paths, add_filter_splits, add_hits, add_quiet
+
+
+def _moments_table(args: argparse.Namespace) -> None:
+    from kgrank.io import write_table
+    from kgrank.metrics import default_metrics
+    from kgrank.studies.moments.montecarlo import dataset_moments_table
+
+    table = dataset_moments_table(
+        args.dataset_dir, args.dataset, args.splits, default_metrics(args.hits), args.filter_splits
+    )
+    write_table(args.out, table)
+
+
+def _montecarlo(args: argparse.Namespace) -> None:
+    from kgrank.candidates import candidate_counts
+    from kgrank.io import write_table
+    from kgrank.metrics import default_metrics
+    from kgrank.studies.moments.montecarlo import check_dataset
+
+    result = check_dataset(
+        candidate_counts(args.dataset_dir, "test", args.filter_splits),
+        default_metrics(args.hits),
+        replicates=args.replicates,
+        seed=args.seed,
+        alpha=args.alpha,
+        progress=not args.quiet,
+    )
+    result.insert(0, "dataset", args.dataset)
+    write_table(args.out, result)
+
+
+def _montecarlo_figure(args: argparse.Namespace) -> None:
+    from kgrank.io import read_tables
+    from kgrank.studies.moments.montecarlo import plot_check
+
+    plot_check(read_tables(args.checks), args.pdf, args.png)
+
+
+def _errata(args: argparse.Namespace) -> None:
+    from kgrank.io import write_table, write_text
+    from kgrank.studies.moments.errata import check_formulas, errata
+
+    check = check_formulas(replicates=args.replicates, seed=args.seed)
+    write_table(args.check, check)
+    found = errata(check)
+    write_table(args.errata, found)
+    write_text(args.markdown, found.to_markdown(index=False, floatfmt=".6g") + "\n")
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("moments-table", help="E and Var of every metric per split and side")
+    command.add_argument("--dataset-dir", required=True)
+    command.add_argument("--dataset", required=True)
+    command.add_argument("--splits", nargs="+", default=["valid", "test"])
+    add_filter_splits(command)
+    add_hits(command)
+    command.add_argument("--out", required=True)
+    command.set_defaults(handler=_moments_table)
+
+    command = commands.add_parser("montecarlo", help="check every analytic moment by simulation")
+    command.add_argument("--dataset-dir", required=True)
+    command.add_argument("--dataset", required=True)
+    command.add_argument("--replicates", type=int, required=True, help="replicate rank vectors per side")
+    command.add_argument("--seed", type=int, required=True)
+    command.add_argument("--alpha", type=float, required=True, help="family-wise level (Bonferroni)")
+    add_filter_splits(command)
+    add_hits(command)
+    command.add_argument("--out", required=True)
+    add_quiet(command)
+    command.set_defaults(handler=_montecarlo)
+
+    command = commands.add_parser("montecarlo-figure", help="figure of the Monte Carlo check")
+    command.add_argument("--checks", nargs="+", required=True)
+    add_figure_paths(command)
+    command.set_defaults(handler=_montecarlo_figure)
+
+    command = commands.add_parser("errata", help="published closed forms against simulation")
+    command.add_argument("--replicates", type=int, required=True)
+    command.add_argument("--seed", type=int, required=True)
+    command.add_argument("--check", required=True, help="TSV of every formula checked")
+    command.add_argument("--errata", required=True, help="TSV of the disagreements")
+    command.add_argument("--markdown", required=True, help="the disagreements as Markdown")
+    command.set_defaults(handler=_errata)

@@ -1,0 +1,137 @@
+"""Study `paper` (Hoyt, Berrendorf et al. 2022): Figure 1, Tables 1-4, the audit of the
+case study's published values and the comparison with published results.
+
+Modules: ``figure1`` (the figure), ``tables`` (Tables 1-4), ``published`` (the audit,
+Figure 1 from the published MRRs, the comparison with published results).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kgrank.cli_options import add_figure_paths, add_filter_splits
+
+
+def _figure1(args: argparse.Namespace) -> None:
+    from kgrank.io import read_stats, read_tables
+    from kgrank.studies.paper.figure1 import plot_figure1
+
+    plot_figure1(read_tables(args.metrics), read_stats(args.stats), args.pdf, args.png, caption=args.caption)
+
+
+def _table4(args: argparse.Namespace) -> None:
+    from kgrank.io import read_stats
+    from kgrank.studies.paper.tables import write_table4
+
+    write_table4(read_stats(args.stats), args.markdown, args.latex)
+
+
+def _tables_1_to_3(args: argparse.Namespace) -> None:
+    from kgrank.studies.paper.tables import write_tables_1_to_3
+
+    write_tables_1_to_3(args.out_dir, num_candidates=args.table2_candidates, num_ranks=args.table2_ranks)
+
+
+def _published(args: argparse.Namespace) -> None:
+    from kgrank.io import read_tables, write_table, write_text
+    from kgrank.studies.paper.published import audit_published, audit_summary, plot_audit, read_published
+
+    audit = audit_published(
+        read_published(args.published),
+        read_tables(args.moments),
+        read_tables(args.checks),
+        args.data_dir,
+        args.filter_splits,
+    )
+    write_table(args.audit, audit)
+    write_text(args.markdown, audit_summary(audit).to_markdown(index=False, floatfmt=".6g") + "\n")
+    plot_audit(audit, args.pdf, args.png)
+
+
+def _figure1_published(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.io import read_stats, read_tables
+    from kgrank.studies.paper.published import plot_figure1_comparison
+
+    plot_figure1_comparison(
+        pd.read_csv(args.audit, sep="\t"),
+        read_tables(args.metrics),
+        read_stats(args.stats),
+        args.pdf,
+        args.png,
+        caption=args.caption,
+    )
+
+
+def _compare_published(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.io import read_tables, write_table, write_text
+    from kgrank.studies.paper.published import (
+        compare_with_published,
+        comparison_wide,
+        plot_published_comparison,
+    )
+
+    table = compare_with_published(
+        read_tables(args.metrics), pd.read_csv(args.published_results, sep="\t"), args.profile
+    )
+    write_table(args.out, table)
+    plot_published_comparison(table, args.pdf, args.png, caption=args.caption)
+    write_text(args.markdown, comparison_wide(table).to_markdown(index=False, floatfmt=".4g") + "\n")
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("figure1", help="Figure 1 of the unified-framework paper")
+    command.add_argument("--metrics", nargs="+", required=True, help="metric tables of the pairs")
+    command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
+    add_figure_paths(command)
+    command.add_argument("--caption", default="")
+    command.set_defaults(handler=_figure1)
+
+    command = commands.add_parser("table4", help="dataset statistics (Table 4)")
+    command.add_argument("--stats", nargs="+", required=True)
+    command.add_argument("--markdown", required=True)
+    command.add_argument("--latex", required=True)
+    command.set_defaults(handler=_table4)
+
+    command = commands.add_parser("tables-1-3", help="Tables 1-3 of the paper, from the metric registry")
+    command.add_argument("--out-dir", required=True)
+    command.add_argument(
+        "--table2-candidates",
+        type=int,
+        required=True,
+        help="candidates per rank at which Table 2 states how each metric's moments are known",
+    )
+    command.add_argument("--table2-ranks", type=int, required=True, help="number of ranks, likewise")
+    command.set_defaults(handler=_tables_1_to_3)
+
+    command = commands.add_parser("published", help="re-adjust published raw metrics with exact moments")
+    command.add_argument("--published", required=True, help="TSV, wide (test_mrr ...) or long")
+    command.add_argument("--moments", nargs="+", required=True, help="moments tables of the datasets")
+    command.add_argument("--checks", nargs="+", required=True, help="Monte Carlo checks of the datasets")
+    command.add_argument("--data-dir", required=True, help="folder of prepared datasets (results/data)")
+    add_filter_splits(command)
+    command.add_argument("--audit", required=True)
+    command.add_argument("--markdown", required=True)
+    add_figure_paths(command)
+    command.set_defaults(handler=_published)
+
+    command = commands.add_parser("figure1-published", help="Figure 1 from published MRRs next to ours")
+    command.add_argument("--audit", required=True)
+    command.add_argument("--metrics", nargs="+", required=True)
+    command.add_argument("--stats", nargs="+", required=True)
+    add_figure_paths(command)
+    command.add_argument("--caption", default="")
+    command.set_defaults(handler=_figure1_published)
+
+    command = commands.add_parser("compare-published", help="our test metrics next to the published ones")
+    command.add_argument("--metrics", nargs="+", required=True)
+    command.add_argument("--published-results", required=True)
+    command.add_argument("--profile", required=True, help="which configuration produced our numbers")
+    command.add_argument("--out", required=True)
+    command.add_argument("--markdown", required=True)
+    add_figure_paths(command)
+    command.add_argument("--caption", default="")
+    command.set_defaults(handler=_compare_published)

@@ -1,0 +1,82 @@
+"""Figure 1 of the unified-framework paper (Hoyt, Berrendorf et al. 2022).
+
+It shows, per dataset and model, the MRR next to its adjusted index and its
+z-score. The raw MRR shrinks as datasets grow while the adjusted values stay
+comparable; that contrast is the point of the figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from kgrank.labels import dataset_label, model_label
+from kgrank.plotting import add_caption, save_figure, set_style
+
+FIGURE1_PANELS = (
+    ("inverse_harmonic_mean_rank", "MRR", "MRR"),
+    ("adjusted_inverse_harmonic_mean_rank", "adjusted MRR (AMRR)", "adjusted index"),
+    ("z_inverse_harmonic_mean_rank", "z-MRR (ZMRR)", "z-score (standard deviations, symlog scale)"),
+)
+
+
+def figure1_data(metrics: pd.DataFrame, stats: pd.DataFrame) -> pd.DataFrame:
+    """The values Figure 1 plots: realistic ranks, both sides, ordered by dataset size."""
+    keys = [key for key, _, _ in FIGURE1_PANELS]
+    selected = metrics[
+        (metrics["side"] == "both") & (metrics["rank_type"] == "realistic") & metrics["metric"].isin(keys)
+    ]
+    order = {name: position for position, name in enumerate(stats["dataset"])}
+    return selected.sort_values(
+        ["dataset", "model"], key=lambda column: column.map(order) if column.name == "dataset" else column
+    ).reset_index(drop=True)
+
+
+def draw_figure1_row(axes: Sequence, metrics: pd.DataFrame, stats: pd.DataFrame, row_title: str = "") -> None:
+    """The three panels of Figure 1 on ``axes`` (MRR, adjusted MRR, z-MRR per dataset and model)."""
+    import seaborn as sns
+
+    data = figure1_data(metrics, stats)
+    data = data.assign(
+        dataset_label=data["dataset"].map(dataset_label),
+        model_label=data["model"].map(model_label),
+    )
+    dataset_order = [dataset_label(name) for name in stats["dataset"] if name in set(data["dataset"])]
+    model_order = sorted(data["model_label"].unique())
+    for axis, (key, title, y_label) in zip(axes, FIGURE1_PANELS, strict=True):
+        sns.barplot(
+            data=data[data["metric"] == key],
+            x="dataset_label",
+            y="value",
+            hue="model_label",
+            order=dataset_order,
+            hue_order=model_order,
+            ax=axis,
+            errorbar=None,
+        )
+        axis.set_title(f"{row_title}: {title}" if row_title else title)
+        axis.set_xlabel("dataset (ordered by number of entities)")
+        axis.set_ylabel(y_label)
+        axis.axhline(0.0, color="black", linewidth=0.8)
+        if key.startswith("z_"):
+            # z grows with the number of test ranks (about 5 on Nations, thousands on
+            # WN18RR): a linear axis hides the small datasets; symlog keeps the sign.
+            axis.set_yscale("symlog", linthresh=1.0)
+        if axis is not axes[-1]:
+            axis.get_legend().remove()
+    axes[-1].legend(title="model", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def plot_figure1(
+    metrics: pd.DataFrame, stats: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, caption: str = ""
+) -> pd.DataFrame:
+    import matplotlib.pyplot as plt
+
+    set_style()
+    figure, axes = plt.subplots(1, len(FIGURE1_PANELS), figsize=(12, 3.6), constrained_layout=True)
+    draw_figure1_row(axes, metrics, stats)
+    add_caption(figure, caption)
+    save_figure(figure, pdf_path, png_path)
+    return figure1_data(metrics, stats)
