@@ -1,38 +1,254 @@
+import re
+
 import pytest
 import yaml
 from conftest import REPO
 
-from kgrank.config import check_config, check_pairs
+from kgrank.config import budget_columns, check_config, check_pairs, study_enabled, study_schemas
 from kgrank.errors import KgrankInputError
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
+STUDY_SCHEMAS = REPO / "workflow/schemas/studies"
+SHIPPED = [REPO / "config/config.yaml", REPO / "config/paper.yaml", REPO / ".test/config.yaml"]
 
 
 def _default():
     return yaml.safe_load((REPO / "config/config.yaml").read_text())
 
 
-@pytest.mark.parametrize("path", [REPO / "config/config.yaml", REPO / ".test/config.yaml"])
+def _schema(path):
+    return yaml.safe_load(path.read_text())
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: str(path.relative_to(REPO)))
 def test_shipped_configs_validate(path):
     config = yaml.safe_load(path.read_text())
-    check_config(config, SCHEMA, source=str(path))
-    check_pairs(config["datasets"], config["models"], REPO / "config/hyperparameters")
+    check_config(config, SCHEMA, source=str(path), study_schema_dir=STUDY_SCHEMAS)
+    train = [name for name, dataset in config["datasets"].items() if dataset.get("train", True)]
+    check_pairs(train, config["models"], REPO / "config/hyperparameters")
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: str(path.relative_to(REPO)))
+def test_shipped_configs_run_both_studies(path):
+    config = yaml.safe_load(path.read_text())
+    assert set(config["studies"]) <= set(study_schemas(STUDY_SCHEMAS))
+    assert study_enabled(config, "paper") and study_enabled(config, "moments")
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda config: config["budget"].update(max_epochs=0), r"key budget\.max_epochs: 0 is less than"),
-        (lambda config: config.update(sed=1), r"key \(top level\): Additional properties .*'sed'"),
+        (lambda config: config.update(sed=1), r"key sed: Additional properties .*'sed'"),
         (lambda config: config["datasets"].update(x={"source": "web"}), r"key datasets\.x\.source: 'web'"),
         (lambda config: config.update(models=[]), r"key models: \[\] should be non-empty"),
+        (lambda config: config["metrics"].update(hits=[0]), r"key metrics\.hits\.0: 0 is less than"),
+        (
+            lambda config: config["ranks"].update(filter_splits=["tset"]),
+            r"key ranks\.filter_splits\.0: 'tset' is not one of",
+        ),
+        # the keys that moved under `studies` are refused in their old places
+        (
+            lambda config: config.update(published_values="x.tsv"),
+            r"key published_values: Additional properties .*'published_values'",
+        ),
+        (
+            lambda config: config.update(published_results="x.tsv"),
+            r"key published_results: Additional properties .*'published_results'",
+        ),
+        (
+            lambda config: config.update(moments={"replicates": 2000}),
+            r"key moments: Additional properties .*'moments'",
+        ),
+        (lambda config: config["studies"].update(moments=5), r"key studies\.moments: 5 is not of type"),
     ],
 )
 def test_bad_keys_are_named(change, message):
     config = _default()
     change(config)
     with pytest.raises(KgrankInputError, match=f"config.yaml: {message}"):
-        check_config(config, SCHEMA, source="config.yaml")
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "schema"),
+    [
+        (lambda studies: studies.update(bogus={}), "studies.bogus", "studies"),
+        (lambda studies: studies["moments"].update(replicates=5), "studies.moments.replicates", "moments"),
+        (lambda studies: studies["moments"].update(splits=["tset"]), "studies.moments.splits.0", "moments"),
+        (lambda studies: studies["moments"].update(enabled="no"), "studies.moments.enabled", "moments"),
+        (
+            lambda studies: studies["paper"].update(table2_reference={"num_candidates": 0}),
+            "studies.paper.table2_reference.num_candidates",
+            "paper",
+        ),
+        (
+            lambda studies: studies["paper"].update(published_values=3),
+            "studies.paper.published_values",
+            "paper",
+        ),
+    ],
+)
+def test_bad_study_keys_are_named(change, key, schema):
+    config = _default()
+    change(config["studies"])
+    with pytest.raises(KgrankInputError, match=f"^config.yaml: key {re.escape(key)}: ") as caught:
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+    message = str(caught.value)
+    assert "\n" not in message
+    # the fix: where the allowed values are written down
+    expected = STUDY_SCHEMAS if schema == "studies" else STUDY_SCHEMAS / f"{schema}.schema.yaml"
+    assert str(expected) in message
+
+
+def test_unknown_study_lists_the_studies():
+    config = _default()
+    config["studies"]["moment"] = {}
+    with pytest.raises(
+        KgrankInputError, match=r"key studies\.moment: no such study; the studies are"
+    ) as caught:
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+    assert "'moments'" in str(caught.value) and "'paper'" in str(caught.value)
+
+
+def test_unknown_key_in_a_study_names_the_study_and_the_key():
+    config = _default()
+    config["studies"]["paper"]["bogus"] = 1
+    with pytest.raises(KgrankInputError, match=r"key studies\.paper\b.*'bogus'"):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+def test_unknown_key_in_a_study_is_named_by_its_full_path():
+    config = _default()
+    config["studies"]["paper"]["bogus"] = 1
+    with pytest.raises(KgrankInputError, match=r"key studies\.paper\.bogus\b"):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+@pytest.mark.parametrize("section", [{}, None, {"enabled": True}, {"replicates": 500}])
+def test_a_listed_study_section_validates(section):
+    config = _default()
+    config["studies"] = {"moments": section}
+    check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+def test_no_studies_section_validates():
+    config = _default()
+    del config["studies"]
+    check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+    assert not study_enabled(config, "paper") and not study_enabled(config, "moments")
+
+
+@pytest.mark.parametrize(
+    ("studies", "expected"),
+    [
+        ({"paper": {}}, True),
+        ({"paper": {"enabled": True}}, True),
+        ({"paper": {"published_values": "x.tsv"}}, True),
+        ({"paper": {"enabled": False}}, False),
+        ({"paper": {"enabled": False, "published_values": "x.tsv"}}, False),
+        ({"moments": {}}, False),
+        ({}, False),
+        (None, False),
+    ],
+)
+def test_study_enabled(studies, expected):
+    assert study_enabled({"studies": studies}, "paper") is expected
+    assert study_enabled({"seed": 1}, "paper") is False
+
+
+def test_a_listed_null_study_is_enabled():
+    assert study_enabled({"studies": {"paper": None}}, "paper") is True
+
+
+def test_budget_columns():
+    pipeline = {"training_loop": "lcwa", "training_kwargs": {"num_epochs": 351}}
+    published = {"epochs": 351, "published_epochs": 351, "hyperparameters": {"pipeline": pipeline}}
+    assert budget_columns(published) == {
+        "epochs": 351,
+        "published_epochs": 351,
+        "training_loop": "lcwa",
+        "published_training_loop": "lcwa",
+    }
+    capped = {**published, "epochs": 5, "training_loop": "slcwa"}
+    assert budget_columns(capped) == {
+        "epochs": 5,
+        "published_epochs": 351,
+        "training_loop": "slcwa",
+        "published_training_loop": "lcwa",
+    }
+
+
+# --- the defaults are written once in the schemas; the Python side must agree ------------
+
+
+def _cli_default(command, option):
+    import argparse
+
+    from kgrank.cli import build_parser
+
+    (subparsers,) = (
+        action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    (action,) = (action for action in subparsers.choices[command]._actions if option in action.option_strings)
+    return action.default
+
+
+def test_python_defaults_agree_with_the_schema():
+    from kgrank.candidates import DEFAULT_FILTER_SPLITS, SPLITS
+    from kgrank.metrics import DEFAULT_HITS
+
+    properties = _schema(SCHEMA)["properties"]
+    hits = properties["metrics"]["properties"]["hits"]["default"]
+    filter_splits = properties["ranks"]["properties"]["filter_splits"]
+    assert hits == list(DEFAULT_HITS)
+    assert filter_splits["default"] == list(DEFAULT_FILTER_SPLITS)
+    assert filter_splits["items"]["enum"] == list(SPLITS)
+    # the command line's defaults are the same ones
+    for command in ("metrics", "moments-table", "montecarlo"):
+        assert _cli_default(command, "--hits") == hits
+    for command in ("ranks", "moments-table", "montecarlo", "published"):
+        assert _cli_default(command, "--filter-splits") == filter_splits["default"]
+    ranks = properties["ranks"]["properties"]
+    assert _cli_default("ranks", "--batch-size") == ranks["batch_size"]["default"]
+    assert _cli_default("ranks", "--scoring") == ranks["scoring"]["default"]
+    assert _cli_default("train", "--device") == properties["device"]["default"]
+
+
+def test_study_defaults_agree_with_the_command_line():
+    moments = _schema(STUDY_SCHEMAS / "moments.schema.yaml")["properties"]
+    assert _cli_default("moments-table", "--splits") == moments["splits"]["default"]
+
+
+def test_every_study_schema_is_an_object_with_enabled():
+    schemas = study_schemas(STUDY_SCHEMAS)
+    assert {"paper", "moments"} <= set(schemas)
+    for name, path in schemas.items():
+        schema = _schema(path)
+        assert schema["type"] == "object" and schema["additionalProperties"] is False, name
+        assert schema["properties"]["enabled"] == {
+            "type": "boolean",
+            "default": True,
+            "description": schema["properties"]["enabled"]["description"],
+        }, name
+
+
+def test_schema_defaults_fill_a_bare_study():
+    """Snakemake's validate fills a listed study's defaults from its fragment."""
+    from snakemake.utils import validate
+
+    section = {}
+    validate(section, str(STUDY_SCHEMAS / "moments.schema.yaml"))
+    assert section == {
+        "enabled": True,
+        "splits": ["valid", "test"],
+        "replicates": 10000,
+        "familywise_alpha": 0.01,
+        "formula_replicates": 200000,
+    }
+    config = _default()
+    validate(config, str(SCHEMA))
+    assert config["metrics"]["hits"] == [1, 3, 5, 10]
 
 
 def test_misplaced_hyperparameter_file(tmp_path):

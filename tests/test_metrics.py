@@ -11,13 +11,18 @@ from hypothesis import strategies as st
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import (
     LESS_TOP_HEAVY_POWERS,
+    DerivedValue,
+    Metric,
+    Transform,
+    Variant,
     default_metrics,
+    derived_values,
     evaluate_rank_table,
     hits_at,
     lookup,
     metric_rows,
 )
-from kgrank.moments import harmonic_number
+from kgrank.moments import Moments
 
 ALL = default_metrics()
 MEAN_RANK = lookup("mr")
@@ -43,12 +48,6 @@ def test_hand_made_ranks_with_ties():
     assert rows["adjusted_arithmetic_mean_rank_index"]["value"] == pytest.approx(
         (9.0 / 4 - expected_mr) / (1 - expected_mr)
     )
-
-
-def test_harmonic_numbers_against_sums():
-    for n in (1, 2, 7, 100):
-        assert harmonic_number(np.array([n]))[0] == pytest.approx(sum(1 / k for k in range(1, n + 1)))
-        assert harmonic_number(np.array([n]), 2)[0] == pytest.approx(sum(1 / k**2 for k in range(1, n + 1)))
 
 
 # (metric, candidate counts) where the moments are exact; the approximate ones (delta
@@ -267,30 +266,6 @@ def test_registry_is_complete_and_unique():
         lookup("mrrr")
 
 
-def test_relation_categories_by_hand():
-    from kgrank.groups import relation_categories
-
-    triples = np.array(
-        [
-            [0, 0, 1],
-            [2, 0, 3],  # relation 0: one tail per head, one head per tail -> 1-1
-            [0, 1, 1],
-            [0, 1, 2],
-            [0, 1, 3],  # relation 1: three tails for one head -> 1-N
-            [1, 2, 0],
-            [2, 2, 0],
-            [3, 2, 0],  # relation 2: three heads for one tail -> N-1
-            [0, 3, 1],
-            [0, 3, 2],
-            [1, 3, 1],
-            [1, 3, 2],  # relation 3: two and two -> N-N
-        ]
-    )
-    table = relation_categories(triples).set_index("relation")
-    assert table["category"].to_dict() == {0: "1-1", 1: "1-N", 2: "N-1", 3: "N-N"}
-    assert table.loc[1, "tails_per_head"] == 3.0 and table.loc[3, "heads_per_tail"] == 2.0
-
-
 def test_standard_deviation_delta_method_against_simulation():
     # enough ranks for the delta method on the exact rank variance (cv of the variance
     # about 0.016 here); fewer ranks are sampled, which the test above covers
@@ -304,25 +279,6 @@ def test_standard_deviation_delta_method_against_simulation():
     values = metric.value(draws)
     assert abs(values.mean() - moments.expectation) < 5 * np.sqrt(moments.variance / replicates)
     assert values.var(ddof=1) == pytest.approx(moments.variance, rel=0.1)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.integers(1, 6).flatmap(
-        lambda rows: st.lists(
-            st.lists(st.integers(1, 60), min_size=rows, max_size=rows), min_size=1, max_size=80
-        ).map(lambda columns: np.array(columns, dtype=float).T)
-    )
-)
-def test_sampled_median_and_deviation_equal_numpy_and_scipy(ranks):
-    """The histogram path (rows long enough) and the fallback give numpy's and scipy's values."""
-    from scipy import stats
-
-    from kgrank.moments import median_and_deviation
-
-    summary = median_and_deviation(ranks)
-    np.testing.assert_array_equal(summary[:, 0], np.median(ranks, axis=-1))
-    np.testing.assert_array_equal(summary[:, 1], stats.median_abs_deviation(ranks, axis=-1))
 
 
 def test_rank_table_without_a_side_is_refused():
@@ -365,17 +321,125 @@ def test_sides_share_one_stream_but_match_separate_evaluation():
         )
 
 
-@pytest.mark.parametrize(("num_candidates", "n"), [(14, 401), (14_505, 40_876), (40_559, 5_848)])
-def test_rank_variance_moments_reduce_to_the_iid_textbook_form(num_candidates, n):
-    """With one N the general (per-task N_i) form must give the i.i.d. results for the
-    biased sample variance V = (n-1)/n S^2: E[V] = (n-1)/n sigma^2 and
-    Var[V] = ((n-1)/n)^2 (mu_4 - (n-3)/(n-1) sigma^4) / n, at the sizes of real datasets."""
-    from kgrank.moments import rank_variance_moments
+def test_variants_are_named_as_printed():
+    assert [variant.value for variant in Variant] == ["expectation-normalised", "adjusted index", "z-score"]
+    assert Variant("adjusted index") is Variant.INDEX
 
-    size = float(num_candidates)
-    sigma2 = (size**2 - 1) / 12
-    mu4 = (size**2 - 1) * (3 * size**2 - 7) / 240
-    moments = rank_variance_moments(np.full(n, num_candidates))
-    assert moments.expectation == pytest.approx((n - 1) / n * sigma2, rel=1e-12)
-    expected_variance = ((n - 1) / n) ** 2 * (mu4 - (n - 3) / (n - 1) * sigma2**2) / n
-    assert moments.variance == pytest.approx(expected_variance, rel=1e-9)
+
+@pytest.mark.parametrize(
+    ("name", "keys"),
+    [
+        # lower is better: PyKEEN's adjusted_<key> is the expectation-normalised AMR
+        (
+            "mr",
+            {
+                Variant.NORMALISED: "adjusted_arithmetic_mean_rank",
+                Variant.INDEX: "adjusted_arithmetic_mean_rank_index",
+                Variant.Z_SCORE: "z_arithmetic_mean_rank",
+            },
+        ),
+        (
+            "mrr",
+            {
+                Variant.NORMALISED: "expectation_normalized_inverse_harmonic_mean_rank",
+                Variant.INDEX: "adjusted_inverse_harmonic_mean_rank",
+                Variant.Z_SCORE: "z_inverse_harmonic_mean_rank",
+            },
+        ),
+        (
+            "hits@10",
+            {
+                Variant.NORMALISED: "expectation_normalized_hits_at_10",
+                Variant.INDEX: "adjusted_hits_at_10",
+                Variant.Z_SCORE: "z_hits_at_10",
+            },
+        ),
+    ],
+)
+def test_variant_keys_follow_pykeen(name, keys):
+    metric = lookup(name)
+    assert {variant: metric.variant_key(variant) for variant in Variant} == keys
+    ranks, num_candidates = np.array([1.0, 3.0, 12.0, 2.5]), np.array([20, 7, 40, 3])
+    derived = derived_values(metric, metric.value(ranks), metric.moments(num_candidates))
+    assert {variant: value.key for variant, value in derived.items()} == keys
+    # each key means in PyKEEN what it means here (where PyKEEN has it)
+    for variant, key in keys.items():
+        theirs = _pykeen_metric(key)
+        if theirs is None:
+            assert variant is Variant.NORMALISED and metric.increasing
+            continue
+        assert derived[variant].value == pytest.approx(theirs(ranks, num_candidates), rel=1e-9), key
+
+
+def test_pykeen_amr_is_mr_over_its_expectation():
+    ranks, num_candidates = np.array([1.0, 4.0, 9.0]), np.array([10, 10, 30])
+    expectation = np.mean((num_candidates + 1) / 2)
+    assert _pykeen_metric("adjusted_arithmetic_mean_rank")(ranks, num_candidates) == pytest.approx(
+        ranks.mean() / expectation
+    )
+    assert _pykeen_metric("adjusted_arithmetic_mean_rank_index")(ranks, num_candidates) == pytest.approx(
+        (ranks.mean() - expectation) / (1 - expectation)
+    )
+
+
+@pytest.mark.parametrize("name", ["mr", "mrr", "hits@3", "gmr"])
+def test_derived_values_by_hand(name):
+    metric = lookup(name)
+    moments = Moments(expectation=0.3 if metric.increasing else 7.0, variance=0.04, method="given")
+    value = 0.45 if metric.increasing else 4.0
+    derived = derived_values(metric, value, moments)
+    assert list(derived) == list(Variant)
+    assert all(isinstance(row, DerivedValue) for row in derived.values())
+    expectation, std = moments.expectation, 0.2
+    sign = 1.0 if metric.increasing else -1.0
+    normalised, index, z = derived[Variant.NORMALISED], derived[Variant.INDEX], derived[Variant.Z_SCORE]
+    assert normalised.value == pytest.approx(value / expectation)
+    assert index.value == pytest.approx((value - expectation) / (1.0 - expectation))
+    assert z.value == pytest.approx(sign * (value - expectation) / std)
+    assert z.value > 0  # better than random is a positive z whatever the direction
+    assert (normalised.variance, index.variance, z.variance) == pytest.approx(
+        (0.04 / expectation**2, 0.04 / (1.0 - expectation) ** 2, 1.0)
+    )
+    # the variants are affine in the value: each one's expectation is the variant of E[M]
+    at_expectation = derived_values(metric, expectation, moments)
+    for variant in Variant:
+        assert at_expectation[variant].value == pytest.approx(derived[variant].expectation, abs=1e-15)
+
+
+def test_derived_values_are_undefined_where_random_is_optimal():
+    metric = lookup("mr")
+    derived = derived_values(metric, 1.0, metric.moments(np.ones(5, dtype=int)))
+    assert derived[Variant.NORMALISED].value == 1.0
+    for variant in (Variant.INDEX, Variant.Z_SCORE):
+        assert np.isnan(derived[variant].value) and np.isnan(derived[variant].variance)
+
+
+def test_rows_list_the_base_then_each_variant():
+    rows = metric_rows(np.array([1.0, 2.0]), np.array([5, 5]), MEAN_RECIPROCAL_RANK)
+    assert [row["metric"] for row in rows] == [
+        "inverse_harmonic_mean_rank",
+        *(MEAN_RECIPROCAL_RANK.variant_key(variant) for variant in Variant),
+    ]
+    assert len({row["method"] for row in rows}) == 1
+    # dispersion and count have no optimum, hence no derived variants
+    assert [row["metric"] for row in metric_rows(np.array([1.0, 2.0]), np.array([5, 5]), lookup("std"))] == [
+        "standard_deviation"
+    ]
+
+
+def test_metric_and_transform_are_keyword_only():
+    with pytest.raises(TypeError):
+        Transform("r", lambda ranks: ranks, lambda n: (n, n), "closed form")
+    fields = dict(
+        key="k",
+        label="K",
+        transform=MEAN_RANK.transform,
+        statistic="power mean",
+        increasing=False,
+        optimum=1.0,
+        value_range=(1.0, np.inf),
+        moments_function=None,
+    )
+    with pytest.raises(TypeError):
+        Metric(*fields.values())
+    assert Metric(**fields, power=1.0).value(np.array([1.0, 3.0])) == 2.0

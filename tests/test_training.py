@@ -6,6 +6,7 @@ import torch
 from conftest import REPO
 
 from kgrank.cli import main
+from kgrank.config import budget_columns
 from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import load_hyperparameters
 from kgrank.training import apply_budget, effective_epochs, train
@@ -27,6 +28,12 @@ def test_same_seed_same_model_and_outputs(nations_dir, tmp_path):
     assert all(torch.equal(first[key], second[key]) for key in first)
     resolved = json.loads((tmp_path / "a" / "config.json").read_text())
     assert (resolved["epochs"], resolved["published_epochs"], resolved["seed"]) == (2, 351, 3)
+    assert budget_columns(resolved) == {
+        "epochs": 2,
+        "published_epochs": 351,
+        "training_loop": "lcwa",
+        "published_training_loop": "lcwa",
+    }
     losses = pd.read_csv(tmp_path / "a" / "losses.tsv", sep="\t")
     assert list(losses["epoch"]) == [1, 2]
     assert sorted(path.name for path in (tmp_path / "a").iterdir()) == [
@@ -117,3 +124,29 @@ def test_training_under_a_changed_loop_records_it(nations_dir, tmp_path):
         16,
     )
     assert resolved["hyperparameters"]["pipeline"]["training_loop"] == "lcwa"
+    assert budget_columns(resolved) == {
+        "epochs": 1,
+        "published_epochs": hyperparameters["pipeline"]["training_kwargs"]["num_epochs"],
+        "training_loop": "slcwa",
+        "published_training_loop": "lcwa",
+    }
+
+
+def test_budget_columns_of_a_resolved_config():
+    """The columns that carry the budget into every metric table (kgrank.config.budget_columns)."""
+    resolved = {
+        "hyperparameters": {"pipeline": {"training_loop": "lcwa", "training_kwargs": {"num_epochs": 151}}},
+        "epochs": 4,
+        "published_epochs": 151,
+        "training_loop": "slcwa",
+        "seed": 1,
+    }
+    assert budget_columns(resolved) == {
+        "epochs": 4,
+        "published_epochs": 151,
+        "training_loop": "slcwa",
+        "published_training_loop": "lcwa",
+    }
+    # a config written before the loop was recorded trained with the published loop
+    older = {key: value for key, value in resolved.items() if key != "training_loop"}
+    assert budget_columns(older)["training_loop"] == "lcwa"

@@ -68,16 +68,14 @@ def candidate_counts(
     factories = load_factories(dataset_dir)
     known = known_answers(factories, filter_splits)
     mapped = np.asarray(factories.mapped((split,))[0], dtype=np.int64)
-    # the true answer is among the known ones (when its split is filtered) and stays
-    true_is_known = 1 if split in filter_splits else 0
     frames = []
     for side in SIDES:
-        rows, _ = known.answers(side, mapped)
-        answers = np.bincount(rows, minlength=len(mapped))
+        rows, entities = known.answers(side, mapped)
+        true_entities = mapped[:, 0] if side == "head" else mapped[:, 2]
+        # every known answer leaves the list but the evaluated one, whichever splits hold it
+        others = np.bincount(rows[entities != true_entities[rows]], minlength=len(mapped))
         frames.append(
-            pd.DataFrame(
-                {"side": side, "num_candidates": factories.training.num_entities - answers + true_is_known}
-            )
+            pd.DataFrame({"side": side, "num_candidates": factories.training.num_entities - others})
         )
     return pd.concat(frames, ignore_index=True)
 

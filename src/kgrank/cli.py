@@ -102,6 +102,8 @@ def _metrics(args: argparse.Namespace) -> None:
         raise KgrankInputError(
             "--groups-out needs --dataset-dir: the relation categories come from its train.tsv"
         )
+    if not Path(args.ranks).is_file():
+        raise FileNotFoundError(2, "no such file", args.ranks)
     ranks = pd.read_parquet(args.ranks)
     metrics = default_metrics(args.hits)
     resolved = json.loads((Path(args.model_dir) / "config.json").read_text(encoding="utf-8"))
@@ -204,6 +206,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.handler(args)
     except KgrankInputError as error:
         print(f"kgrank {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as error:
+        # An input that is not there: name it, and where it comes from.
+        print(
+            f"kgrank {args.command}: error: {error.filename or error}: no such file or directory; "
+            "check the path, or run the step that writes it first",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

@@ -8,6 +8,28 @@ from kgrank.candidates import DEFAULT_FILTER_SPLITS, SPLITS
 from kgrank.metrics import DEFAULT_HITS
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive; give at least 1")
+    return value
+
+
+def open_probability(text: str) -> float:
+    """An argparse type: a level strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
+    return value
+
+
 def add_figure_paths(command: argparse.ArgumentParser) -> None:
     """Every figure is written twice: PDF for papers, PNG for the README and the report."""
     command.add_argument("--pdf", required=True)
@@ -15,7 +37,9 @@ def add_figure_paths(command: argparse.ArgumentParser) -> None:
 
 
 def add_hits(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--hits", type=int, nargs="+", default=list(DEFAULT_HITS), help="k of Hits@k")
+    command.add_argument(
+        "--hits", type=positive_int, nargs="+", default=list(DEFAULT_HITS), help="k of Hits@k"
+    )
 
 
 def add_filter_splits(command: argparse.ArgumentParser) -> None:

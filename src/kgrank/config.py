@@ -32,7 +32,12 @@ def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") 
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
-        key = (prefix + ".".join(str(part) for part in error.absolute_path)).rstrip(".") or "(top level)"
+        path = [str(part) for part in error.absolute_path]
+        if error.validator == "additionalProperties" and isinstance(error.instance, Mapping):
+            # name the unexpected key itself, not only the mapping that holds it
+            allowed = set(error.schema.get("properties", {}))
+            path += sorted(str(key) for key in error.instance if key not in allowed)[:1]
+        key = (prefix + ".".join(path)).rstrip(".") or "(top level)"
         raise KgrankInputError(f"{source}: key {key}: {error.message}; see {schema_path} for what is allowed")
 
 
@@ -59,8 +64,8 @@ def check_config(
 
 def study_enabled(config: Mapping[str, Any], name: str) -> bool:
     """A study runs when the config lists it under ``studies`` and does not switch it off."""
-    section = (config.get("studies") or {}).get(name)
-    return section is not None and section.get("enabled", True)
+    studies = config.get("studies") or {}
+    return name in studies and (studies[name] or {}).get("enabled", True)
 
 
 def hyperparameter_path(hyperparameters_dir: str | Path, dataset: str, model: str) -> Path:

@@ -91,7 +91,18 @@ def import_published(json_path: str | Path, out_dir: str | Path) -> Path:
     and evaluator keys, which the workflow sets itself (filtered rank-based evaluation).
     """
     json_path = Path(json_path)
-    published = json.loads(json_path.read_text(encoding="utf-8"))
+    try:
+        published = json.loads(json_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise KgrankInputError(
+            f"{json_path}: line {error.lineno}: not valid JSON ({error.msg}); fix the file"
+        ) from None
+    missing = [key for key in ("model", "dataset", "pipeline", "source") if key not in published]
+    if missing:
+        raise KgrankInputError(
+            f"{json_path}: key(s) {missing} missing; a published configuration needs model, dataset, "
+            "pipeline and source"
+        )
     pipeline = {
         key: value
         for key, value in published["pipeline"].items()

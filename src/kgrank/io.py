@@ -55,11 +55,26 @@ def write_table(path: str | os.PathLike[str], frame: Any) -> None:
             raise ValueError(f"{target}: unsupported table format {target.suffix!r}; use .tsv or .parquet")
 
 
-def read_tables(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
-    """Several tidy TSV tables of one layout (one per dataset, pair, ...) as one frame."""
+def read_tables(
+    paths: Sequence[str | os.PathLike[str]], columns: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Several tidy TSV tables of one layout (one per dataset, pair, ...) as one frame;
+    each must have ``columns``."""
     import pandas as pd
 
-    return pd.concat([pd.read_csv(path, sep="\t") for path in paths], ignore_index=True)
+    from kgrank.errors import KgrankInputError
+
+    frames = []
+    for path in paths:
+        frame = pd.read_csv(path, sep="\t")
+        missing = [column for column in columns if column not in frame.columns]
+        if missing:
+            raise KgrankInputError(
+                f"{path}: column(s) {missing} missing; expected a table with {list(columns)} "
+                "(pass the file its step wrote)"
+            )
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def read_stats(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
@@ -67,7 +82,16 @@ def read_stats(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
     valid, test), ordered by number of entities."""
     import pandas as pd
 
+    from kgrank.errors import KgrankInputError
+
     records = [json.loads(Path(path).read_text(encoding="utf-8")) for path in paths]
+    for path, record in zip(paths, records, strict=True):
+        missing = [key for key in ("dataset", "entities", "relations", "triples") if key not in record]
+        if missing:
+            raise KgrankInputError(
+                f"{path}: key(s) {missing} missing; it is not a stats.json of `kgrank prepare-dataset` "
+                "(rerun that step)"
+            )
     frame = pd.DataFrame(
         {
             "dataset": [record["dataset"] for record in records],

@@ -1,39 +1,23 @@
+"""The `moments` study: the moments lookup table, its Monte Carlo check and the errata."""
+
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from kgrank.errata import check_formulas, errata
+from kgrank.candidates import candidate_counts, counts_by_side
 from kgrank.metrics import default_metrics, lookup
 from kgrank.moments import Moments
-from kgrank.montecarlo import candidate_counts, check_moments, moments_table
-
-
-def test_candidate_counts_match_the_rank_extractor(nations_dir, tmp_path):
-    from conftest import REPO
-
-    from kgrank.hyperparameters import load_hyperparameters
-    from kgrank.ranks import KnownAnswers, compute_ranks
-    from kgrank.training import load_model, train
-
-    train(
-        nations_dir,
-        load_hyperparameters(REPO / "config/hyperparameters/nations/transe.yaml"),
-        tmp_path,
-        seed=1,
-        max_epochs=1,
-        progress=False,
-    )
-    model, factories = load_model(tmp_path, nations_dir)
-    known = KnownAnswers(
-        factories.mapped(), factories.training.num_entities, factories.training.num_relations
-    )
-    ranks = compute_ranks(model, factories.testing.mapped_triples, known, progress=False)
-    counts = candidate_counts(nations_dir, "test")
-    np.testing.assert_array_equal(counts["num_candidates"].to_numpy(), ranks["num_candidates"].to_numpy())
-    assert list(counts["side"]) == list(ranks["side"])
-    unfiltered = candidate_counts(nations_dir, "test", filter_splits=())
-    assert set(unfiltered["num_candidates"]) == {14}
+from kgrank.studies.moments.errata import Formula, check_formulas, errata, formulas
+from kgrank.studies.moments.montecarlo import (
+    apply_familywise,
+    check_dataset,
+    check_moments,
+    dataset_moments_table,
+    moments_table,
+    plot_check,
+)
 
 
 def test_moments_table_covers_every_metric_and_side(nations_dir):
@@ -84,11 +68,96 @@ def test_a_wrong_moment_is_caught():
     }
 
 
-def test_errata_finds_the_published_mistakes():
-    check = check_formulas(replicates=50_000, seed=3)
-    assert check["corrected_holds"].all()
+@pytest.fixture(scope="module")
+def formula_check():
+    return check_formulas(replicates=50_000, seed=3)
+
+
+def test_errata_finds_the_published_mistakes(formula_check):
+    check = formula_check
+    assert check["corrected_holds"].dropna().all()
     found = errata(check)
     assert set(found["equation"]) == {"8 (*)", "20 (*)", "ambiguity: AMRI"}
     variance_hits = found[found["equation"] == "20 (*)"].iloc[0]
     # the printed constant-N variance of Hits@k is too small by a factor n (= 20 here)
     assert variance_hits["corrected_value"] / variance_hits["published_value"] == pytest.approx(20)
+
+
+def test_a_correction_exactly_where_the_published_form_is_wrong(formula_check):
+    check = formula_check
+    corrected = {formula.equation for formula in formulas() if formula.corrected is not None}
+    assert corrected == set(errata(check)["equation"]) == {"8 (*)", "20 (*)", "ambiguity: AMRI"}
+    for formula in formulas():
+        has_correction = formula.corrected is not None
+        assert (formula.corrected_value is not None) == has_correction, formula.equation
+        assert has_correction or formula.corrected_statistic is None, formula.equation
+        if has_correction:
+            assert formula.corrected != formula.published
+    with_correction = check["corrected"] != ""
+    assert set(check.loc[with_correction, "equation"]) == corrected
+    # every row with a correction: the correction holds where the published form fails
+    assert check.loc[with_correction, "corrected_holds"].tolist() == [True] * int(with_correction.sum())
+    assert not check.loc[with_correction, "published_holds"].any()
+    # rows without one: no text, no value, no z and no verdict (not a vacuous "holds")
+    without = check[~with_correction]
+    assert without["corrected_value"].isna().all() and without["z_corrected"].isna().all()
+    assert without["corrected_holds"].isna().all()
+    assert without["published_holds"].all()
+
+
+def test_formula_is_keyword_only():
+    with pytest.raises(TypeError):
+        Formula("4", "E[r_i]", "(N_i + 1) / 2", lambda n_i, k: 1.0, "mean", lambda r, n_i, k: r)
+
+
+def test_dataset_moments_table_is_the_table_of_each_split(nations_dir):
+    metrics = [lookup("mr"), lookup("mrr"), lookup("hits@10"), lookup("median_rank")]
+    table = dataset_moments_table(nations_dir, "nations", ["valid", "test"], metrics, ("train", "test"))
+    assert list(table.columns[:2]) == ["dataset", "split"] and set(table["dataset"]) == {"nations"}
+    for split in ("valid", "test"):
+        expected = moments_table(candidate_counts(nations_dir, split, ("train", "test")), metrics)
+        got = table[table["split"] == split].drop(columns=["dataset", "split"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, expected)
+    # the filter changes the counts, hence the table
+    default = dataset_moments_table(nations_dir, "nations", ["valid"], metrics)
+    assert not np.allclose(default["expectation"], table.loc[table["split"] == "valid", "expectation"])
+
+
+@pytest.fixture(scope="module")
+def small_check(nations_dir):
+    metrics = [lookup("mr"), lookup("mrr"), lookup("hits@1"), lookup("count")]
+    check = check_dataset(candidate_counts(nations_dir, "test"), metrics, replicates=400, seed=1, alpha=0.01)
+    return check.assign(dataset="nations")
+
+
+def test_check_dataset_is_one_family_over_the_sides(small_check, nations_dir):
+    assert small_check["side"].tolist() == [side for side in ("head", "tail", "both") for _ in range(4)]
+    assert small_check["passed"].all()
+    # one Bonferroni family: 2 tests per row, 12 rows
+    from scipy import stats
+
+    assert set(small_check["critical_z"]) == {stats.norm.isf(0.01 / (2 * 12) / 2)}
+    alone = check_moments(
+        counts_by_side(candidate_counts(nations_dir, "test"))["tail"],
+        [lookup("mr"), lookup("mrr"), lookup("hits@1"), lookup("count")],
+        replicates=400,
+        seed=2,
+        alpha=0.01,
+    )
+    tail = small_check[small_check["side"] == "tail"].reset_index(drop=True)
+    # same draws (the tail side is the second seed), a stricter family
+    np.testing.assert_array_equal(tail["simulated_mean"], alone["simulated_mean"])
+    assert tail["critical_z"].iloc[0] > alone["critical_z"].iloc[0]
+    again = apply_familywise(small_check, 0.01)
+    pd.testing.assert_frame_equal(again, small_check)
+
+
+def test_plot_check_is_deterministic(small_check, tmp_path):
+    state = np.random.get_state()  # noqa: NPY002
+    for run in ("a", "b"):
+        plot_check(small_check, tmp_path / f"{run}.pdf", tmp_path / f"{run}.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+    # the global generator the figure seeds is handed back as it was
+    after = np.random.get_state()  # noqa: NPY002
+    assert after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]

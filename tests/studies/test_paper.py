@@ -1,10 +1,22 @@
+"""The `paper` study: Figure 1 and Tables 1-4."""
+
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import markdown_row
 
-from kgrank.metrics import default_metrics, lookup
-from kgrank.paper import desiderata, figure1_data, plot_figure1, table2, table3, write_table4
+from kgrank.metrics import Variant, default_metrics, lookup
+from kgrank.studies.paper.figure1 import figure1_data, plot_figure1
+from kgrank.studies.paper.tables import (
+    TABLE1_VARIANTS,
+    desiderata,
+    table1,
+    table2,
+    table3,
+    variant_name,
+    write_table4,
+    write_tables_1_to_3,
+)
 
 
 def _stats():
@@ -128,7 +140,37 @@ def test_table4_is_computed_from_stats(tmp_path):
     ],
 )
 def test_desiderata_match_the_mathematics(name, variant, expected):
-    assert desiderata(lookup(name), variant) == expected
+    (chosen,) = (candidate for candidate in TABLE1_VARIANTS if variant_name(candidate) == variant)
+    assert desiderata(lookup(name), chosen) == expected
+
+
+def test_table1_lists_the_base_then_every_variant():
+    assert (None, *Variant) == TABLE1_VARIANTS
+    assert [variant_name(variant) for variant in TABLE1_VARIANTS] == [
+        "base",
+        "expectation-normalised",
+        "adjusted index",
+        "z-score",
+    ]
+    table = table1([lookup("mr"), lookup("std")])  # std has no derived variants: no rows
+    assert table["variant"].tolist() == [variant_name(variant) for variant in TABLE1_VARIANTS]
+    assert set(table["key"]) == {"arithmetic_mean_rank"}
+
+
+def test_write_tables_1_to_3(tmp_path):
+    write_tables_1_to_3(tmp_path, num_candidates=1234, num_ranks=11)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        f"table{number}.{suffix}" for number in (1, 2, 3) for suffix in ("md", "tex")
+    ]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in (tmp_path / "table1.md").read_text().splitlines()
+    ]
+    # AMRI (metric, key, variant, then the four desiderata): every desideratum holds
+    (amri,) = (row for row in rows if row[1:3] == ["arithmetic_mean_rank", "adjusted index"])
+    assert amri[3:] == ["True"] * 4
+    assert "1,234 candidates" in (tmp_path / "table2.tex").read_text()
+    assert markdown_row((tmp_path / "table3.md").read_text(), "geometric")[:2] == ["0", "geometric"]
 
 
 def test_tables_2_and_3_come_from_the_registry():

@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgrank.metrics import lookup
-from kgrank.published import explain, read_published, readjust, rounding_error
+from kgrank.metrics import Variant, lookup
+from kgrank.studies.paper.published import explain, read_published, readjust, rounding_error
 
 
 def _moments(dataset, num_candidates):
@@ -119,7 +119,7 @@ def test_rounding_error_is_half_the_last_digit():
 
 
 def test_comparison_with_published_results(tmp_path):
-    from kgrank.published import compare_with_published, plot_published_comparison
+    from kgrank.studies.paper.published import compare_with_published, plot_published_comparison
 
     metrics = pd.DataFrame(
         {
@@ -162,7 +162,7 @@ def test_comparison_with_published_results(tmp_path):
 
 
 def test_simulation_sides_with_the_exact_expectation():
-    from kgrank.published import attach_simulation
+    from kgrank.studies.paper.published import attach_simulation
 
     num_candidates = np.full(400, 30)
     moments = _moments("d", num_candidates)
@@ -186,3 +186,115 @@ def test_simulation_sides_with_the_exact_expectation():
     expected_z = ((0.03 / 0.53) - exact.expectation) / np.sqrt(exact.variance / 10_000)
     assert row["z_implied_vs_simulation"] == pytest.approx(expected_z)
     assert row["z_implied_vs_simulation"] < -10
+
+
+def test_variants_are_named_with_the_registry_words():
+    num_candidates = np.full(50, 20)
+    published = _published("arithmetic_mean_rank", "inverse_harmonic_mean_rank", values=[4.0, 0.4])
+    audit = readjust(published, _moments("d", num_candidates))
+    assert audit["variant"].tolist() == [variant.value for variant in Variant] * 2
+    assert set(audit["variant"]) == {"expectation-normalised", "adjusted index", "z-score"}
+    mr = audit[audit["base_metric"] == "arithmetic_mean_rank"].set_index("variant")
+    assert mr.loc["expectation-normalised", "metric"] == "adjusted_arithmetic_mean_rank"
+    assert mr.loc["adjusted index", "metric"] == "adjusted_arithmetic_mean_rank_index"
+    assert mr.loc["expectation-normalised", "recomputed"] == pytest.approx(4.0 / 10.5)
+
+
+def test_published_candidate_counts_of_prepared_datasets(nations_dir):
+    from kgrank.candidates import candidate_counts, counts_by_side
+    from kgrank.studies.paper.published import published_candidate_counts
+
+    published = pd.concat(
+        [
+            _published("inverse_harmonic_mean_rank", values=[0.5], dataset="nations"),
+            _published("inverse_harmonic_mean_rank", values=[0.5], model="other", dataset="nations"),
+            _published("inverse_harmonic_mean_rank", values=[0.5], dataset="not_prepared"),
+        ]
+    )
+    counts = published_candidate_counts(published, nations_dir.parent)
+    assert set(counts) == {("nations", "test", side) for side in ("head", "tail", "both")}
+    expected = counts_by_side(candidate_counts(nations_dir, "test"))
+    for side, values in expected.items():
+        np.testing.assert_array_equal(counts["nations", "test", side], values)
+    unfiltered = published_candidate_counts(published, nations_dir.parent, filter_splits=())
+    assert set(unfiltered["nations", "test", "both"]) == {14}
+
+
+def _nations_audit(nations_dir, shift: int):
+    """An audit of published MRR / AMRR on Nations: the AMRR made with moments from
+    candidate counts N_i + ``shift`` (0: the exact ones)."""
+    from kgrank.candidates import candidate_counts, counts_by_side
+    from kgrank.studies.moments.montecarlo import check_dataset, dataset_moments_table
+    from kgrank.studies.paper.published import audit_published
+
+    metrics = [lookup("mrr"), lookup("mr")]
+    moments = dataset_moments_table(nations_dir, "nations", ["test"], metrics)
+    counts = candidate_counts(nations_dir, "test")
+    checks = check_dataset(counts, metrics, replicates=2000, seed=0, alpha=0.01).assign(dataset="nations")
+    used = lookup("mrr").moments(counts_by_side(counts)["both"] + shift).expectation
+    mrr = 0.61234
+    amrr = float(f"{(mrr - used) / (1 - used):.5g}")
+    published = _published(
+        "inverse_harmonic_mean_rank",
+        "adjusted_inverse_harmonic_mean_rank",
+        values=[mrr, amrr],
+        model="tucker",
+        dataset="nations",
+    )
+    return audit_published(published, moments, checks, nations_dir.parent)
+
+
+def test_audit_published_end_to_end(nations_dir):
+    from kgrank.studies.paper.published import AUDIT_SUMMARY_COLUMNS, audit_summary
+
+    exact = _nations_audit(nations_dir, 0)
+    assert len(exact) == 3  # the three variants of the published MRR
+    row = exact.dropna(subset=["published"]).iloc[0]
+    assert (row["metric"], row["verdict"], row["explanation"]) == (
+        "adjusted_inverse_harmonic_mean_rank",
+        "agrees within rounding",
+        "exact moments",
+    )
+    assert abs(row["z_exact_vs_simulation"]) < 5
+    shifted = _nations_audit(nations_dir, -1).dropna(subset=["published"]).iloc[0]
+    assert shifted["verdict"] == "disagrees"
+    assert shifted["explanation"] == "moments from candidate counts N_i - 1 (the true entity not counted)"
+    assert abs(shifted["z_implied_vs_simulation"]) > abs(shifted["z_exact_vs_simulation"])
+    summary = audit_summary(exact)
+    assert list(summary.columns) == AUDIT_SUMMARY_COLUMNS
+    assert len(summary) == 1 and summary["published"].notna().all()
+
+
+def test_comparison_wide_has_one_row_per_source():
+    from kgrank.studies.paper.published import comparison_wide
+
+    table = pd.DataFrame(
+        {
+            "dataset": "nations",
+            "model": "tucker",
+            "metric": ["mrr", "hits_at_10", "mrr", "hits_at_10"],
+            "kgrank": [0.7, 0.99, 0.7, 0.99],
+            "published": [0.75, 0.98, 0.72, np.nan],
+            "difference": [-0.05, 0.01, -0.02, np.nan],
+            "source": ["case study", "case study", "paper", "paper"],
+            "profile": "laptop",
+            "epochs": 50,
+            "training_loop": "slcwa",
+        }
+    )
+    wide = comparison_wide(table)
+    assert list(wide.columns) == [
+        "dataset",
+        "model",
+        "source",
+        "epochs",
+        "training_loop",
+        "mrr kgrank",
+        "hits_at_10 kgrank",
+        "mrr published",
+        "hits_at_10 published",
+    ]
+    assert wide["source"].tolist() == ["case study", "paper"]
+    paper = wide.set_index("source").loc["paper"]
+    assert (paper["mrr kgrank"], paper["mrr published"]) == (0.7, 0.72)
+    assert np.isnan(paper["hits_at_10 published"])

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import add_figure_paths, add_filter_splits, add_hits, add_quiet
+from kgrank.candidates import SPLITS
+from kgrank.cli_options import (
+    add_figure_paths,
+    add_filter_splits,
+    add_hits,
+    add_quiet,
+    open_probability,
+    positive_int,
+)
+
+# The columns of a Monte Carlo check table that its figure reads.
+CHECK_COLUMNS = ("dataset", "side", "metric", "z_mean", "z_variance", "critical_z", "replicates")
 
 
 def _moments_table(args: argparse.Namespace) -> None:
@@ -45,7 +56,7 @@ def _montecarlo_figure(args: argparse.Namespace) -> None:
     from kgrank.io import read_tables
     from kgrank.studies.moments.montecarlo import plot_check
 
-    plot_check(read_tables(args.checks), args.pdf, args.png)
+    plot_check(read_tables(args.checks, CHECK_COLUMNS), args.pdf, args.png)
 
 
 def _errata(args: argparse.Namespace) -> None:
@@ -63,7 +74,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("moments-table", help="E and Var of every metric per split and side")
     command.add_argument("--dataset-dir", required=True)
     command.add_argument("--dataset", required=True)
-    command.add_argument("--splits", nargs="+", default=["valid", "test"])
+    command.add_argument("--splits", nargs="+", choices=SPLITS, default=["valid", "test"])
     add_filter_splits(command)
     add_hits(command)
     command.add_argument("--out", required=True)
@@ -72,9 +83,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("montecarlo", help="check every analytic moment by simulation")
     command.add_argument("--dataset-dir", required=True)
     command.add_argument("--dataset", required=True)
-    command.add_argument("--replicates", type=int, required=True, help="replicate rank vectors per side")
+    command.add_argument(
+        "--replicates", type=positive_int, required=True, help="replicate rank vectors per side"
+    )
     command.add_argument("--seed", type=int, required=True)
-    command.add_argument("--alpha", type=float, required=True, help="family-wise level (Bonferroni)")
+    command.add_argument(
+        "--alpha", type=open_probability, required=True, help="family-wise level (Bonferroni)"
+    )
     add_filter_splits(command)
     add_hits(command)
     command.add_argument("--out", required=True)
@@ -87,7 +102,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.set_defaults(handler=_montecarlo_figure)
 
     command = commands.add_parser("errata", help="published closed forms against simulation")
-    command.add_argument("--replicates", type=int, required=True)
+    command.add_argument("--replicates", type=positive_int, required=True)
     command.add_argument("--seed", type=int, required=True)
     command.add_argument("--check", required=True, help="TSV of every formula checked")
     command.add_argument("--errata", required=True, help="TSV of the disagreements")

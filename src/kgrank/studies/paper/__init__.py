@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import add_figure_paths, add_filter_splits
+from kgrank.cli_options import add_figure_paths, add_filter_splits, positive_int
+
+# The columns each input table must have (the layouts the stages and the moments study write).
+METRIC_COLUMNS = ("dataset", "model", "side", "rank_type", "metric", "value")
+MOMENTS_COLUMNS = ("dataset", "split", "side", "metric", "expectation", "variance", "method")
+CHECK_COLUMNS = ("dataset", "side", "metric", "simulated_mean", "simulated_variance", "replicates")
 
 
 def _figure1(args: argparse.Namespace) -> None:
     from kgrank.io import read_stats, read_tables
     from kgrank.studies.paper.figure1 import plot_figure1
 
-    plot_figure1(read_tables(args.metrics), read_stats(args.stats), args.pdf, args.png, caption=args.caption)
+    plot_figure1(
+        read_tables(args.metrics, METRIC_COLUMNS),
+        read_stats(args.stats),
+        args.pdf,
+        args.png,
+        caption=args.caption,
+    )
 
 
 def _table4(args: argparse.Namespace) -> None:
@@ -38,8 +49,8 @@ def _published(args: argparse.Namespace) -> None:
 
     audit = audit_published(
         read_published(args.published),
-        read_tables(args.moments),
-        read_tables(args.checks),
+        read_tables(args.moments, MOMENTS_COLUMNS),
+        read_tables(args.checks, CHECK_COLUMNS),
         args.data_dir,
         args.filter_splits,
     )
@@ -56,7 +67,7 @@ def _figure1_published(args: argparse.Namespace) -> None:
 
     plot_figure1_comparison(
         pd.read_csv(args.audit, sep="\t"),
-        read_tables(args.metrics),
+        read_tables(args.metrics, METRIC_COLUMNS),
         read_stats(args.stats),
         args.pdf,
         args.png,
@@ -75,7 +86,7 @@ def _compare_published(args: argparse.Namespace) -> None:
     )
 
     table = compare_with_published(
-        read_tables(args.metrics), pd.read_csv(args.published_results, sep="\t"), args.profile
+        read_tables(args.metrics, METRIC_COLUMNS), pd.read_csv(args.published_results, sep="\t"), args.profile
     )
     write_table(args.out, table)
     plot_published_comparison(table, args.pdf, args.png, caption=args.caption)
@@ -100,11 +111,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--out-dir", required=True)
     command.add_argument(
         "--table2-candidates",
-        type=int,
+        type=positive_int,
         required=True,
         help="candidates per rank at which Table 2 states how each metric's moments are known",
     )
-    command.add_argument("--table2-ranks", type=int, required=True, help="number of ranks, likewise")
+    command.add_argument("--table2-ranks", type=positive_int, required=True, help="number of ranks, likewise")
     command.set_defaults(handler=_tables_1_to_3)
 
     command = commands.add_parser("published", help="re-adjust published raw metrics with exact moments")

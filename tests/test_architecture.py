@@ -1,0 +1,316 @@
+"""The rule of the house, checked on the source: a study imports the core, never another
+study; the core never imports a study. The one sanctioned meeting point is
+``kgrank/cli.py``, which imports the registry ``kgrank.studies`` and nothing below it.
+
+Imports are read with ``ast`` (``import x`` and ``from x import y``, at any depth,
+relative ones resolved, plus ``importlib.import_module("...")`` / ``__import__("...")``
+with a literal name), so an import hidden inside a function counts too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+SRC = REPO / "src"
+PACKAGE = "kgrank"
+REGISTRY = f"{PACKAGE}.studies"
+# The one core module allowed to import the registry (and only the registry).
+REGISTRY_USER = f"{PACKAGE}.cli"
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    source: str
+    is_package: bool
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+
+
+def collect_modules(src_root: Path, package: str = PACKAGE) -> dict[str, Module]:
+    """Every module of ``package`` under ``src_root`` by dotted name."""
+    modules = {}
+    for path in sorted((src_root / package).rglob("*.py")):
+        parts = path.relative_to(src_root).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_package else parts)
+        modules[name] = Module(name, path.read_text(encoding="utf-8"), is_package)
+    return modules
+
+
+def _resolve_relative(module: Module, level: int, target: str | None) -> str:
+    package = module.name if module.is_package else module.name.rpartition(".")[0]
+    parts = package.split(".")
+    if level - 1 > len(parts) - 1:
+        raise ValueError(f"{module.name}: relative import beyond the top-level package")
+    base = ".".join(parts[: len(parts) - (level - 1)])
+    return f"{base}.{target}" if target else base
+
+
+def imports_of(module: Module, known: set[str]) -> list[Import]:
+    """Every module that ``module`` imports, wherever the import statement sits.
+
+    ``from a import b`` imports ``a`` and, where ``a.b`` is a module in ``known``, ``a.b``.
+    """
+    found = []
+    for node in ast.walk(ast.parse(module.source)):
+        if isinstance(node, ast.Import):
+            found += [Import(module.name, alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve_relative(module, node.level, node.module) if node.level else node.module
+            assert base is not None
+            found.append(Import(module.name, base, node.lineno))
+            found += [
+                Import(module.name, f"{base}.{alias.name}", node.lineno)
+                for alias in node.names
+                if f"{base}.{alias.name}" in known
+            ]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            function = node.func
+            called = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            if called in {"import_module", "__import__"} and isinstance(node.args[0].value, str):
+                found.append(Import(module.name, node.args[0].value, node.lineno))
+    return found
+
+
+def _study_of(name: str) -> str | None:
+    """The study a module belongs to (``kgrank.studies.<study>...``); None for the core and
+    for the registry ``kgrank.studies`` itself."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and ".".join(parts[:2]) == REGISTRY else None
+
+
+def _under_registry(name: str) -> bool:
+    return name == REGISTRY or name.startswith(REGISTRY + ".")
+
+
+def violations(modules: dict[str, Module]) -> list[str]:
+    """Every import that breaks the rule of the house, one readable line each."""
+    known = set(modules)
+    found = []
+    for module in modules.values():
+        own = _study_of(module.name)
+        for imported in imports_of(module, known):
+            target = imported.imported
+            if not _under_registry(target):
+                continue
+            where = f"{module.name} (line {imported.line}) imports {target}"
+            if module.name == REGISTRY:
+                # The registry finds the studies by name at run time; naming one would
+                # mean adding a study touches a file outside it.
+                if _study_of(target) is not None:
+                    found.append(f"{where}: the registry must not name a study")
+            elif own is None:
+                if not (module.name == REGISTRY_USER and target == REGISTRY):
+                    found.append(
+                        f"{where}: the core never imports a study"
+                        + (f" ({REGISTRY_USER} may import exactly {REGISTRY})" if target != REGISTRY else "")
+                    )
+            elif _study_of(target) != own:
+                found.append(f"{where}: study {own!r} imports only the core and itself")
+    return sorted(found)
+
+
+# --- the rule holds on the shipped source --------------------------------------------
+
+
+def test_no_module_breaks_the_import_rule():
+    modules = collect_modules(SRC)
+    assert REGISTRY in modules and REGISTRY_USER in modules
+    assert violations(modules) == []
+
+
+def test_the_import_reader_sees_the_real_imports():
+    """Guards against a reader that finds nothing (and so passes vacuously)."""
+    modules = collect_modules(SRC)
+    known = set(modules)
+    cli = {imported.imported for imported in imports_of(modules[REGISTRY_USER], known)}
+    assert REGISTRY in cli
+    # imports inside the command handlers (function bodies) count too
+    assert "kgrank.training" in cli
+    study_imports = {
+        imported.imported
+        for name, module in modules.items()
+        if _study_of(name) is not None
+        for imported in imports_of(module, known)
+    }
+    assert any(name.startswith(f"{PACKAGE}.") and not _under_registry(name) for name in study_imports)
+
+
+# --- the checker catches what it should ------------------------------------------------
+
+
+def _synthetic(sources: dict[str, str]) -> dict[str, Module]:
+    """A module tree by dotted name; names ending in ``/`` are packages."""
+    return {
+        name.rstrip("/"): Module(name.rstrip("/"), source, name.endswith("/"))
+        for name, source in sources.items()
+    }
+
+
+CLEAN = {
+    "kgrank/": "",
+    "kgrank.metrics": "import numpy as np\n",
+    "kgrank.cli": "from kgrank.studies import load_studies\nimport kgrank.metrics\n",
+    "kgrank.studies/": "import importlib\n\ndef load(n):\n    return importlib.import_module(f'.{n}')\n",
+    "kgrank.studies.a/": "from kgrank.metrics import x\nfrom . import plots\nfrom .plots import y\n",
+    "kgrank.studies.a.plots": "from kgrank.studies.a import z\nfrom ..a import w\n",
+    "kgrank.studies.b": "import kgrank.metrics\n",
+}
+
+
+def test_a_clean_synthetic_tree_passes():
+    assert violations(_synthetic(CLEAN)) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        # the core, at the top and hidden in a function
+        ("kgrank.metrics", "import kgrank.studies.a\n", "kgrank.metrics (line 1) imports kgrank.studies.a"),
+        (
+            "kgrank.metrics",
+            "def f():\n    from kgrank.studies.a import plots\n",
+            "(line 2) imports kgrank.studies.a",
+        ),
+        ("kgrank.metrics", "from .studies import b\n", "imports kgrank.studies.b"),
+        ("kgrank.metrics", "from kgrank import studies\n", "imports kgrank.studies:"),
+        ("kgrank.metrics", "import importlib\nimportlib.import_module('kgrank.studies.a')\n", "(line 2)"),
+        # cli may import the registry, nothing below it
+        (
+            "kgrank.cli",
+            "from kgrank.studies.a import add_commands\n",
+            "kgrank.cli (line 1) imports kgrank.studies.a",
+        ),
+        ("kgrank.cli", "from kgrank.studies import b\n", "kgrank.cli (line 1) imports kgrank.studies.b"),
+        # a study imports no other study, however the import is spelled
+        ("kgrank.studies.a.plots", "from kgrank.studies.b import x\n", "study 'a' imports only the core"),
+        ("kgrank.studies.a.plots", "from ...studies import b\n", "imports kgrank.studies.b"),
+        ("kgrank.studies.a.plots", "from ..b import x\n", "imports kgrank.studies.b"),
+        (
+            "kgrank.studies.b",
+            "def f():\n    import kgrank.studies.a.plots\n",
+            "imports kgrank.studies.a.plots",
+        ),
+        ("kgrank.studies.b", "import kgrank.studies\n", "kgrank.studies.b (line 1) imports kgrank.studies:"),
+        # the registry names no study
+        ("kgrank.studies", "from . import a\n", "the registry must not name a study"),
+    ],
+)
+def test_the_checker_catches_a_violation(module, source, expected):
+    sources = dict(CLEAN)
+    key = next(name for name in sources if name.rstrip("/") == module)
+    sources[key] = source
+    found = violations(_synthetic(sources))
+    assert found, f"no violation found in {module}: {source!r}"
+    assert all(line.startswith(f"{module} (line ") for line in found), found
+    assert any(expected in line for line in found), found
+
+
+def test_the_checker_reads_a_tree_from_disk(tmp_path):
+    sources = {**CLEAN, "kgrank.studies.b": "def f():\n    from kgrank.studies.a import plots\n"}
+    for name, source in sources.items():
+        parts = name.rstrip("/").split(".")
+        path = (
+            tmp_path.joinpath(*parts, "__init__.py")
+            if name.endswith("/")
+            else tmp_path.joinpath(*parts[:-1], parts[-1] + ".py")
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    modules = collect_modules(tmp_path)
+    assert set(modules) == {name.rstrip("/") for name in CLEAN}
+    assert modules["kgrank.studies.a"].is_package and not modules["kgrank.studies.b"].is_package
+    rule = "study 'b' imports only the core and itself"
+    assert set(violations(modules)) == {
+        f"kgrank.studies.b (line 2) imports kgrank.studies.a: {rule}",
+        f"kgrank.studies.b (line 2) imports kgrank.studies.a.plots: {rule}",
+    }
+
+
+# --- the registry, the workflow and the schemas agree on the studies ------------------
+
+
+def _studies_on_disk() -> list[str]:
+    folder = SRC / PACKAGE / "studies"
+    packages = [path.name for path in folder.iterdir() if (path / "__init__.py").is_file()]
+    modules = [path.stem for path in folder.glob("*.py") if path.name != "__init__.py"]
+    return sorted(name for name in packages + modules if not name.startswith("_"))
+
+
+def test_the_registry_lists_every_study():
+    from kgrank.studies import load_studies, study_names
+
+    on_disk = _studies_on_disk()
+    assert {"paper", "moments"} <= set(on_disk)
+    assert study_names() == on_disk
+    loaded = load_studies()
+    assert [module.__name__ for module in loaded] == [f"{REGISTRY}.{name}" for name in on_disk]
+    for module in loaded:
+        assert callable(getattr(module, "add_commands", None)), f"{module.__name__} has no add_commands"
+
+
+def _commands_of(add_commands) -> set[str]:
+    parser = argparse.ArgumentParser(prog="kgrank")
+    commands = parser.add_subparsers(dest="command")
+    add_commands(commands)
+    return set(commands.choices)
+
+
+def _parser_commands(parser: argparse.ArgumentParser) -> set[str]:
+    (action,) = (action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    return set(action.choices)
+
+
+def test_each_study_adds_its_own_commands(monkeypatch):
+    import kgrank.cli
+    from kgrank.studies import study_names
+
+    every = _parser_commands(kgrank.cli.build_parser())
+    monkeypatch.setattr(kgrank.cli, "load_studies", list)
+    core = _parser_commands(kgrank.cli.build_parser())
+    assert core and core < every
+    seen = dict.fromkeys(core, "the core")
+    for name in study_names():
+        added = _commands_of(importlib.import_module(f"{REGISTRY}.{name}").add_commands)
+        assert added, f"study {name!r} adds no command"
+        for command in added:
+            assert command not in seen, f"{command!r} added by both {seen[command]} and study {name!r}"
+            seen[command] = f"study {name!r}"
+    assert set(seen) == every
+
+
+def _included_study_rules() -> list[str]:
+    snakefile = (REPO / "Snakefile").read_text(encoding="utf-8")
+    return re.findall(r'^include:\s*"workflow/rules/studies/([^"/]+)\.smk"', snakefile, flags=re.MULTILINE)
+
+
+def test_every_study_has_rules_and_a_schema_fragment():
+    from kgrank.config import study_schemas
+    from kgrank.studies import study_names
+
+    studies = study_names()
+    included = _included_study_rules()
+    assert len(included) == len(set(included)), f"a study's rules are included twice: {included}"
+    assert sorted(included) == studies, (
+        "the Snakefile includes workflow/rules/studies/<study>.smk once per study"
+    )
+    rule_files = sorted(path.stem for path in (REPO / "workflow/rules/studies").glob("*.smk"))
+    assert rule_files == studies
+    assert sorted(study_schemas(REPO / "workflow/schemas/studies")) == studies
+    for name in studies:
+        assert (REPO / f"workflow/rules/studies/{name}.smk").is_file()
+        assert (REPO / f"workflow/schemas/studies/{name}.schema.yaml").is_file()

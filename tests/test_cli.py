@@ -1,0 +1,695 @@
+"""Every `kgrank` subcommand: its help, and bad input ending with one line and exit code 2.
+
+The subcommands come from the parser itself (the stages' and every study's), so a new
+command is covered by the help and missing-option tests without touching this file. The
+bad-input cases below are hand-written per known command; none trains a model or uses
+the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from kgrank.cli import build_parser, main
+
+STAGE_COMMANDS = {
+    "prepare-dataset",
+    "import-hyperparameters",
+    "validate-hyperparameters",
+    "train",
+    "ranks",
+    "metrics",
+}
+STUDY_COMMANDS = {
+    "paper": {"figure1", "table4", "tables-1-3", "published", "figure1-published", "compare-published"},
+    "moments": {"moments-table", "montecarlo", "montecarlo-figure", "errata"},
+}
+KNOWN_COMMANDS = STAGE_COMMANDS.union(*STUDY_COMMANDS.values())
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (action,) = (action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+COMMANDS = sorted(_subcommands(build_parser()))
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``kgrank argv`` (argparse exits, handlers return)."""
+    try:
+        code = main(argv)
+    except SystemExit as exit:
+        code = exit.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _error_line(command: str, err: str) -> str:
+    """The one error line of a failed command; argparse may put its usage before it."""
+    lines = err.strip().splitlines()
+    assert lines, "nothing on stderr"
+    assert "Traceback" not in err
+    assert lines[-1].startswith(f"kgrank {command}: error: "), err
+    if len(lines) > 1:
+        # argparse: the usage, then the error; anything else is more than one line
+        assert lines[0].startswith(f"usage: kgrank {command}"), err
+    return lines[-1]
+
+
+# --- the parser --------------------------------------------------------------------
+
+
+def test_every_known_command_is_registered():
+    assert set(COMMANDS) >= KNOWN_COMMANDS
+
+
+def test_top_level_help_lists_every_command(capsys):
+    code, out, _ = _run(["--help"], capsys)
+    assert code == 0
+    for command in COMMANDS:
+        assert command in out
+
+
+def test_no_command_is_a_usage_error(capsys):
+    code, _, err = _run([], capsys)
+    assert code == 2
+    assert err.strip().splitlines()[-1].startswith("kgrank: error: ")
+
+
+def test_unknown_command_is_a_usage_error(capsys):
+    code, _, err = _run(["no-such-command"], capsys)
+    assert code == 2
+    assert "invalid choice: 'no-such-command'" in err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help(command, capsys):
+    code, out, err = _run([command, "--help"], capsys)
+    assert code == 0
+    assert out.startswith(f"usage: kgrank {command}")
+    assert "-h, --help" in out
+    assert err == ""
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_missing_required_options(command, capsys):
+    required = [action for action in _subcommands(build_parser())[command]._actions if action.required]
+    if not required:
+        pytest.skip(f"{command} has no required option")
+    code, out, err = _run([command], capsys)
+    assert code == 2
+    assert out == ""
+    line = _error_line(command, err)
+    assert "the following arguments are required: " in line
+    # the first missing one is named
+    first = required[0]
+    assert (first.option_strings[0] if first.option_strings else first.dest) in line
+
+
+# --- bad input, one case or more per known command -----------------------------------
+
+
+@dataclass
+class Case:
+    """``argv(tmp_path, nations_dir)`` must fail with exit code 2 and one error line
+    containing every string in ``names`` (formatted with ``tmp``)."""
+
+    command: str
+    id: str
+    argv: Callable[[Path, Path], list[str]]
+    names: tuple[str, ...]
+    # a command that still crashes with a traceback (or accepts the input) on this case
+    xfail: str | None = None
+    needs_nations: bool = field(default=False)
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def _bad_tsv(tmp: Path) -> str:
+    return _write(tmp / "bad.tsv", "a\tb\n1\n")
+
+
+def _bad_dataset(tmp: Path, nations: Path) -> str:
+    """A prepared dataset whose train.tsv has a two-field line at the end."""
+    folder = tmp / "badset"
+    folder.mkdir()
+    for split in ("train", "valid", "test"):
+        (folder / f"{split}.tsv").write_bytes((nations / f"{split}.tsv").read_bytes())
+    with (folder / "train.tsv").open("a", encoding="utf-8") as handle:
+        handle.write("brazil\tembassy\n")
+    return str(folder)
+
+
+def _bad_key_yaml(tmp: Path) -> str:
+    text = (REPO / "config/hyperparameters/nations/transe.yaml").read_text(encoding="utf-8")
+    path = tmp / "transe.yaml"
+    path.write_text(text + "bogus_key: 1\n", encoding="utf-8")
+    return str(path)
+
+
+def _bad_stats(tmp: Path) -> str:
+    return _write(tmp / "stats.json", '{"dataset": "x"}\n')
+
+
+def _figure(tmp: Path) -> list[str]:
+    return ["--pdf", str(tmp / "f.pdf"), "--png", str(tmp / "f.png")]
+
+
+TRANSE = str(REPO / "config/hyperparameters/nations/transe.yaml")
+
+CASES = [
+    # --- stages
+    Case(
+        "prepare-dataset",
+        "unknown-dataset",
+        lambda tmp, _: ["prepare-dataset", "--name", "no_such_dataset", "--out-dir", str(tmp / "o")],
+        ("'no_such_dataset'",),
+    ),
+    Case(
+        "prepare-dataset",
+        "missing-archive",
+        lambda tmp, _: [
+            "prepare-dataset",
+            "--name",
+            "x",
+            "--archive",
+            str(tmp / "missing.tar.gz"),
+            "--out-dir",
+            str(tmp / "o"),
+        ],
+        ("missing.tar.gz", "not found"),
+    ),
+    Case(
+        "import-hyperparameters",
+        "missing-file",
+        lambda tmp, _: ["import-hyperparameters", str(tmp / "missing.json"), "--out-dir", str(tmp / "o")],
+        ("missing.json",),
+    ),
+    Case(
+        "import-hyperparameters",
+        "malformed-json",
+        lambda tmp, _: [
+            "import-hyperparameters",
+            _write(tmp / "bad.json", "{not json\n"),
+            "--out-dir",
+            str(tmp / "o"),
+        ],
+        ("bad.json",),
+    ),
+    Case(
+        "validate-hyperparameters",
+        "bad-key",
+        lambda tmp, _: ["validate-hyperparameters", _bad_key_yaml(tmp)],
+        ("transe.yaml", "bogus_key"),
+    ),
+    Case(
+        "validate-hyperparameters",
+        "missing-file",
+        lambda tmp, _: ["validate-hyperparameters", str(tmp / "missing.yaml")],
+        ("missing.yaml", "not found"),
+    ),
+    Case(
+        "train",
+        "malformed-tsv",
+        lambda tmp, nations: [
+            "train",
+            "--dataset-dir",
+            _bad_dataset(tmp, nations),
+            "--hyperparameters",
+            TRANSE,
+            "--out-dir",
+            str(tmp / "o"),
+            "--seed",
+            "1",
+        ],
+        ("train.tsv:", "expected 3 non-empty tab-separated fields"),
+        needs_nations=True,
+    ),
+    Case(
+        "train",
+        "missing-dataset-dir",
+        lambda tmp, _: [
+            "train",
+            "--dataset-dir",
+            str(tmp / "nodata"),
+            "--hyperparameters",
+            TRANSE,
+            "--out-dir",
+            str(tmp / "o"),
+            "--seed",
+            "1",
+        ],
+        ("nodata",),
+    ),
+    Case(
+        "ranks",
+        "unknown-filter-split",
+        lambda tmp, _: [
+            "ranks",
+            "--dataset-dir",
+            str(tmp),
+            "--model-dir",
+            str(tmp),
+            "--out",
+            str(tmp / "r.parquet"),
+            "--seed",
+            "1",
+            "--filter-splits",
+            "train",
+            "tset",
+        ],
+        ("--filter-splits", "invalid choice: 'tset'"),
+    ),
+    Case(
+        "ranks",
+        "missing-model-dir",
+        lambda tmp, nations: [
+            "ranks",
+            "--dataset-dir",
+            str(nations),
+            "--model-dir",
+            str(tmp / "nomodel"),
+            "--out",
+            str(tmp / "r.parquet"),
+            "--seed",
+            "1",
+        ],
+        ("nomodel",),
+        needs_nations=True,
+    ),
+    Case(
+        "metrics",
+        "groups-out-without-dataset-dir",
+        lambda tmp, _: [
+            "metrics",
+            "--ranks",
+            str(tmp / "r.parquet"),
+            "--model-dir",
+            str(tmp),
+            "--dataset",
+            "nations",
+            "--model",
+            "transe",
+            "--out",
+            str(tmp / "m.tsv"),
+            "--groups-out",
+            str(tmp / "g.tsv"),
+        ],
+        ("--groups-out needs --dataset-dir",),
+    ),
+    Case(
+        "metrics",
+        "missing-ranks",
+        lambda tmp, _: [
+            "metrics",
+            "--ranks",
+            str(tmp / "missing.parquet"),
+            "--model-dir",
+            str(tmp),
+            "--dataset",
+            "nations",
+            "--model",
+            "transe",
+            "--out",
+            str(tmp / "m.tsv"),
+        ],
+        ("missing.parquet",),
+    ),
+    # --- study paper
+    Case(
+        "figure1",
+        "missing-metrics",
+        lambda tmp, nations: [
+            "figure1",
+            "--metrics",
+            str(tmp / "missing.tsv"),
+            "--stats",
+            str(nations / "stats.json"),
+            *_figure(tmp),
+        ],
+        ("missing.tsv",),
+        needs_nations=True,
+    ),
+    Case(
+        "figure1",
+        "malformed-metrics",
+        lambda tmp, nations: [
+            "figure1",
+            "--metrics",
+            _bad_tsv(tmp),
+            "--stats",
+            str(nations / "stats.json"),
+            *_figure(tmp),
+        ],
+        ("bad.tsv",),
+        needs_nations=True,
+    ),
+    Case(
+        "table4",
+        "malformed-stats",
+        lambda tmp, _: [
+            "table4",
+            "--stats",
+            _bad_stats(tmp),
+            "--markdown",
+            str(tmp / "t.md"),
+            "--latex",
+            str(tmp / "t.tex"),
+        ],
+        ("stats.json",),
+    ),
+    Case(
+        "table4",
+        "missing-stats",
+        lambda tmp, _: [
+            "table4",
+            "--stats",
+            str(tmp / "missing.json"),
+            "--markdown",
+            str(tmp / "t.md"),
+            "--latex",
+            str(tmp / "t.tex"),
+        ],
+        ("missing.json",),
+    ),
+    Case(
+        "tables-1-3",
+        "not-an-integer",
+        lambda tmp, _: [
+            "tables-1-3",
+            "--out-dir",
+            str(tmp),
+            "--table2-candidates",
+            "many",
+            "--table2-ranks",
+            "10",
+        ],
+        ("--table2-candidates", "invalid int value: 'many'"),
+    ),
+    Case(
+        "tables-1-3",
+        "zero-candidates",
+        lambda tmp, _: [
+            "tables-1-3",
+            "--out-dir",
+            str(tmp),
+            "--table2-candidates",
+            "0",
+            "--table2-ranks",
+            "10",
+        ],
+        ("table2-candidates",),
+    ),
+    Case(
+        "published",
+        "malformed-tsv",
+        lambda tmp, _: [
+            "published",
+            "--published",
+            _bad_tsv(tmp),
+            "--moments",
+            str(tmp / "moments.tsv"),
+            "--checks",
+            str(tmp / "checks.tsv"),
+            "--data-dir",
+            str(tmp),
+            "--audit",
+            str(tmp / "a.tsv"),
+            "--markdown",
+            str(tmp / "a.md"),
+            *_figure(tmp),
+        ],
+        ("bad.tsv", "needs columns"),
+    ),
+    Case(
+        "published",
+        "unknown-filter-split",
+        lambda tmp, _: [
+            "published",
+            "--published",
+            str(tmp / "p.tsv"),
+            "--moments",
+            str(tmp / "m.tsv"),
+            "--checks",
+            str(tmp / "c.tsv"),
+            "--data-dir",
+            str(tmp),
+            "--filter-splits",
+            "validation",
+            "--audit",
+            str(tmp / "a.tsv"),
+            "--markdown",
+            str(tmp / "a.md"),
+            *_figure(tmp),
+        ],
+        ("--filter-splits", "invalid choice: 'validation'"),
+    ),
+    Case(
+        "figure1-published",
+        "missing-audit",
+        lambda tmp, nations: [
+            "figure1-published",
+            "--audit",
+            str(tmp / "missing.tsv"),
+            "--metrics",
+            _bad_tsv(tmp),
+            "--stats",
+            str(nations / "stats.json"),
+            *_figure(tmp),
+        ],
+        ("missing.tsv",),
+        needs_nations=True,
+    ),
+    Case(
+        "compare-published",
+        "missing-metrics",
+        lambda tmp, _: [
+            "compare-published",
+            "--metrics",
+            str(tmp / "missing.tsv"),
+            "--published-results",
+            _bad_tsv(tmp),
+            "--profile",
+            "test",
+            "--out",
+            str(tmp / "c.tsv"),
+            "--markdown",
+            str(tmp / "c.md"),
+            *_figure(tmp),
+        ],
+        ("missing.tsv",),
+    ),
+    # --- study moments
+    Case(
+        "moments-table",
+        "malformed-tsv",
+        lambda tmp, nations: [
+            "moments-table",
+            "--dataset-dir",
+            _bad_dataset(tmp, nations),
+            "--dataset",
+            "nations",
+            "--out",
+            str(tmp / "m.tsv"),
+        ],
+        ("train.tsv:", "expected 3 non-empty tab-separated fields"),
+        needs_nations=True,
+    ),
+    Case(
+        "moments-table",
+        "missing-dataset-dir",
+        lambda tmp, _: [
+            "moments-table",
+            "--dataset-dir",
+            str(tmp / "nodata"),
+            "--dataset",
+            "nations",
+            "--out",
+            str(tmp / "m.tsv"),
+        ],
+        ("nodata",),
+    ),
+    Case(
+        "moments-table",
+        "unknown-split",
+        lambda tmp, nations: [
+            "moments-table",
+            "--dataset-dir",
+            str(nations),
+            "--dataset",
+            "nations",
+            "--splits",
+            "bogus",
+            "--out",
+            str(tmp / "m.tsv"),
+        ],
+        ("bogus",),
+        needs_nations=True,
+    ),
+    Case(
+        "moments-table",
+        "unknown-filter-split",
+        lambda tmp, _: [
+            "moments-table",
+            "--dataset-dir",
+            str(tmp),
+            "--dataset",
+            "nations",
+            "--filter-splits",
+            "bogus",
+            "--out",
+            str(tmp / "m.tsv"),
+        ],
+        ("--filter-splits", "invalid choice: 'bogus'"),
+    ),
+    Case(
+        "montecarlo",
+        "missing-dataset-dir",
+        lambda tmp, _: [
+            "montecarlo",
+            "--dataset-dir",
+            str(tmp / "nodata"),
+            "--dataset",
+            "nations",
+            "--replicates",
+            "100",
+            "--seed",
+            "1",
+            "--alpha",
+            "0.01",
+            "--out",
+            str(tmp / "m.tsv"),
+            "--quiet",
+        ],
+        ("nodata",),
+    ),
+    Case(
+        "montecarlo",
+        "alpha-out-of-range",
+        lambda tmp, nations: [
+            "montecarlo",
+            "--dataset-dir",
+            str(nations),
+            "--dataset",
+            "nations",
+            "--replicates",
+            "100",
+            "--seed",
+            "1",
+            "--alpha",
+            "2",
+            "--out",
+            str(tmp / "m.tsv"),
+            "--quiet",
+        ],
+        ("alpha",),
+        needs_nations=True,
+    ),
+    Case(
+        "montecarlo",
+        "replicates-not-an-integer",
+        lambda tmp, _: [
+            "montecarlo",
+            "--dataset-dir",
+            str(tmp),
+            "--dataset",
+            "nations",
+            "--replicates",
+            "1e4",
+            "--seed",
+            "1",
+            "--alpha",
+            "0.01",
+            "--out",
+            str(tmp / "m.tsv"),
+        ],
+        ("--replicates", "invalid int value: '1e4'"),
+    ),
+    Case(
+        "montecarlo-figure",
+        "missing-checks",
+        lambda tmp, _: ["montecarlo-figure", "--checks", str(tmp / "missing.tsv"), *_figure(tmp)],
+        ("missing.tsv",),
+    ),
+    Case(
+        "montecarlo-figure",
+        "malformed-checks",
+        lambda tmp, _: ["montecarlo-figure", "--checks", _bad_tsv(tmp), *_figure(tmp)],
+        ("bad.tsv",),
+    ),
+    Case(
+        "errata",
+        "zero-replicates",
+        lambda tmp, _: [
+            "errata",
+            "--replicates",
+            "0",
+            "--seed",
+            "1",
+            "--check",
+            str(tmp / "c.tsv"),
+            "--errata",
+            str(tmp / "e.tsv"),
+            "--markdown",
+            str(tmp / "e.md"),
+        ],
+        ("replicates",),
+    ),
+    Case(
+        "errata",
+        "missing-required-option",
+        lambda tmp, _: [
+            "errata",
+            "--replicates",
+            "10",
+            "--check",
+            str(tmp / "c"),
+            "--errata",
+            str(tmp / "e"),
+        ],
+        ("the following arguments are required: --seed, --markdown",),
+    ),
+]
+
+
+def test_every_known_command_has_a_bad_input_case():
+    assert {case.command for case in CASES} == KNOWN_COMMANDS
+    assert len({(case.command, case.id) for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            case,
+            id=f"{case.command}-{case.id}",
+            marks=[pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else [],
+        )
+        for case in CASES
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(case, tmp_path, capsys, request):
+    nations = request.getfixturevalue("nations_dir") if case.needs_nations else tmp_path / "unused"
+    argv = case.argv(tmp_path, nations)
+    assert argv[0] == case.command
+    code, out, err = _run(argv, capsys)
+    assert code == 2, (out, err)
+    line = _error_line(case.command, err)
+    for name in case.names:
+        assert name in line, line
+    # nothing was written where the command was told to write
+    for option in ("--out", "--out-dir", "--audit", "--check", "--markdown", "--pdf"):
+        if option in argv:
+            target = Path(argv[argv.index(option) + 1])
+            if target != tmp_path:
+                assert not target.exists(), f"{target} written despite the error"

@@ -1,0 +1,139 @@
+"""kgrank.moments: moments of rank statistics under the random model."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from kgrank.moments import (
+    DELTA_MAX_CV,
+    Moments,
+    SamplingRequest,
+    delta_method,
+    harmonic_number,
+    log_expected_power,
+    median_and_deviation,
+    median_moments_iid,
+    rank_variance_moments,
+    sample_mean_variance,
+    sampled_moments_of_subsets,
+    task_counts,
+)
+
+
+def test_harmonic_numbers_against_sums():
+    for n in (1, 2, 7, 100):
+        assert harmonic_number(np.array([n]))[0] == pytest.approx(sum(1 / k for k in range(1, n + 1)))
+        assert harmonic_number(np.array([n]), 2)[0] == pytest.approx(sum(1 / k**2 for k in range(1, n + 1)))
+
+
+def test_task_counts():
+    values, counts = task_counts(np.array([5, 3, 5, 5, 1]))
+    assert values.tolist() == [1, 3, 5] and counts.tolist() == [1, 1, 3]
+
+
+@pytest.mark.parametrize("exponent", [-1.0, -0.25, 0.5, 2.0])
+def test_log_expected_power_against_sums(exponent):
+    values = np.array([1, 2, 9, 40])
+    expected = [np.log(np.mean(np.arange(1, n + 1, dtype=float) ** exponent)) for n in values]
+    np.testing.assert_allclose(log_expected_power(values, exponent), expected, rtol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda rows: st.lists(
+            st.lists(st.integers(1, 60), min_size=rows, max_size=rows), min_size=1, max_size=80
+        ).map(lambda columns: np.array(columns, dtype=float).T)
+    )
+)
+def test_sampled_median_and_deviation_equal_numpy_and_scipy(ranks):
+    """The histogram path (rows long enough) and the fallback give numpy's and scipy's values."""
+    summary = median_and_deviation(ranks)
+    np.testing.assert_array_equal(summary[:, 0], np.median(ranks, axis=-1))
+    np.testing.assert_array_equal(summary[:, 1], stats.median_abs_deviation(ranks, axis=-1))
+
+
+@pytest.mark.parametrize(("num_candidates", "n"), [(14, 401), (14_505, 40_876), (40_559, 5_848)])
+def test_rank_variance_moments_reduce_to_the_iid_textbook_form(num_candidates, n):
+    """With one N the general (per-task N_i) form must give the i.i.d. results for the
+    biased sample variance V = (n-1)/n S^2: E[V] = (n-1)/n sigma^2 and
+    Var[V] = ((n-1)/n)^2 (mu_4 - (n-3)/(n-1) sigma^4) / n, at the sizes of real datasets."""
+    size = float(num_candidates)
+    sigma2 = (size**2 - 1) / 12
+    mu4 = (size**2 - 1) * (3 * size**2 - 7) / 240
+    moments = rank_variance_moments(np.full(n, num_candidates))
+    assert moments.expectation == pytest.approx((n - 1) / n * sigma2, rel=1e-12)
+    expected_variance = ((n - 1) / n) ** 2 * (mu4 - (n - 3) / (n - 1) * sigma2**2) / n
+    assert moments.variance == pytest.approx(expected_variance, rel=1e-9)
+
+
+def test_median_moments_iid_against_enumeration():
+    import itertools
+
+    outcomes = np.array(list(itertools.product(range(1, 6), repeat=3)), dtype=float)
+    medians = np.median(outcomes, axis=1)
+    moments = median_moments_iid(5, 3)
+    assert moments.expectation == pytest.approx(medians.mean(), rel=1e-12)
+    assert moments.variance == pytest.approx(medians.var(), rel=1e-12)
+    inverse = median_moments_iid(5, 3, lambda x: 1 / x)
+    assert inverse.expectation == pytest.approx((1 / medians).mean(), rel=1e-12)
+    with pytest.raises(ValueError, match="odd number"):
+        median_moments_iid(5, 4)
+
+
+def test_delta_method_samples_where_the_expansion_is_too_coarse():
+    statistic = np.mean
+    tight = delta_method(
+        Moments(10.0, (0.5 * DELTA_MAX_CV * 10) ** 2, "closed form"),
+        lambda x: 1 / x,
+        lambda x: -1 / x**2,
+        lambda x: 2 / x**3,
+        num_candidates=np.array([3]),
+        statistic=statistic,
+    )
+    assert isinstance(tight, Moments) and tight.method == "delta method (2nd order) on closed form"
+    variance = (0.5 * DELTA_MAX_CV * 10) ** 2
+    assert tight.expectation == pytest.approx(0.1 + variance / 1000)
+    assert tight.variance == pytest.approx(variance / 10**4)
+    loose = delta_method(
+        Moments(10.0, (2 * DELTA_MAX_CV * 10) ** 2, "closed form"),
+        lambda x: 1 / x,
+        lambda x: -1 / x**2,
+        lambda x: 2 / x**3,
+        num_candidates=np.array([3]),
+        statistic=statistic,
+    )
+    assert loose == SamplingRequest(statistic)
+
+
+def test_sample_mean_variance_and_their_errors():
+    sample = np.random.default_rng(0).normal(3.0, 2.0, 100_000)
+    mean, variance = sample_mean_variance(sample)
+    assert mean.estimate == pytest.approx(sample.mean())
+    assert variance.estimate == pytest.approx(sample.var(ddof=1))
+    assert mean.error == pytest.approx(2.0 / np.sqrt(100_000), rel=0.02)
+    # normal: Var of the sample variance is 2 sigma^4 / R
+    assert variance.error == pytest.approx(np.sqrt(2 * 16 / 100_000), rel=0.05)
+
+
+def test_sampled_subsets_are_views_of_one_seeded_draw():
+    num_candidates = np.concatenate([np.full(50, 10), np.full(50, 1000)])
+    mean_rank = SamplingRequest(lambda ranks: ranks.mean(axis=-1))
+    requests = {
+        "head": (slice(0, 50), {"mr": mean_rank}),
+        "tail": (np.arange(50, 100), {"mr": mean_rank}),
+        "both": (None, {"mr": mean_rank}),
+    }
+    first = sampled_moments_of_subsets(num_candidates, requests, replicates=3000, seed=1)
+    again = sampled_moments_of_subsets(num_candidates, requests, replicates=3000, seed=1, chunk_elements=1000)
+    assert first == again  # chunking does not change the stream
+    for side, size in (("head", 10), ("tail", 1000)):
+        moments = first[side]["mr"]
+        assert moments.method.startswith("sampling (R=3000")
+        expected_variance = (size**2 - 1) / 12 / 50
+        assert abs(moments.expectation - (size + 1) / 2) < 5 * np.sqrt(expected_variance / 3000)
+        assert moments.expectation_error == pytest.approx(np.sqrt(moments.variance / 3000))
+    both = first["both"]["mr"]
+    assert abs(both.expectation - (5.5 + 500.5) / 2) < 5 * both.expectation_error

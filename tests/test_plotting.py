@@ -1,0 +1,62 @@
+"""kgrank.plotting: one style, a colour-blind-safe palette, PDF and PNG written together."""
+
+import matplotlib.colors
+import matplotlib.pyplot as plt
+import pytest
+import seaborn as sns
+
+from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
+
+
+def _figure():
+    figure, axis = plt.subplots(figsize=(3, 2))
+    axis.plot([1, 2, 3], [3, 1, 2], label="line")
+    axis.set_title("a title")
+    return figure
+
+
+def test_set_style_uses_the_colorblind_palette():
+    plt.rcdefaults()
+    set_style()
+    assert PALETTE == "colorblind"
+    cycle = [matplotlib.colors.to_hex(color) for color in plt.rcParams["axes.prop_cycle"].by_key()["color"]]
+    assert cycle == sns.color_palette("colorblind").as_hex()
+    assert cycle != sns.color_palette("deep").as_hex()  # seaborn's default would differ
+
+
+def test_save_figure_writes_both_files_and_nothing_else(tmp_path):
+    figure = _figure()
+    save_figure(figure, tmp_path / "out" / "f.pdf", tmp_path / "out" / "f.png")
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["f.pdf", "f.png"]
+    assert (tmp_path / "out" / "f.pdf").read_bytes().startswith(b"%PDF")
+    assert (tmp_path / "out" / "f.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert not plt.fignum_exists(figure.number)
+
+
+def test_save_figure_failure_leaves_no_temporary_file(tmp_path):
+    (tmp_path / "f.png").write_bytes(b"old")
+    with pytest.raises(ValueError):
+        save_figure(_figure(), tmp_path / "f.pdf", tmp_path / "f.unknownformat")
+    # the PDF was written, the failed PNG left the old file and no debris
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["f.pdf", "f.png"]
+    assert (tmp_path / "f.png").read_bytes() == b"old"
+
+
+def test_same_figure_same_bytes(tmp_path):
+    for run in ("a", "b"):
+        save_figure(_figure(), tmp_path / run / "f.pdf", tmp_path / run / "f.png")
+    for name in ("f.pdf", "f.png"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_caption_is_wrapped_under_the_figure():
+    figure = _figure()
+    add_caption(figure, "word " * 100, characters_per_line=60)
+    (caption,) = figure.texts
+    lines = caption.get_text().splitlines()
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
+    assert caption.get_position()[1] < 0
+    empty = _figure()
+    add_caption(empty, "")
+    assert empty.texts == []
+    plt.close("all")

@@ -1,0 +1,132 @@
+"""kgrank.scoring: every candidate's score by a product form, with PyKEEN's near-tie order."""
+
+import pytest
+import torch
+
+from kgrank.scoring import BIT_IDENTICAL, SquaredDistanceError
+
+# Small dimensions keep the tests fast; the arithmetic is the same at any size.
+# (tests/test_ranks.py ranks with the same families)
+FAMILIES = {
+    "transe-l1": ("transe", {"scoring_fct_norm": 1, "embedding_dim": 32}),
+    "transe-l2": ("transe", {"scoring_fct_norm": 2, "embedding_dim": 32}),
+    "rotate": ("rotate", {"embedding_dim": 32}),
+    "complex": ("complex", {"embedding_dim": 32}),
+    "distmult": ("distmult", {"embedding_dim": 32}),
+    "rescal": ("rescal", {"embedding_dim": 16}),
+    "tucker": ("tucker", {"embedding_dim": 32, "relation_dim": 16}),
+}
+
+
+@pytest.fixture(scope="module")
+def nations():
+    from pykeen.datasets import Nations
+
+    return {inverse: Nations(create_inverse_triples=inverse) for inverse in (False, True)}
+
+
+def _model(nations, family, inverse, seed=1):
+    from pykeen.models import model_resolver
+
+    name, kwargs = FAMILIES[family]
+    dataset = nations[inverse]
+    return model_resolver.make(name, triples_factory=dataset.training, random_seed=seed, **kwargs).eval()
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_fast_scores_equal_pykeens_scores(nations, family):
+    """Score blocks agree with model.predict to float32 rounding, both sides, with and without inverses."""
+    from kgrank.scoring import Scorer
+
+    for inverse in (False, True):
+        model = _model(nations, family, inverse)
+        batch = nations[inverse].testing.mapped_triples[:64]
+        for side in ("head", "tail"):
+            with torch.inference_mode():
+                expected = model.predict(batch, target=side)
+            scale = float(expected.abs().max())
+            torch.testing.assert_close(Scorer(model)(batch, side), expected, rtol=1e-5, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("inverse", [False, True], ids=["plain", "inverse"])
+def test_family_and_fast_sides(nations, family, inverse):
+    from kgrank.scoring import Scorer
+
+    model = _model(nations, family, inverse)
+    scorer = Scorer(model)
+    assert scorer.family == FAMILIES[family][0]
+    assert scorer.fast_for("tail")
+    # TuckER scores heads by a product form only as tails of inverse relations
+    assert scorer.fast_for("head") == (family != "tucker" or inverse)
+    slow = Scorer(model, fast=False)
+    assert slow.family == "pykeen" and not slow.fast_for("tail") and not slow.fast_for("head")
+    batch = nations[inverse].testing.mapped_triples[:8]
+    with torch.inference_mode():
+        expected = model.predict(batch, target="head").float()
+    assert torch.equal(slow(batch, "head"), expected)
+
+
+def test_other_models_go_through_predict(nations):
+    from pykeen.models import model_resolver
+
+    from kgrank.scoring import Scorer
+
+    model = model_resolver.make("ermlp", triples_factory=nations[False].training, embedding_dim=8).eval()
+    scorer = Scorer(model)
+    assert scorer.family == "pykeen" and not scorer.fast_for("tail")
+    batch = nations[False].testing.mapped_triples[:4]
+    with torch.inference_mode():
+        assert torch.equal(scorer(batch, "tail"), model.predict(batch, target="tail").float())
+
+
+def test_squared_distance_error_marks_what_rounding_may_flip():
+    error = SquaredDistanceError(bound=torch.tensor([0.1, 0.0]), squared_scores=True)
+    scores = torch.tensor([[-1.0, -1.15, -1.25], [-2.0, -2.0, -2.1]])
+    near = error.near(scores, torch.tensor([-1.0, -2.0]))
+    # within twice the bound of the true score (row 0: 0.2; row 1: exact ties only)
+    assert near.tolist() == [[True, True, False], [True, True, False]]
+    # on -sqrt(a) scores the gap is scaled by |s_j| + |s_t|, the distance between the a's
+    unsquared = SquaredDistanceError(bound=torch.tensor([0.1]), squared_scores=False)
+    assert unsquared.near(torch.tensor([[-1.0, -1.05, -1.2]]), torch.tensor([-1.0])).tolist() == [
+        [True, True, False]
+    ]
+    assert BIT_IDENTICAL == "bit-identical"
+
+
+def _same_order(scores, reference, true_entities):
+    """Whether every candidate sits on the same side of (or ties with) the true entity."""
+    rows = torch.arange(len(true_entities))
+    ours = torch.sign(scores - scores[rows, true_entities].unsqueeze(1))
+    theirs = torch.sign(reference - reference[rows, true_entities].unsqueeze(1))
+    return bool(torch.equal(ours, theirs))
+
+
+@pytest.mark.parametrize(("offset", "spread"), [(10.0, 0.1), (300.0, 0.01)])
+def test_near_ties_are_rescored_with_pykeens_arithmetic(nations, monkeypatch, offset, spread):
+    """Entities away from the origin and close to each other make |q|^2 - 2 q.e + |e|^2
+    cancel: the product form alone then orders some candidates differently from
+    model.predict against the true entity (checked), and rescoring its near-ties
+    through model.predict gives every candidate PyKEEN's order."""
+    from pykeen.models import TransE
+
+    from kgrank import scoring
+
+    dataset = nations[False]
+    model = TransE(triples_factory=dataset.training, embedding_dim=16, scoring_fct_norm=2, random_seed=5)
+    generator = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        entities = model.entity_representations[0]._embeddings.weight
+        entities.copy_(offset + spread * torch.randn(entities.shape, generator=generator))
+    model.eval()
+    batch = dataset.testing.mapped_triples
+    for side in ("head", "tail"):
+        with torch.inference_mode():
+            reference = model.predict(batch, target=side)
+        true_entities = batch[:, 0] if side == "head" else batch[:, 2]
+        assert _same_order(scoring.Scorer(model)(batch, side), reference, true_entities), side
+    monkeypatch.setattr(scoring.Scorer, "_settle_near_ties", lambda *args: None)
+    assert not all(
+        _same_order(scoring.Scorer(model)(batch, side), model.predict(batch, target=side), truth)
+        for side, truth in (("head", batch[:, 0]), ("tail", batch[:, 2]))
+    )
