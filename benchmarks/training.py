@@ -1,0 +1,187 @@
+"""Seconds per epoch of PyKEEN 1.11.1's LCWA step against kgrank's 1-N step, and the floor.
+
+For each family and dataset, both take the same LCWA batches (the published embedding
+dimension and batch size of the pair; DistMult, which no study trains, at dim 256 and
+batch 256) through a whole step: scores of every entity, the published loss with label
+smoothing, backward, optimiser step. The floor is the bare arithmetic of the same step:
+the three matrix products of a dot-product score block (forward, and the gradients of
+the queries and of the entity table), or torch's cdist forward and backward for the L1
+norm, on random tensors of the same shapes. Times are the median of ``--batches``
+batches (after one untimed warm-up), scaled to an epoch by the number of LCWA batches.
+
+    python benchmarks/training.py [--datasets fb15k237 wn18rr] [--families transe ...]
+        [--batches 3] [--threads 2] [--pykeen-batches 2] [--data results/data]
+
+Prints one row per (dataset, family): PyKEEN s/epoch, kgrank s/epoch, floor s/epoch,
+PyKEEN / kgrank, kgrank / floor. Speed is measured here, correctness in
+tests/test_training_step.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+FAMILIES = ("transe", "rotate", "distmult", "complex", "rescal", "tucker")
+# no study trains DistMult or RESCAL: a common setting (RESCAL's matrices cost d^2 per relation)
+UNPUBLISHED = {
+    "distmult": {"model_kwargs": {"embedding_dim": 256}, "batch_size": 256},
+    "rescal": {"model_kwargs": {"embedding_dim": 64}, "batch_size": 256},
+}
+
+
+def prepared(data: Path, dataset: str) -> Path:
+    """The dataset folder the workflow writes; prepared from the shared archive when absent."""
+    folder = data / dataset
+    if not (folder / "train.tsv").is_file():
+        import yaml
+
+        from kgrank.datasets import prepare_dataset
+
+        source = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["datasets"][dataset]
+        if "archive" in source:
+            source = {**source, "archive": str((REPO / source["archive"]).resolve())}
+        prepare_dataset(dataset, source, folder)
+    return folder
+
+
+def setting(dataset: str, family: str) -> tuple[dict, dict]:
+    """(pipeline of the pair, with LCWA and the published dimensions), or a common one."""
+    from kgrank.hyperparameters import load_hyperparameters
+
+    path = REPO / "config" / "hyperparameters" / dataset / f"{family}.yaml"
+    if family in UNPUBLISHED:
+        extra = UNPUBLISHED[family]
+        pipeline = {
+            "model": family,
+            "model_kwargs": extra["model_kwargs"],
+            "loss": "crossentropy",
+            "optimizer": "adam",
+            "optimizer_kwargs": {"lr": 0.001},
+            "training_kwargs": {"batch_size": extra["batch_size"], "label_smoothing": 0.1},
+            "dataset_kwargs": {"create_inverse_triples": True},
+        }
+    else:
+        pipeline = load_hyperparameters(path)["pipeline"]
+    return pipeline, dict(pipeline["training_kwargs"])
+
+
+def time_steps(loop, batches, label_smoothing: float, fast: bool) -> list[float]:
+    from kgrank.training_step import fast_scores
+
+    seconds = []
+    for index, batch in enumerate(batches):
+        start = time.perf_counter()
+        with fast_scores(loop.model) if fast else _nothing():
+            loop.optimizer.zero_grad()
+            size = len(batch["pairs"])
+            loss = loop._process_batch(batch, start=0, stop=size, label_smoothing=label_smoothing)
+            loss.backward()
+            loop.optimizer.step()
+        if index:  # the first batch warms up, untimed
+            seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def floor_seconds(family: str, batch_size: int, num_entities: int, width: int, repeats: int) -> float:
+    """The bare arithmetic of one step's score block: forward and both gradients."""
+    queries = torch.randn(batch_size, width)
+    entities = torch.randn(num_entities, width)
+    seconds = []
+    for index in range(repeats + 1):
+        start = time.perf_counter()
+        if family == "transe-l1":
+            queries.requires_grad_(True)
+            entities.requires_grad_(True)
+            torch.cdist(queries, entities, p=1).sum().backward()
+            queries.grad = entities.grad = None
+        else:
+            scores = queries @ entities.T
+            _ = scores @ entities  # gradient of the queries
+            _ = scores.T @ queries  # gradient of the entity table
+        if index:
+            seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["fb15k237", "wn18rr"])
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    parser.add_argument("--batches", type=int, default=3, help="timed kgrank batches")
+    parser.add_argument("--pykeen-batches", type=int, default=2, help="timed PyKEEN batches")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=REPO / "results" / "data")
+    args = parser.parse_args()
+
+    from pykeen.optimizers import optimizer_resolver
+    from pykeen.training import LCWATrainingLoop
+
+    from kgrank.datasets import load_factories
+    from kgrank.training import build_model, create_inverse_triples
+
+    torch.set_num_threads(args.threads)
+    warnings.filterwarnings("ignore")
+    print(f"threads: {args.threads}; seconds per epoch (median batch x LCWA batches per epoch)")
+    print("| dataset | family | dim | batch | PyKEEN s | kgrank s | floor s | PyKEEN / kgrank | kgrank / floor |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for dataset in args.datasets:
+        folder = prepared(args.data, dataset)
+        for family in args.families:
+            pipeline, training = setting(dataset, family)
+            factories = load_factories(folder, create_inverse_triples=create_inverse_triples(pipeline))
+            model = build_model(pipeline, factories.training, seed=0)
+            optimizer = optimizer_resolver.make(
+                pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
+            )
+            loop = LCWATrainingLoop(model=model, triples_factory=factories.training, optimizer=optimizer)
+            instances = factories.training.create_lcwa_instances()
+            batch_size = int(training["batch_size"])
+            loader = torch.utils.data.DataLoader(
+                instances,
+                batch_size=batch_size,
+                shuffle=True,
+                collate_fn=instances.get_collator(),
+                generator=torch.Generator().manual_seed(0),
+            )
+            batches_per_epoch = len(loader)
+            batches = []
+            for batch in loader:
+                batches.append(batch)
+                if len(batches) > max(args.batches, args.pykeen_batches):
+                    break
+            smoothing = float(training.get("label_smoothing") or 0.0)
+            model.train()
+            ours = statistics.median(time_steps(loop, batches[: args.batches + 1], smoothing, fast=True))
+            theirs = statistics.median(
+                time_steps(loop, batches[: args.pykeen_batches + 1], smoothing, fast=False)
+            )
+            dim = int(pipeline["model_kwargs"]["embedding_dim"])
+            width = 2 * dim if family in ("rotate", "complex") else dim
+            kernel = "transe-l1" if family == "transe" and model.interaction.p == 1 else family
+            floor = floor_seconds(kernel, batch_size, factories.training.num_entities, width, args.batches)
+            name = f"{family} (L{model.interaction.p:g})" if family == "transe" else family
+            print(
+                f"| {dataset} | {name} | {dim} | {batch_size} | {theirs * batches_per_epoch:.0f} | "
+                f"{ours * batches_per_epoch:.1f} | {floor * batches_per_epoch:.1f} | "
+                f"{theirs / ours:.1f}x | {ours / floor:.2f}x |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

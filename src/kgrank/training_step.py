@@ -1,0 +1,193 @@
+"""The 1-N training step at the arithmetic limit: every entity scored by matrix products.
+
+PyKEEN's LCWA loop scores a batch of (head, relation) pairs against every entity through
+``model.score_t``, which broadcasts each query against all entities into a
+(batch, entities, dim) tensor before reducing it (TransE, RotatE, DistMult, TuckER) or
+through an einsum torch cannot always turn into one product. The same scores follow
+from matrix products, with autograd:
+
+    L2 distance  ||q - e||  = sqrt(|q|^2 - 2 q.e + |e|^2)   (TransE-L2, RotatE)
+    L1 distance               torch.cdist, which never materialises the broadcast
+    bilinear     q . e with q = h o r (DistMult), the real view of h o r (ComplEx),
+                 h^T R (RESCAL), BN(h) x_1 (Z x_2 r) (TuckER)
+
+``fast_scores(model)`` swaps these into one model's ``score_t``/``score_h`` for the
+duration of a ``with`` block. Everything else stays PyKEEN's: the representations come
+from ``model._get_representations`` (their dropout, constraints and regularisers apply as
+PyKEEN applies them), TuckER's batch norms and dropouts are its interaction's own
+modules called in its order, and the loss, label smoothing, optimiser and loop are
+untouched. A model of another family, or a call that scores a subset of entities or an
+inductive mode, goes through PyKEEN unchanged. No library offers this step for PyKEEN
+models, so it is written here, one small function per family, each tested against
+PyKEEN's own loss and gradients (tests/test_training_step.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+# (interaction, anchor representations, relation representations, all entities,
+#  direction "tail" or "head") -> (batch, entities) scores
+ScoreFunction = Callable[[Any, torch.Tensor, torch.Tensor, torch.Tensor, str], torch.Tensor]
+
+
+def _real_view(x: torch.Tensor) -> torch.Tensor:
+    """A complex (n, d) tensor as real (n, 2d); dot products and L2 norms carry over."""
+    return torch.view_as_real(x).reshape(*x.shape[:-1], 2 * x.shape[-1])
+
+
+def _as_complex(x: torch.Tensor) -> torch.Tensor:
+    if torch.is_complex(x):
+        return x
+    from pykeen.utils import ensure_complex
+
+    (x,) = ensure_complex(x)
+    return x
+
+
+def negative_distances(
+    query: torch.Tensor, entities: torch.Tensor, p: float, power_norm: bool
+) -> torch.Tensor:
+    """-||q - e||_p (or -||q - e||_p^p) for every (query, entity) pair, differentiable."""
+    if p != 2:
+        distances = torch.cdist(query, entities, p=p)
+        return -(distances.pow(p) if power_norm else distances)
+    squared = (
+        (query * query).sum(dim=1, keepdim=True)
+        - 2.0 * (query @ entities.T)
+        + (entities * entities).sum(dim=1)
+    ).clamp(min=0.0)
+    if power_norm:
+        return -squared
+    # The norm's gradient at a zero distance is 0 (as torch.linalg.vector_norm has it),
+    # not the infinite slope of sqrt at 0.
+    positive = squared > 0
+    return -torch.where(positive, squared, torch.ones_like(squared)).sqrt() * positive
+
+
+def _transe(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # ||h + r - t||: tails see the query h + r, heads the query t - r.
+    query = anchor + relation if direction == "tail" else anchor - relation
+    return negative_distances(query, entities, interaction.p, interaction.power_norm)
+
+
+def _rotate(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # ||h o r - t|| over complex coordinates = ||h - conj(r) o t|| since |r| = 1.
+    anchor, relation, entities = map(_as_complex, (anchor, relation, entities))
+    query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
+    return negative_distances(_real_view(query), _real_view(entities), 2, False)
+
+
+def _complex(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # Re(<h, r, conj(t)>) = real view of (h o r) . real view of t for tails, and of
+    # (t o conj(r)) . real view of h for heads.
+    anchor, relation, entities = map(_as_complex, (anchor, relation, entities))
+    query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
+    return _real_view(query) @ _real_view(entities).T
+
+
+def _distmult(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    return (anchor * relation) @ entities.T
+
+
+def _rescal(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # h^T R t: tails see h^T R, heads see R t.
+    if direction == "tail":
+        query = torch.einsum("bd,bde->be", anchor, relation)
+    else:
+        query = torch.einsum("bde,be->bd", relation, anchor)
+    return query @ entities.T
+
+
+def _optional_batch_norm(x: torch.Tensor, batch_norm: Any) -> torch.Tensor:
+    return x if batch_norm is None else batch_norm(x)
+
+
+def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # PyKEEN's TuckER in its own order, with its own dropout and batch-norm modules:
+    # dropout_h(BN_h(h)), then dropout_r(Z x_2 r), then dropout_hr(BN_hr(. x_1 h)) . t.
+    head = interaction.head_dropout(_optional_batch_norm(anchor, interaction.head_batch_norm))
+    core = interaction.relation_dropout(torch.einsum("ijk,bj->bik", interaction.core_tensor, relation))
+    combined = torch.einsum("bik,bi->bk", core, head)
+    combined = interaction.head_relation_dropout(
+        _optional_batch_norm(combined, interaction.head_relation_batch_norm)
+    )
+    return combined @ entities.T
+
+
+def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
+    """Interaction class -> (family name, score function, directions it scores)."""
+    from pykeen.nn import modules
+
+    both = ("tail", "head")
+    return {
+        modules.TransEInteraction: ("transe", _transe, both),
+        modules.RotatEInteraction: ("rotate", _rotate, both),
+        modules.ComplExInteraction: ("complex", _complex, both),
+        modules.DistMultInteraction: ("distmult", _distmult, both),
+        modules.RESCALInteraction: ("rescal", _rescal, both),
+        # TuckER is not symmetric in h and t: heads keep PyKEEN's broadcast.
+        modules.TuckERInteraction: ("tucker", _tucker, ("tail",)),
+    }
+
+
+def fast_family(model: Any) -> str | None:
+    """The family whose fast step fits ``model``, or None where PyKEEN's scores stay."""
+    interaction = getattr(model, "interaction", None)
+    family = _families().get(type(interaction))
+    simple = (
+        family is not None
+        and len(model.entity_representations) == 1
+        and len(model.relation_representations) == 1
+        and tuple(interaction.head_indices) == (0,)
+        and tuple(interaction.tail_indices) == (0,)
+    )
+    return family[0] if simple else None
+
+
+def _scores_against_all(model: Any, score: ScoreFunction, anchors, relations, direction: str) -> torch.Tensor:
+    if direction == "tail":
+        anchor, relation, entities = model._get_representations(h=anchors, r=relations, t=None, mode=None)
+    else:
+        entities, relation, anchor = model._get_representations(h=None, r=relations, t=anchors, mode=None)
+    return score(model.interaction, anchor, relation, entities, direction)
+
+
+@contextmanager
+def fast_scores(model: Any) -> Iterator[str | None]:
+    """Within the block, ``model.score_t`` (and ``score_h`` where the family allows) score
+    all entities by matrix products; yields the family, or None where nothing changed."""
+    family = fast_family(model)
+    if family is None:
+        yield None
+        return
+    _, score, directions = next(entry for entry in _families().values() if entry[0] == family)
+    pykeen_methods = {"tail": model.score_t, "head": model.score_h}
+
+    def method(direction: str) -> Callable:
+        pykeen_method = pykeen_methods[direction]
+        # score_t takes (h, r) pairs, score_h (r, t) pairs
+        anchor_column, relation_column = (0, 1) if direction == "tail" else (1, 0)
+
+        def scores(batch: torch.Tensor, *, slice_size=None, mode=None, **subset: Any) -> torch.Tensor:
+            if mode is not None or any(value is not None for value in subset.values()):
+                return pykeen_method(batch, slice_size=slice_size, mode=mode, **subset)
+            return _scores_against_all(
+                model, score, batch[:, anchor_column], batch[:, relation_column], direction
+            )
+
+        return scores
+
+    try:
+        model.score_t = method("tail")
+        if "head" in directions:
+            model.score_h = method("head")
+        yield family
+    finally:
+        # the class's own methods again
+        for name in ("score_t", "score_h"):
+            model.__dict__.pop(name, None)

@@ -1,0 +1,158 @@
+"""The 1-N training step: one step's scores, loss and gradients equal PyKEEN's own."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kgrank.training_step import fast_family, fast_scores
+
+FAMILIES = {
+    "transe-l1": ("transe", {"embedding_dim": 24, "scoring_fct_norm": 1}),
+    "transe-l2": ("transe", {"embedding_dim": 24, "scoring_fct_norm": 2}),
+    "rotate": ("rotate", {"embedding_dim": 12}),
+    "complex": ("complex", {"embedding_dim": 12}),
+    "distmult": ("distmult", {"embedding_dim": 16}),
+    "rescal": ("rescal", {"embedding_dim": 8}),
+    # dropout and batch norm in training mode: the masks must be drawn in PyKEEN's order
+    "tucker": (
+        "tucker",
+        {
+            "embedding_dim": 16,
+            "relation_dim": 8,
+            "dropout_0": 0.3,
+            "dropout_1": 0.4,
+            "dropout_2": 0.5,
+            "apply_batch_normalization": True,
+        },
+    ),
+}
+
+
+def _kinships():
+    from pykeen.datasets import Kinships
+
+    return Kinships(create_inverse_triples=True).training
+
+
+def _random_graph():
+    from pykeen.triples import CoreTriplesFactory
+
+    generator = torch.Generator().manual_seed(3)
+    num_entities, num_relations, num_triples = 40, 5, 300
+    triples = torch.stack(
+        [
+            torch.randint(num_entities, (num_triples,), generator=generator),
+            torch.randint(num_relations, (num_triples,), generator=generator),
+            torch.randint(num_entities, (num_triples,), generator=generator),
+        ],
+        dim=1,
+    )
+    return CoreTriplesFactory.create(
+        mapped_triples=triples, num_entities=num_entities, num_relations=num_relations
+    )
+
+
+GRAPHS = {"kinships": _kinships, "random": _random_graph}
+
+
+def _step(factory, model_name, model_kwargs, *, fast: bool, direction: str, loss: str):
+    """One LCWA step as PyKEEN's loop takes it: scores of a batch against every entity,
+    the loss with label smoothing and the regularisation term, then backward."""
+    from pykeen.losses import loss_resolver
+    from pykeen.models import model_resolver
+
+    model = model_resolver.make(
+        model_name, triples_factory=factory, random_seed=1, loss=loss_resolver.make(loss), **model_kwargs
+    )
+    model.train()
+    rows = torch.randperm(factory.num_triples, generator=torch.Generator().manual_seed(0))[:48]
+    triples = factory.mapped_triples[rows]
+    # score_t takes (h, r) pairs and predicts t; score_h takes (r, t) pairs and predicts h
+    pairs, targets = (
+        (triples[:, :2], triples[:, 2]) if direction == "tail" else (triples[:, 1:], triples[:, 0])
+    )
+    labels = torch.zeros(len(rows), factory.num_entities)
+    labels[torch.arange(len(rows)), targets] = 1.0
+    method = "score_t" if direction == "tail" else "score_h"
+    torch.manual_seed(5)  # the same dropout masks on both paths
+    if fast:
+        with fast_scores(model) as family:
+            scores = getattr(model, method)(pairs)
+        assert family == fast_family(model) is not None
+    else:
+        scores = getattr(model, method)(pairs)
+    value = model.loss.process_lcwa_scores(
+        predictions=scores, labels=labels, label_smoothing=0.1, num_entities=factory.num_entities
+    )
+    value = value + model.collect_regularization_term()
+    value.backward()
+    gradients = {name: parameter.grad for name, parameter in model.named_parameters()}
+    return scores.detach(), value.item(), gradients
+
+
+@pytest.mark.parametrize("graph", sorted(GRAPHS))
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_one_step_equals_pykeen(graph, family):
+    factory = GRAPHS[graph]()
+    model_name, model_kwargs = FAMILIES[family]
+    directions = ("tail",) if family == "tucker" else ("tail", "head")
+    for direction in directions:
+        outcomes = [
+            _step(factory, model_name, model_kwargs, fast=fast, direction=direction, loss="bcewithlogits")
+            for fast in (False, True)
+        ]
+        (pykeen_scores, pykeen_loss, pykeen_gradients), (scores, loss, gradients) = outcomes
+        torch.testing.assert_close(scores, pykeen_scores, rtol=1e-5, atol=1e-5)
+        assert loss == pytest.approx(pykeen_loss, rel=1e-5)
+        assert gradients.keys() == pykeen_gradients.keys()
+        for name, expected in pykeen_gradients.items():
+            if expected is None:
+                assert gradients[name] is None, name
+                continue
+            scale = float(expected.abs().max()) + 1e-12
+            assert float((gradients[name] - expected).abs().max()) / scale < 1e-4, (direction, name)
+
+
+def test_the_block_restores_pykeen_methods():
+    from pykeen.models import model_resolver
+
+    model = model_resolver.make("distmult", triples_factory=_random_graph(), embedding_dim=4, random_seed=0)
+    class_method = type(model).score_t
+    with fast_scores(model) as family:
+        assert family == "distmult"
+        assert model.score_t.__func__ is not class_method if hasattr(model.score_t, "__func__") else True
+    assert model.score_t.__func__ is class_method
+    assert "score_t" not in model.__dict__ and "score_h" not in model.__dict__
+
+
+def test_other_models_are_left_to_pykeen():
+    from pykeen.models import model_resolver
+
+    model = model_resolver.make("simple", triples_factory=_random_graph(), embedding_dim=4, random_seed=0)
+    assert fast_family(model) is None
+    with fast_scores(model) as family:
+        assert family is None
+        assert "score_t" not in model.__dict__
+
+
+def test_a_subset_of_tails_goes_through_pykeen():
+    from pykeen.models import model_resolver
+
+    model = model_resolver.make("transe", triples_factory=_random_graph(), embedding_dim=4, random_seed=0)
+    pairs = torch.tensor([[0, 1], [2, 3]])
+    tails = torch.tensor([4, 5, 6])
+    expected = model.score_t(pairs, tails=tails)
+    with fast_scores(model):
+        torch.testing.assert_close(model.score_t(pairs, tails=tails), expected)
+
+
+def test_zero_distance_has_a_zero_gradient():
+    from kgrank.training_step import negative_distances
+
+    query = torch.tensor([[1.0, 2.0]], requires_grad=True)
+    entities = torch.tensor([[1.0, 2.0], [4.0, 6.0]])
+    scores = negative_distances(query, entities, 2, power_norm=False)
+    torch.testing.assert_close(scores.detach(), torch.tensor([[0.0, -5.0]]))
+    scores[0, 0].backward()
+    assert torch.isfinite(query.grad).all() and float(query.grad.abs().max()) == 0.0
