@@ -72,29 +72,27 @@ def setting(dataset: str, family: str) -> tuple[dict, dict]:
     return pipeline, dict(pipeline["training_kwargs"])
 
 
-def time_steps(loop, batches, label_smoothing: float, fast: bool) -> list[float]:
+def time_steps(model, optimizer, factory, batches, label_smoothing: float, fast: bool) -> list[float]:
+    from contextlib import nullcontext
+
+    from pykeen.training import LCWATrainingLoop
+
     from kgrank.training_step import fast_scores
 
     seconds = []
-    for index, batch in enumerate(batches):
-        start = time.perf_counter()
-        with fast_scores(loop.model) if fast else _nothing():
+    with fast_scores(model) if fast else nullcontext():
+        # the loop binds model.score_t when it is built: build it inside the block
+        loop = LCWATrainingLoop(model=model, triples_factory=factory, optimizer=optimizer)
+        for index, batch in enumerate(batches):
+            start = time.perf_counter()
             loop.optimizer.zero_grad()
             size = len(batch["pairs"])
             loss = loop._process_batch(batch, start=0, stop=size, label_smoothing=label_smoothing)
             loss.backward()
             loop.optimizer.step()
-        if index:  # the first batch warms up, untimed
-            seconds.append(time.perf_counter() - start)
+            if index:  # the first batch warms up, untimed
+                seconds.append(time.perf_counter() - start)
     return seconds
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def floor_seconds(family: str, batch_size: int, num_entities: int, width: int, repeats: int) -> float:
@@ -137,7 +135,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore")
     print(f"threads: {args.threads}; seconds per epoch (median batch x LCWA batches per epoch)")
-    print("| dataset | family | dim | batch | PyKEEN s | kgrank s | floor s | PyKEEN / kgrank | kgrank / floor |")
+    columns = ("dataset", "family", "dim", "batch", "PyKEEN s", "kgrank s", "floor s")
+    print("| " + " | ".join([*columns, "PyKEEN / kgrank", "kgrank / floor"]) + " |")
     print("|---|---|---|---|---|---|---|---|---|")
     for dataset in args.datasets:
         folder = prepared(args.data, dataset)
@@ -149,13 +148,14 @@ def main() -> None:
                 pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
             )
             loop = LCWATrainingLoop(model=model, triples_factory=factories.training, optimizer=optimizer)
-            instances = factories.training.create_lcwa_instances()
             batch_size = int(training["batch_size"])
-            loader = torch.utils.data.DataLoader(
-                instances,
+            # PyKEEN's own data loader of the loop, as its train() builds it
+            loader = loop._create_training_data_loader(
+                factories.training,
+                sampler=None,
                 batch_size=batch_size,
                 shuffle=True,
-                collate_fn=instances.get_collator(),
+                drop_last=False,
                 generator=torch.Generator().manual_seed(0),
             )
             batches_per_epoch = len(loader)
@@ -166,9 +166,13 @@ def main() -> None:
                     break
             smoothing = float(training.get("label_smoothing") or 0.0)
             model.train()
-            ours = statistics.median(time_steps(loop, batches[: args.batches + 1], smoothing, fast=True))
+            ours = statistics.median(
+                time_steps(model, optimizer, factories.training, batches[: args.batches + 1], smoothing, True)
+            )
             theirs = statistics.median(
-                time_steps(loop, batches[: args.pykeen_batches + 1], smoothing, fast=False)
+                time_steps(
+                    model, optimizer, factories.training, batches[: args.pykeen_batches + 1], smoothing, False
+                )
             )
             dim = int(pipeline["model_kwargs"]["embedding_dim"])
             width = 2 * dim if family in ("rotate", "complex") else dim

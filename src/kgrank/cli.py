@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kgrank.cli_options import add_filter_splits, add_hits, add_quiet
+from kgrank.cli_options import add_filter_splits, add_hits, add_quiet, positive_int
 from kgrank.errors import KgrankInputError
 
 # The one place where the core meets the studies: the registry finds them by name, so
@@ -47,10 +47,25 @@ def _validate_hyperparameters(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
+    from kgrank.early_stopping import EarlyStopping
     from kgrank.hyperparameters import load_hyperparameters
     from kgrank.training import train
 
     hyperparameters = load_hyperparameters(args.hyperparameters)
+    model_kwargs = {
+        key: value
+        for key, value in (("embedding_dim", args.embedding_dim), ("relation_dim", args.relation_dim))
+        if value is not None
+    }
+    early_stopping = (
+        None
+        if args.early_stopping_frequency is None
+        else EarlyStopping(
+            frequency=args.early_stopping_frequency,
+            patience=args.patience,
+            relative_delta=args.relative_delta,
+        )
+    )
     summary = train(
         args.dataset_dir,
         hyperparameters,
@@ -59,6 +74,11 @@ def _train(args: argparse.Namespace) -> None:
         max_epochs=args.max_epochs,
         training_loop=args.training_loop,
         num_negs_per_pos=args.num_negs_per_pos,
+        model_kwargs=model_kwargs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        early_stopping=early_stopping,
+        scoring=args.scoring,
         sub_batch_size=args.sub_batch_size,
         device=args.device,
         threads=args.threads,
@@ -148,7 +168,30 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument(
         "--training-loop", choices=["lcwa", "slcwa"], help="budget: replace the published training loop"
     )
-    command.add_argument("--num-negs-per-pos", type=int, help="budget: negatives per positive (sLCWA)")
+    command.add_argument(
+        "--num-negs-per-pos", type=positive_int, help="budget: negatives per positive (sLCWA)"
+    )
+    command.add_argument("--embedding-dim", type=positive_int, help="budget: replace the embedding dimension")
+    command.add_argument("--relation-dim", type=positive_int, help="budget: replace the relation dimension")
+    command.add_argument("--batch-size", type=positive_int, help="budget: replace the batch size")
+    command.add_argument("--learning-rate", type=float, help="budget: replace the learning rate")
+    command.add_argument(
+        "--early-stopping-frequency",
+        type=positive_int,
+        metavar="EPOCHS",
+        help="validate every EPOCHS epochs with kgrank's rank engine, stop when the validation MRR "
+        "stops improving, keep the best weights",
+    )
+    command.add_argument("--patience", type=positive_int, default=2, help="evaluations without improvement")
+    command.add_argument(
+        "--relative-delta", type=float, default=0.002, help="the smallest relative gain that counts"
+    )
+    command.add_argument(
+        "--scoring",
+        choices=["fast", "pykeen"],
+        default="fast",
+        help="fast: the 1-N step by matrix products where the family has one; pykeen: PyKEEN's scores",
+    )
     command.add_argument(
         "--sub-batch-size", type=int, help="slice each training batch (bounds memory; same gradients)"
     )

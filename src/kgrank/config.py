@@ -109,31 +109,47 @@ def check_budget(budget: Mapping[str, Any], datasets: Iterable[str], models: Ite
                 )
 
 
+# The keys of a pair's budget beyond its epoch cap, in the order they are described.
+PAIR_BUDGET_KEYS = (
+    "training_loop",
+    "num_negs_per_pos",
+    "embedding_dim",
+    "relation_dim",
+    "batch_size",
+    "learning_rate",
+)
+
+
 def pair_budget(budget: Mapping[str, Any], dataset: str, model: str) -> dict[str, Any]:
-    """The budget of one (dataset, model) pair: its epoch cap and any replacement training loop.
+    """The budget of one (dataset, model) pair: its epoch cap and what else it changes.
 
     Precedence: ``by_dataset.<dataset>.<model>`` > ``max_epochs_by_model.<model>`` > ``max_epochs``.
-    ``training_loop`` / ``num_negs_per_pos`` are None where the published values stay.
+    Every other key (training loop and negatives per positive, embedding dimensions,
+    batch size, learning rate) is None where the published value stays.
     """
     own = ((budget.get("by_dataset") or {}).get(dataset) or {}).get(model) or {}
     by_model = budget.get("max_epochs_by_model") or {}
     max_epochs = own["max_epochs"] if "max_epochs" in own else by_model.get(model, budget.get("max_epochs"))
-    return {
-        "max_epochs": max_epochs,
-        "training_loop": own.get("training_loop"),
-        "num_negs_per_pos": own.get("num_negs_per_pos"),
-    }
+    return {"max_epochs": max_epochs, **{key: own.get(key) for key in PAIR_BUDGET_KEYS}}
 
 
 def describe_budget(budget: Mapping[str, Any]) -> str:
-    """A pair's budget in words: "5 epochs (sLCWA, 16 negatives)"."""
+    """A pair's budget in words: "5 epochs (sLCWA, 16 negatives, dim 128, batch 512)"."""
     epochs = budget["max_epochs"]
     words = "published epochs" if epochs is None else f"{epochs} epoch{'s' if epochs != 1 else ''}"
+    if budget.get("early_stopping"):
+        words = "at most " + words
     details = []
-    if budget["training_loop"] is not None:
+    if budget.get("training_loop") is not None:
         details.append("sLCWA" if budget["training_loop"] == "slcwa" else "LCWA")
-    if budget.get("num_negs_per_pos"):
-        details.append(f"{budget['num_negs_per_pos']} negatives")
+    labels = {
+        "num_negs_per_pos": "{} negatives",
+        "embedding_dim": "dim {}",
+        "relation_dim": "relation dim {}",
+        "batch_size": "batch {}",
+        "learning_rate": "lr {:g}",
+    }
+    details += [label.format(budget[key]) for key, label in labels.items() if budget.get(key)]
     return words + (f" ({', '.join(details)})" if details else "")
 
 
@@ -144,29 +160,51 @@ def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: l
         budget.get("max_epochs") is None
         and not budget.get("max_epochs_by_model")
         and not budget.get("by_dataset")
+        and not budget.get("early_stopping")
     ):
         return "Training budget: the published configuration of every model."
     clauses: dict[str, list[str]] = {}
     for dataset in datasets:
         described = ", ".join(
-            f"{model} {describe_budget(pair_budget(budget, dataset, model))}" for model in models
+            f"{model} "
+            + describe_budget(
+                {**pair_budget(budget, dataset, model), "early_stopping": budget.get("early_stopping")}
+            )
+            for model in models
         )
         clauses.setdefault(described, []).append(dataset)
     sentences = [f"{' and '.join(names)}: {described}" for described, names in clauses.items()]
+    stopping = budget.get("early_stopping")
+    rule = (
+        f" Early stopping on the validation MRR every {stopping['frequency']} epochs, patience "
+        f"{stopping['patience']}, best weights kept."
+        if stopping
+        else ""
+    )
     return (
-        "Training budget (everything else as published; published: 151-551 epochs, LCWA except RotatE): "
-        + "; ".join(sentences)
-        + "."
+        "Training budget (everything else as published; published: 151-551 epochs, LCWA except RotatE on "
+        "FB15k-237, no early stopping): " + "; ".join(sentences) + "." + rule
     )
 
 
 def budget_columns(resolved: Mapping[str, Any]) -> dict[str, Any]:
     """The columns that carry a model's training budget into every table of its numbers,
-    from its resolved configuration (models/<dataset>/<model>/config.json)."""
-    published_loop = resolved["hyperparameters"]["pipeline"]["training_loop"]
-    return {
+    from its resolved configuration (models/<dataset>/<model>/config.json): each value
+    trained next to the published one."""
+    published = resolved["hyperparameters"]["pipeline"]
+    trained = resolved.get("trained_pipeline", published)
+    columns = {
         "epochs": resolved["epochs"],
         "published_epochs": resolved["published_epochs"],
-        "training_loop": resolved.get("training_loop", published_loop),
-        "published_training_loop": published_loop,
+        "training_loop": resolved.get("training_loop", published["training_loop"]),
+        "published_training_loop": published["training_loop"],
     }
+    for key, read in (
+        ("embedding_dim", lambda pipeline: (pipeline.get("model_kwargs") or {}).get("embedding_dim")),
+        ("batch_size", lambda pipeline: pipeline["training_kwargs"].get("batch_size")),
+        ("learning_rate", lambda pipeline: (pipeline.get("optimizer_kwargs") or {}).get("lr")),
+    ):
+        columns[key] = read(trained)
+        columns[f"published_{key}"] = read(published)
+    columns["early_stopping"] = resolved.get("early_stopping") is not None
+    return columns

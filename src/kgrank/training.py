@@ -12,6 +12,8 @@ import platform
 import time
 import warnings
 from collections.abc import Mapping
+from contextlib import nullcontext
+from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -19,9 +21,12 @@ from typing import Any
 import pandas as pd
 import torch
 
+from kgrank.candidates import known_answers
 from kgrank.datasets import load_factories
+from kgrank.early_stopping import EarlyStopping, LearningCurve
 from kgrank.errors import KgrankInputError
 from kgrank.io import atomic_path, write_json, write_table
+from kgrank.training_step import fast_scores
 
 
 def resolve_device(device: str) -> torch.device:
@@ -36,15 +41,39 @@ def effective_epochs(pipeline: Mapping[str, Any], max_epochs: int | None) -> int
     return published if max_epochs is None else min(published, int(max_epochs))
 
 
-def apply_budget(
-    pipeline: Mapping[str, Any], training_loop: str | None = None, num_negs_per_pos: int | None = None
-) -> dict[str, Any]:
-    """The pipeline actually trained: the published one with the budget's training loop swapped in.
+# What a budget may change: what a CPU makes expensive. The interaction function, loss,
+# optimiser, label smoothing and inverse triples always stay as published.
+BUDGET_MODEL_KWARGS = ("embedding_dim", "relation_dim")
 
-    Model, loss, optimiser, learning rate, batch size, label smoothing and inverse
-    triples stay as published; only the loop (and its negatives per positive) change.
+
+def apply_budget(
+    pipeline: Mapping[str, Any],
+    training_loop: str | None = None,
+    num_negs_per_pos: int | None = None,
+    *,
+    model_kwargs: Mapping[str, int] | None = None,
+    batch_size: int | None = None,
+    learning_rate: float | None = None,
+) -> dict[str, Any]:
+    """The pipeline actually trained: the published one with the budget's changes.
+
+    The training loop (and its negatives per positive), the embedding dimensions, the
+    batch size and the learning rate may change; None keeps the published value. The
+    model's interaction, loss, optimiser, label smoothing and inverse triples stay.
     """
     trained = {key: value for key, value in pipeline.items()}
+    unknown = set(model_kwargs or {}) - set(BUDGET_MODEL_KWARGS)
+    if unknown:
+        raise KgrankInputError(
+            f"budget model_kwargs {sorted(unknown)}: a budget may change only {list(BUDGET_MODEL_KWARGS)}; "
+            "remove the others"
+        )
+    if model_kwargs:
+        trained["model_kwargs"] = {**(pipeline.get("model_kwargs") or {}), **model_kwargs}
+    if batch_size is not None:
+        trained["training_kwargs"] = {**pipeline["training_kwargs"], "batch_size": int(batch_size)}
+    if learning_rate is not None:
+        trained["optimizer_kwargs"] = {**(pipeline.get("optimizer_kwargs") or {}), "lr": float(learning_rate)}
     loop = training_loop or pipeline["training_loop"]
     trained["training_loop"] = loop
     if loop == "slcwa":
@@ -88,17 +117,28 @@ def train(
     max_epochs: int | None = None,
     training_loop: str | None = None,
     num_negs_per_pos: int | None = None,
+    model_kwargs: Mapping[str, int] | None = None,
+    batch_size: int | None = None,
+    learning_rate: float | None = None,
+    early_stopping: EarlyStopping | None = None,
+    scoring: str = "fast",
     sub_batch_size: int | None = None,
     device: str = "auto",
     threads: int = 1,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Train and write ``model.pt`` (state dict), ``config.json``, ``losses.tsv``, ``training.json``.
+    """Train and write ``model.pt`` (state dict), ``config.json``, ``losses.tsv``,
+    ``learning_curve.tsv`` and ``training.json``.
 
-    ``max_epochs``, ``training_loop`` and ``num_negs_per_pos`` are the budget (see
-    :func:`apply_budget`); None keeps the published value. ``sub_batch_size`` bounds the
-    memory of one step (same gradients, computed in slices); PyKEEN cannot slice models
-    with batch normalisation (TuckER) in training, so they keep whole batches.
+    ``max_epochs``, ``training_loop``, ``num_negs_per_pos``, ``model_kwargs``,
+    ``batch_size`` and ``learning_rate`` are the budget (see :func:`apply_budget`); None
+    keeps the published value. With ``early_stopping`` the validation MRR is computed
+    every few epochs by kgrank's rank engine, training stops when it stops improving and
+    the best weights are kept (:mod:`kgrank.early_stopping`). ``scoring="fast"`` trains
+    with the 1-N step of :mod:`kgrank.training_step` (the same arithmetic as PyKEEN's,
+    by matrix products); ``"pykeen"`` with PyKEEN's own scores. ``sub_batch_size`` bounds
+    the memory of one step (same gradients, computed in slices); PyKEEN cannot slice
+    models with batch normalisation (TuckER) in training, so they keep whole batches.
     """
     from pykeen.optimizers import optimizer_resolver
     from pykeen.training import training_loop_resolver
@@ -107,7 +147,16 @@ def train(
     torch.set_num_threads(threads)
     # PyKEEN asks its data loader to pin memory even without a GPU; harmless, but noisy.
     warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
-    pipeline = apply_budget(hyperparameters["pipeline"], training_loop, num_negs_per_pos)
+    if scoring not in ("fast", "pykeen"):
+        raise KgrankInputError(f"training scoring {scoring!r}: use fast or pykeen")
+    pipeline = apply_budget(
+        hyperparameters["pipeline"],
+        training_loop,
+        num_negs_per_pos,
+        model_kwargs=model_kwargs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+    )
     set_random_seed(seed)
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
     torch_device = resolve_device(device)
@@ -126,7 +175,6 @@ def train(
     if pipeline["training_loop"] == "slcwa":
         loop_kwargs["negative_sampler"] = pipeline.get("negative_sampler", "basic")
         loop_kwargs["negative_sampler_kwargs"] = pipeline.get("negative_sampler_kwargs")
-    loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
 
     num_epochs = effective_epochs(pipeline, max_epochs)
     training_kwargs = {**pipeline["training_kwargs"], "num_epochs": num_epochs}
@@ -134,11 +182,20 @@ def train(
         isinstance(module, torch.nn.modules.batchnorm._BatchNorm) for module in model.modules()
     ):
         training_kwargs["sub_batch_size"] = min(sub_batch_size, int(training_kwargs["batch_size"]))
+    curve = LearningCurve(factories=factories, known=known_answers(factories), rule=early_stopping)
     started = time.perf_counter()
-    losses = loop.train(
-        triples_factory=factories.training, use_tqdm=progress, use_tqdm_batch=False, **training_kwargs
-    )
+    with fast_scores(model) if scoring == "fast" else nullcontext():
+        # PyKEEN's loop binds model.score_t when it is built: build it inside the block
+        loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
+        losses = loop.train(
+            triples_factory=factories.training,
+            use_tqdm=progress,
+            use_tqdm_batch=False,
+            callbacks=[curve],
+            **training_kwargs,
+        )
     seconds = time.perf_counter() - started
+    curve.restore_best()
 
     out_dir = Path(out_dir)
     with atomic_path(out_dir / "model.pt") as temporary:
@@ -147,7 +204,12 @@ def train(
         "hyperparameters": dict(hyperparameters),
         "seed": seed,
         "published_epochs": int(pipeline["training_kwargs"]["num_epochs"]),
-        "epochs": num_epochs,
+        # the epoch whose weights were kept: the best validated one with early stopping
+        "epochs": curve.best_epoch if curve.best_epoch is not None else len(losses),
+        "epochs_trained": len(losses),
+        "early_stopping": None if early_stopping is None else asdict(early_stopping),
+        "best_valid_mrr": None if curve.best_epoch is None else curve.best_mrr,
+        "scoring": scoring,
         "max_epochs": max_epochs,
         "training_loop": pipeline["training_loop"],
         "num_negs_per_pos": (pipeline.get("negative_sampler_kwargs") or {}).get("num_negs_per_pos"),
@@ -161,7 +223,15 @@ def train(
     }
     write_json(out_dir / "config.json", resolved)
     write_table(out_dir / "losses.tsv", pd.DataFrame({"epoch": range(1, len(losses) + 1), "loss": losses}))
-    summary = {"seconds": seconds, "epochs": num_epochs, "final_loss": float(losses[-1])}
+    write_table(out_dir / "learning_curve.tsv", pd.DataFrame(curve.rows))
+    summary = {
+        "seconds": seconds,
+        "epochs": resolved["epochs"],
+        "epochs_trained": len(losses),
+        "stopped_early": curve.stopped_epoch is not None,
+        "final_loss": float(losses[-1]),
+        "valid_mrr": curve.rows[-1]["valid_mrr"] if curve.best_epoch is None else curve.best_mrr,
+    }
     write_json(out_dir / "training.json", summary)
     return summary
 

@@ -173,9 +173,13 @@ def fast_scores(model: Any) -> Iterator[str | None]:
         # score_t takes (h, r) pairs, score_h (r, t) pairs
         anchor_column, relation_column = (0, 1) if direction == "tail" else (1, 0)
 
-        def scores(batch: torch.Tensor, *, slice_size=None, mode=None, **subset: Any) -> torch.Tensor:
-            if mode is not None or any(value is not None for value in subset.values()):
-                return pykeen_method(batch, slice_size=slice_size, mode=mode, **subset)
+        batch_keyword = "hr_batch" if direction == "tail" else "rt_batch"
+
+        def scores(*args: torch.Tensor, slice_size=None, mode=None, **kwargs: Any) -> torch.Tensor:
+            # PyKEEN's loops pass the batch by position, its predict() by keyword
+            batch = args[0] if args else kwargs.pop(batch_keyword)
+            if mode is not None or any(value is not None for value in kwargs.values()):
+                return pykeen_method(batch, slice_size=slice_size, mode=mode, **kwargs)
             return _scores_against_all(
                 model, score, batch[:, anchor_column], batch[:, relation_column], direction
             )

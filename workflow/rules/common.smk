@@ -170,6 +170,16 @@ def budget_arguments(wildcards):
     return " ".join(arguments)
 
 
+def early_stopping_arguments(settings):
+    if settings is None:
+        return ""
+    return (
+        f"--early-stopping-frequency {settings['frequency']} --patience {settings['patience']}"
+        f" --relative-delta {settings['relative_delta']}"
+    )
+
+
+EARLY_STOPPING_ARGUMENTS = early_stopping_arguments(config["budget"].get("early_stopping"))
 FILTER_SPLITS = " ".join(config["ranks"]["filter_splits"])
 HITS = " ".join(str(k) for k in config["metrics"]["hits"])
 BUDGET_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS)

@@ -12,6 +12,7 @@ rule train:
         config=f"{model_dir()}/config.json",
         losses=f"{model_dir()}/losses.tsv",
         summary=f"{model_dir()}/training.json",
+        curve=f"{model_dir()}/learning_curve.tsv",
     params:
         out_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
@@ -19,6 +20,8 @@ rule train:
         budget=budget_arguments,
         device=config["device"],
         sub_batch=f"--sub-batch-size {config['sub_batch_size']}" if config.get("sub_batch_size") else "",
+        early_stopping=EARLY_STOPPING_ARGUMENTS,
+        scoring=config["training"]["scoring"],
     threads: 1
     resources:
         mem_mb=4000,
@@ -32,4 +35,5 @@ rule train:
     shell:
         "kgrank train --dataset-dir {params.dataset_dir} --hyperparameters {input.hyperparameters}"
         " --out-dir {params.out_dir} --seed {params.seed} {params.budget}"
+        " {params.early_stopping} --scoring {params.scoring}"
         " {params.sub_batch} --device {params.device} --threads {threads} 2>&1 | tee {log}"

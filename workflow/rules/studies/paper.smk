@@ -29,6 +29,27 @@ rule figure1:
         " --pdf {output.pdf} --png {output.png} --caption '{params.caption}' 2>&1 | tee {log}"
 
 
+rule learning_curves:
+    input:
+        curves=all_pairs(lambda: f"{model_dir()}/learning_curve.tsv"),
+    output:
+        pdf=report(
+            figure_files("learning_curves")["pdf"], caption="../../report/learning_curves.rst", category="paper"
+        ),
+        png=figure_files("learning_curves")["png"],
+    params:
+        caption=BUDGET_CAPTION,
+    log:
+        f"{RESULTS}/logs/figures/learning_curves.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/figures/learning_curves.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank learning-curves --curves {input.curves} --pdf {output.pdf} --png {output.png}"
+        " --caption '{params.caption}' 2>&1 | tee {log}"
+
+
 rule table4:
     input:
         stats=all_datasets(stats_file),
@@ -156,6 +177,7 @@ rule compare_published:
 # Light rules run where Snakemake runs, not as cluster jobs.
 localrules:
     figure1,
+    learning_curves,
     table4,
     tables_1_to_3,
     published_audit,
@@ -171,6 +193,7 @@ if enabled("paper"):
         *all_pairs(rank_file),
         *all_pairs(metrics_file),
         *figure_files("figure1").values(),
+        *figure_files("learning_curves").values(),
         f"{RESULTS}/tables/table4.md",
         f"{RESULTS}/tables/table4.tex",
         *expand(f"{RESULTS}/tables/table{{number}}.md", number=(1, 2, 3)),

@@ -93,6 +93,12 @@ def _compare_published(args: argparse.Namespace) -> None:
     write_text(args.markdown, comparison_wide(table).to_markdown(index=False, floatfmt=".4g") + "\n")
 
 
+def _learning_curves(args: argparse.Namespace) -> None:
+    from kgrank.studies.paper.learning_curves import plot_learning_curves, read_curves
+
+    plot_learning_curves(read_curves(args.curves), args.pdf, args.png, caption=args.caption)
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("figure1", help="Figure 1 of the unified-framework paper")
     command.add_argument("--metrics", nargs="+", required=True, help="metric tables of the pairs")
@@ -100,6 +106,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_figure_paths(command)
     command.add_argument("--caption", default="")
     command.set_defaults(handler=_figure1)
+
+    command = commands.add_parser("learning-curves", help="validation MRR against training time, every pair")
+    command.add_argument(
+        "--curves", nargs="+", required=True, help="models/<dataset>/<model>/learning_curve.tsv files"
+    )
+    add_figure_paths(command)
+    command.add_argument("--caption", default="")
+    command.set_defaults(handler=_learning_curves)
 
     command = commands.add_parser("table4", help="dataset statistics (Table 4)")
     command.add_argument("--stats", nargs="+", required=True)
