@@ -95,22 +95,41 @@ def time_steps(model, optimizer, factory, batches, label_smoothing: float, fast:
     return seconds
 
 
-def floor_seconds(family: str, batch_size: int, num_entities: int, width: int, repeats: int) -> float:
-    """The bare arithmetic of one step's score block: forward and both gradients."""
-    queries = torch.randn(batch_size, width)
-    entities = torch.randn(num_entities, width)
+def _products(family: str, batch_size: int, num_entities: int, width: int, relation_width: int):
+    """The matrix products of one step, forward and backward, as (batch of matrices, m, k, n):
+    each product C = A B with A (m x k) and B (k x n); its two gradient products follow."""
+    score_block = [(1, batch_size, width, num_entities)]
+    if family == "rescal":  # h^T R: one (1 x d) (d x d) product per query
+        return [(batch_size, 1, width, width), *score_block]
+    if family == "tucker":  # Z x_2 r, then (Z x_2 r) x_1 h, then the score block
+        return [(1, batch_size, relation_width, width * width), (batch_size, 1, width, width), *score_block]
+    return score_block
+
+
+def floor_seconds(
+    family: str, batch_size: int, num_entities: int, width: int, relation_width: int, repeats: int
+) -> float:
+    """The bare arithmetic of one step: every matrix product forward and both gradient
+    products (A^T G and G B^T), or cdist forward and backward for the L1 norm."""
     seconds = []
+    if family == "transe-l1":
+        queries = torch.randn(batch_size, width, requires_grad=True)
+        entities = torch.randn(num_entities, width, requires_grad=True)
+    else:
+        operands = [
+            (torch.randn(count, m, k), torch.randn(count, k, n))
+            for count, m, k, n in _products(family, batch_size, num_entities, width, relation_width)
+        ]
     for index in range(repeats + 1):
         start = time.perf_counter()
         if family == "transe-l1":
-            queries.requires_grad_(True)
-            entities.requires_grad_(True)
             torch.cdist(queries, entities, p=1).sum().backward()
             queries.grad = entities.grad = None
         else:
-            scores = queries @ entities.T
-            _ = scores @ entities  # gradient of the queries
-            _ = scores.T @ queries  # gradient of the entity table
+            for left, right in operands:
+                product = torch.bmm(left, right)
+                _ = torch.bmm(product, right.transpose(1, 2))  # gradient of the left factor
+                _ = torch.bmm(left.transpose(1, 2), product)  # gradient of the right factor
         if index:
             seconds.append(time.perf_counter() - start)
     return statistics.median(seconds)
@@ -177,7 +196,10 @@ def main() -> None:
             dim = int(pipeline["model_kwargs"]["embedding_dim"])
             width = 2 * dim if family in ("rotate", "complex") else dim
             kernel = "transe-l1" if family == "transe" and model.interaction.p == 1 else family
-            floor = floor_seconds(kernel, batch_size, factories.training.num_entities, width, args.batches)
+            relation_width = int(pipeline["model_kwargs"].get("relation_dim") or width)
+            floor = floor_seconds(
+                kernel, batch_size, factories.training.num_entities, width, relation_width, args.batches
+            )
             name = f"{family} (L{model.interaction.p:g})" if family == "transe" else family
             print(
                 f"| {dataset} | {name} | {dim} | {batch_size} | {theirs * batches_per_epoch:.0f} | "

@@ -299,6 +299,7 @@ def test_pair_budget_precedence_and_words():
         "relation_dim": None,
         "batch_size": None,
         "learning_rate": None,
+        "early_stopping": None,
     }
     assert describe_budget(tucker) == "1 epoch (sLCWA, 1 negatives)"
     smaller = {
@@ -311,6 +312,13 @@ def test_pair_budget_precedence_and_words():
     assert describe_budget(smaller) == "at most 1 epoch (sLCWA, 1 negatives, dim 128, batch 512, lr 0.01)"
     stopping = {**budget, "early_stopping": {"frequency": 5, "patience": 2, "relative_delta": 0.002}}
     assert "every 5 epochs, patience 2" in budget_caption(stopping, ["nations"], ["rotate"])
+    # a pair's own rule replaces the budget's
+    own = {**stopping, "by_dataset": {"fb15k237": {"tucker": {"early_stopping": {"frequency": 1}}}}}
+    assert pair_budget(own, "fb15k237", "tucker")["early_stopping"] == {"frequency": 1}
+    assert pair_budget(own, "nations", "tucker")["early_stopping"]["frequency"] == 5
+    assert "every 1 epochs, patience 2 or 5 epochs, patience 2" in budget_caption(
+        own, ["nations", "fb15k237"], ["tucker"]
+    )
     assert describe_budget(pair_budget(budget, "fb15k237", "rotate")) == "4 epochs (16 negatives)"
     caption = budget_caption(budget, ["nations", "kinships", "fb15k237"], ["rotate", "tucker"])
     assert "nations and kinships: rotate 20 epochs, tucker 100 epochs" in caption

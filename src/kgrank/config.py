@@ -125,12 +125,18 @@ def pair_budget(budget: Mapping[str, Any], dataset: str, model: str) -> dict[str
 
     Precedence: ``by_dataset.<dataset>.<model>`` > ``max_epochs_by_model.<model>`` > ``max_epochs``.
     Every other key (training loop and negatives per positive, embedding dimensions,
-    batch size, learning rate) is None where the published value stays.
+    batch size, learning rate) is None where the published value stays; ``early_stopping``
+    is the pair's rule, else the budget's, else None.
     """
     own = ((budget.get("by_dataset") or {}).get(dataset) or {}).get(model) or {}
     by_model = budget.get("max_epochs_by_model") or {}
     max_epochs = own["max_epochs"] if "max_epochs" in own else by_model.get(model, budget.get("max_epochs"))
-    return {"max_epochs": max_epochs, **{key: own.get(key) for key in PAIR_BUDGET_KEYS}}
+    return {
+        "max_epochs": max_epochs,
+        **{key: own.get(key) for key in PAIR_BUDGET_KEYS},
+        # a pair's own rule replaces the budget's
+        "early_stopping": own.get("early_stopping", budget.get("early_stopping")),
+    }
 
 
 def describe_budget(budget: Mapping[str, Any]) -> str:
@@ -166,19 +172,21 @@ def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: l
     clauses: dict[str, list[str]] = {}
     for dataset in datasets:
         described = ", ".join(
-            f"{model} "
-            + describe_budget(
-                {**pair_budget(budget, dataset, model), "early_stopping": budget.get("early_stopping")}
-            )
-            for model in models
+            f"{model} {describe_budget(pair_budget(budget, dataset, model))}" for model in models
         )
         clauses.setdefault(described, []).append(dataset)
     sentences = [f"{' and '.join(names)}: {described}" for described, names in clauses.items()]
-    stopping = budget.get("early_stopping")
+    rules = {
+        (rule["frequency"], rule.get("patience", 2))
+        for dataset in datasets
+        for model in models
+        if (rule := pair_budget(budget, dataset, model)["early_stopping"])
+    }
     rule = (
-        f" Early stopping on the validation MRR every {stopping['frequency']} epochs, patience "
-        f"{stopping['patience']}, best weights kept."
-        if stopping
+        " 'At most': early stopping on the validation MRR (every "
+        + " or ".join(f"{frequency} epochs, patience {patience}" for frequency, patience in sorted(rules))
+        + "), best weights kept."
+        if rules
         else ""
     )
     return (

@@ -13,6 +13,7 @@ sides.
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -93,7 +94,15 @@ class LearningCurve(TrainingCallback):
         mrr = validation_mrr(self.model, self.factories, self.known)
         self._validation_seconds += time.perf_counter() - started
         row["valid_mrr"] = mrr
-        if mrr > self.best_mrr * (1.0 + self.rule.relative_delta) or self.best_epoch is None:
+        improved = self.best_epoch is None or mrr > self.best_mrr * (1.0 + self.rule.relative_delta)
+        # progress in the job's log: what each evaluation found
+        print(
+            f"epoch {epoch}: validation MRR {mrr:.4f}"
+            + (" (best)" if improved else f" (best {self.best_mrr:.4f})"),
+            file=sys.stderr,
+            flush=True,
+        )
+        if improved:
             self.best_mrr, self.best_epoch, self._waited = mrr, epoch, 0
             self.best_state = copy.deepcopy(self.model.state_dict())
             return

@@ -7,6 +7,7 @@ step, so doing it twice would cost minutes on the larger datasets.
 
 from __future__ import annotations
 
+import inspect
 import json
 import platform
 import time
@@ -94,14 +95,26 @@ def apply_budget(
 
 
 def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -> Any:
-    """Instantiate the model exactly as ``pykeen.pipeline`` would (loss resolved into it)."""
+    """Instantiate the model exactly as ``pykeen.pipeline`` would (loss and regularizer
+    resolved into it)."""
     from pykeen.losses import loss_resolver
     from pykeen.models import model_resolver
+    from pykeen.regularizers import regularizer_resolver
 
     model_kwargs = dict(pipeline.get("model_kwargs") or {})
     model_kwargs.setdefault("random_seed", seed)
     model_kwargs["loss"] = loss_resolver.make(pipeline.get("loss"), pipeline.get("loss_kwargs"))
-    return model_resolver.make(pipeline["model"], triples_factory=training_factory, **model_kwargs)
+    model_class = model_resolver.lookup(pipeline["model"])
+    # The published pipelines name a regularizer ('no' in every case study file); PyKEEN's
+    # pipeline puts it into the model, replacing the model's default (ComplEx and
+    # DistMult default to an L2 penalty of weight 0.01). Models without a regularizer
+    # parameter have none to replace.
+    if pipeline.get("regularizer") is not None and "regularizer" in inspect.signature(model_class).parameters:
+        model_kwargs.setdefault(
+            "regularizer",
+            regularizer_resolver.make(pipeline["regularizer"], pipeline.get("regularizer_kwargs")),
+        )
+    return model_resolver.make(model_class, triples_factory=training_factory, **model_kwargs)
 
 
 def create_inverse_triples(pipeline: Mapping[str, Any]) -> bool:
@@ -249,7 +262,8 @@ def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cp
     """Rebuild a trained model from its state dict and resolved configuration."""
     model_dir = Path(model_dir)
     resolved = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    pipeline = resolved["hyperparameters"]["pipeline"]
+    # the pipeline trained (a budget may change dimensions), as built by train()
+    pipeline = resolved.get("trained_pipeline", resolved["hyperparameters"]["pipeline"])
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
     if (factories.training.num_entities, factories.training.num_relations) != (
         resolved["num_entities"],

@@ -164,22 +164,18 @@ def dataset_source_arguments(wildcards):
 
 def budget_arguments(wildcards):
     budget = pair_budget(config["budget"], wildcards.dataset, wildcards.model)
+    stopping = budget.pop("early_stopping")
     arguments = [
         f"--{key.replace('_', '-')} {value}" for key, value in budget.items() if value is not None
     ]
+    if stopping is not None:
+        arguments.append(
+            f"--early-stopping-frequency {stopping['frequency']} --patience {stopping.get('patience', 2)}"
+            f" --relative-delta {stopping.get('relative_delta', 0.002)}"
+        )
     return " ".join(arguments)
 
 
-def early_stopping_arguments(settings):
-    if settings is None:
-        return ""
-    return (
-        f"--early-stopping-frequency {settings['frequency']} --patience {settings['patience']}"
-        f" --relative-delta {settings['relative_delta']}"
-    )
-
-
-EARLY_STOPPING_ARGUMENTS = early_stopping_arguments(config["budget"].get("early_stopping"))
 FILTER_SPLITS = " ".join(config["ranks"]["filter_splits"])
 HITS = " ".join(str(k) for k in config["metrics"]["hits"])
 BUDGET_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS)

@@ -20,7 +20,6 @@ rule train:
         budget=budget_arguments,
         device=config["device"],
         sub_batch=f"--sub-batch-size {config['sub_batch_size']}" if config.get("sub_batch_size") else "",
-        early_stopping=EARLY_STOPPING_ARGUMENTS,
         scoring=config["training"]["scoring"],
     threads: 1
     resources:
@@ -35,5 +34,5 @@ rule train:
     shell:
         "kgrank train --dataset-dir {params.dataset_dir} --hyperparameters {input.hyperparameters}"
         " --out-dir {params.out_dir} --seed {params.seed} {params.budget}"
-        " {params.early_stopping} --scoring {params.scoring}"
+        " --scoring {params.scoring}"
         " {params.sub_batch} --device {params.device} --threads {threads} 2>&1 | tee {log}"
