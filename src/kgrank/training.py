@@ -250,11 +250,17 @@ def train(
 
 
 def _versions() -> dict[str, str]:
+    def version(package: str) -> str:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:  # run from a source tree (PYTHONPATH=src)
+            return "not installed"
+
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
-        "pykeen": metadata.version("pykeen"),
-        "kgrank": metadata.version("kgrank"),
+        "pykeen": version("pykeen"),
+        "kgrank": version("kgrank"),
     }
 
 
