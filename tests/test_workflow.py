@@ -59,6 +59,8 @@ def test_outputs_exist(workdir):
     for path in [
         "figures/figure1.pdf",
         "figures/figure1.png",
+        "figures/learning_curves.pdf",
+        "figures/learning_curves.png",
         "tables/table4.md",
         "tables/table4.tex",
         "metrics/nations/transe.tsv",
@@ -98,7 +100,11 @@ def test_metrics_agree_with_ranks(workdir):
     assert realistic.loc["inverse_harmonic_mean_rank", "value"] == pytest.approx(
         (1 / ranks["realistic"]).mean()
     )
-    assert set(metrics["epochs"]) == {2}
+    # early stopping (every epoch, patience 5) keeps the best of the two epochs
+    curve = pd.read_csv(workdir / "results/models/nations/transe/learning_curve.tsv", sep="\t")
+    assert list(curve["epoch"]) == [1, 2] and curve["valid_mrr"].notna().all()
+    assert set(metrics["epochs"]) == {int(curve.loc[curve["valid_mrr"].idxmax(), "epoch"])}
+    assert set(metrics["early_stopping"]) == {True}
     assert set(metrics["training_loop"]) == set(metrics["published_training_loop"]) == {"lcwa"}
     # ranks.sampled_candidates: [5] in the tiny config; a query keeps fewer candidates only
     # when fewer than 5 of Nations' 14 entities are not known answers.

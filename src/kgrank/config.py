@@ -183,7 +183,7 @@ def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: l
         if (rule := pair_budget(budget, dataset, model)["early_stopping"])
     }
     rule = (
-        " 'At most': early stopping on the validation MRR (every "
+        " At most: early stopping on the validation MRR (every "
         + " or ".join(f"{frequency} epochs, patience {patience}" for frequency, patience in sorted(rules))
         + "), best weights kept."
         if rules

@@ -26,7 +26,7 @@ rule figure1:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank figure1 --metrics {input.metrics} --stats {input.stats}"
-        " --pdf {output.pdf} --png {output.png} --caption '{params.caption}' 2>&1 | tee {log}"
+        " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
 
 
 rule learning_curves:
@@ -47,7 +47,7 @@ rule learning_curves:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank learning-curves --curves {input.curves} --pdf {output.pdf} --png {output.png}"
-        " --caption '{params.caption}' 2>&1 | tee {log}"
+        " --caption {params.caption:q} 2>&1 | tee {log}"
 
 
 rule table4:
@@ -130,7 +130,7 @@ rule figure1_published:
         ),
         png=figure_files("figure1_published")["png"],
     params:
-        caption=BUDGET_CAPTION,
+        caption_bottom=f"Bottom row: {BUDGET_CAPTION}",
     log:
         f"{RESULTS}/logs/figures/figure1_published.log",
     benchmark:
@@ -139,7 +139,7 @@ rule figure1_published:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank figure1-published --audit {input.audit} --metrics {input.metrics} --stats {input.stats}"
-        " --pdf {output.pdf} --png {output.png} --caption 'Bottom row: {params.caption}' 2>&1 | tee {log}"
+        " --pdf {output.pdf} --png {output.png} --caption {params.caption_bottom:q} 2>&1 | tee {log}"
 
 
 rule compare_published:
@@ -171,7 +171,7 @@ rule compare_published:
     shell:
         "kgrank compare-published --metrics {input.metrics} --published-results {input.published}"
         " --profile '{params.profile}' --out {output.table} --markdown {output.markdown}"
-        " --pdf {output.pdf} --png {output.png} --caption '{params.caption}' 2>&1 | tee {log}"
+        " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
 
 
 # Light rules run where Snakemake runs, not as cluster jobs.
