@@ -190,8 +190,8 @@ def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: l
         else ""
     )
     return (
-        "Training budget (everything else as published; published: 151-551 epochs, LCWA except RotatE on "
-        "FB15k-237, no early stopping): " + "; ".join(sentences) + "." + rule
+        "Training budget (everything else as published; published: 151-551 epochs, LCWA except RotatE "
+        "(sLCWA) on Nations, Kinships and FB15k-237, no early stopping): " + "; ".join(sentences) + "." + rule
     )
 
 

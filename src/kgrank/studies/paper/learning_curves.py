@@ -34,7 +34,8 @@ def plot_learning_curves(
     curves: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, caption: str = ""
 ) -> None:
     """One panel per dataset: validation MRR (filtered, realistic, both sides) at each
-    validated epoch against the training seconds spent up to it, one line per model."""
+    validated epoch against the training seconds spent up to it (validation excluded),
+    one line per model."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -61,8 +62,8 @@ def plot_learning_curves(
             legend=axis is axes[0][-1],
         )
         axis.set_title(name)
-        axis.set_xlabel("training time (s, 2 threads; validation excluded)")
-        axis.set_ylabel("validation MRR (filtered, realistic)")
+        axis.set_xlabel("training time (s)")
+        axis.set_ylabel("validation MRR (filtered, realistic)" if axis is axes[0][0] else "")
         axis.set_ylim(0, max(0.05, float(np.nanmax(subset["valid_mrr"])) * 1.1))
     if axes[0][-1].get_legend() is not None:
         sns.move_legend(axes[0][-1], "upper left", bbox_to_anchor=(1.02, 1), title="model", frameon=False)
