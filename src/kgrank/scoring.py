@@ -162,6 +162,28 @@ def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
     }
 
 
+def _simple_representations(model: Any) -> bool:
+    """One entity and one relation representation used as-is (PyKEEN's default layout)."""
+    interaction = model.interaction
+    return (
+        len(model.entity_representations) == 1
+        and len(model.relation_representations) == 1
+        and tuple(interaction.head_indices) == (0,)
+        and tuple(interaction.tail_indices) == (0,)
+    )
+
+
+def product_form_family(model: Any) -> tuple[str, tuple[str, ...]] | None:
+    """(family, directions it scores by a product form) of a model in PyKEEN's default
+    layout of one of the families above, else None; the rank engine and the 1-N training
+    step (kgrank.training_step) agree on it."""
+    family = _families().get(type(getattr(model, "interaction", None)))
+    if family is None or not _simple_representations(model):
+        return None
+    name, _, directions = family
+    return name, directions
+
+
 # A product form adds and multiplies in another order than PyKEEN's broadcast, so its
 # float32 scores differ from PyKEEN's in the last bits. Only candidates whose score lies
 # that close to the true entity's can change a rank. For the L2 norm, where
@@ -178,21 +200,9 @@ class Scorer:
     def __init__(self, model: Any, fast: bool = True):
         self.model = model
         self.family, self._score, self._directions = "pykeen", None, ()
-        family = _families().get(type(getattr(model, "interaction", None))) if fast else None
-        if family is not None and self._simple_representations(model):
-            self.family, self._score, self._directions = family
+        if fast and product_form_family(model) is not None:
+            self.family, self._score, self._directions = _families()[type(model.interaction)]
             self._entities = self._all_entities()
-
-    @staticmethod
-    def _simple_representations(model: Any) -> bool:
-        """One entity and one relation representation used as-is (PyKEEN's default layout)."""
-        interaction = model.interaction
-        return (
-            len(model.entity_representations) == 1
-            and len(model.relation_representations) == 1
-            and tuple(interaction.head_indices) == (0,)
-            and tuple(interaction.tail_indices) == (0,)
-        )
 
     def _all_entities(self) -> torch.Tensor:
         entities = self.model.entity_representations[0](indices=None)

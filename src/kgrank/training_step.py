@@ -30,6 +30,8 @@ from typing import Any
 
 import torch
 
+from kgrank.scoring import product_form_family
+
 # (interaction, anchor representations, relation representations, all entities,
 #  direction "tail" or "head") -> (batch, entities) scores
 ScoreFunction = Callable[[Any, torch.Tensor, torch.Tensor, torch.Tensor, str], torch.Tensor]
@@ -119,34 +121,22 @@ def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> tor
     return combined @ entities.T
 
 
-def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
-    """Interaction class -> (family name, score function, directions it scores)."""
-    from pykeen.nn import modules
-
-    both = ("tail", "head")
-    return {
-        modules.TransEInteraction: ("transe", _transe, both),
-        modules.RotatEInteraction: ("rotate", _rotate, both),
-        modules.ComplExInteraction: ("complex", _complex, both),
-        modules.DistMultInteraction: ("distmult", _distmult, both),
-        modules.RESCALInteraction: ("rescal", _rescal, both),
-        # TuckER is not symmetric in h and t: heads keep PyKEEN's broadcast.
-        modules.TuckERInteraction: ("tucker", _tucker, ("tail",)),
-    }
+# The score function of each family the rank engine scores by a product form
+# (kgrank.scoring.product_form_family), with autograd and the training-mode modules.
+TRAINING_SCORES: dict[str, ScoreFunction] = {
+    "transe": _transe,
+    "rotate": _rotate,
+    "complex": _complex,
+    "distmult": _distmult,
+    "rescal": _rescal,
+    "tucker": _tucker,
+}
 
 
 def fast_family(model: Any) -> str | None:
     """The family whose fast step fits ``model``, or None where PyKEEN's scores stay."""
-    interaction = getattr(model, "interaction", None)
-    family = _families().get(type(interaction))
-    simple = (
-        family is not None
-        and len(model.entity_representations) == 1
-        and len(model.relation_representations) == 1
-        and tuple(interaction.head_indices) == (0,)
-        and tuple(interaction.tail_indices) == (0,)
-    )
-    return family[0] if simple else None
+    family = product_form_family(model)
+    return family[0] if family is not None else None
 
 
 def _scores_against_all(model: Any, score: ScoreFunction, anchors, relations, direction: str) -> torch.Tensor:
@@ -161,11 +151,12 @@ def _scores_against_all(model: Any, score: ScoreFunction, anchors, relations, di
 def fast_scores(model: Any) -> Iterator[str | None]:
     """Within the block, ``model.score_t`` (and ``score_h`` where the family allows) score
     all entities by matrix products; yields the family, or None where nothing changed."""
-    family = fast_family(model)
-    if family is None:
+    found = product_form_family(model)
+    if found is None:
         yield None
         return
-    _, score, directions = next(entry for entry in _families().values() if entry[0] == family)
+    family, directions = found
+    score = TRAINING_SCORES[family]
     pykeen_methods = {"tail": model.score_t, "head": model.score_h}
 
     def method(direction: str) -> Callable:
