@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,10 +39,6 @@ class EarlyStopping:
                 f"early stopping {self}: frequency must be at least 1, patience and relative_delta "
                 "at least 0; correct budget.early_stopping"
             )
-
-    @classmethod
-    def from_config(cls, settings: Mapping[str, Any] | None) -> EarlyStopping | None:
-        return None if settings is None else cls(**settings)
 
 
 def validation_mrr(model: Any, factories: Any, known: Any, batch_size: int = 256) -> float:

@@ -106,9 +106,9 @@ def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -
     model_kwargs["loss"] = loss_resolver.make(pipeline.get("loss"), pipeline.get("loss_kwargs"))
     model_class = model_resolver.lookup(pipeline["model"])
     # The published pipelines name a regularizer ('no' in every case study file); PyKEEN's
-    # pipeline puts it into the model, replacing the model's default (ComplEx and
-    # DistMult default to an L2 penalty of weight 0.01). Models without a regularizer
-    # parameter have none to replace.
+    # pipeline puts it into the model, replacing the model's default (ComplEx's is an L2
+    # penalty of weight 0.01; TransE, RotatE, DistMult and TuckER have none by default).
+    # Models without a regularizer parameter have none to replace.
     if pipeline.get("regularizer") is not None and "regularizer" in inspect.signature(model_class).parameters:
         model_kwargs.setdefault(
             "regularizer",
