@@ -92,7 +92,17 @@ def _norm_scores(
     return -(distances.pow_(p) if power_norm else distances), BIT_IDENTICAL
 
 
-def _real_view(x: torch.Tensor) -> torch.Tensor:
+def as_complex(x: torch.Tensor) -> torch.Tensor:
+    """A representation as a complex tensor (PyKEEN may store complex ones as real pairs)."""
+    if torch.is_complex(x):
+        return x
+    from pykeen.utils import ensure_complex
+
+    (x,) = ensure_complex(x)
+    return x
+
+
+def real_view(x: torch.Tensor) -> torch.Tensor:
     """A complex (n, d) tensor as real (n, 2d); dot products and L2 norms carry over."""
     return torch.view_as_real(x).reshape(*x.shape[:-1], 2 * x.shape[-1])
 
@@ -107,7 +117,7 @@ def _rotate(interaction: Any, anchor, relation, entities, direction: str):
     # ||h o r - t||_2 over complex coordinates; PyKEEN rotates the anchor the same way
     # (heads: t o conj(r), which equals h when |r| = 1, its constraint).
     query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
-    return _norm_scores(_real_view(query), _real_view(entities), 2, False)
+    return _norm_scores(real_view(query), real_view(entities), 2, False)
 
 
 def _complex(interaction: Any, anchor, relation, entities, direction: str):
@@ -120,7 +130,7 @@ def _complex(interaction: Any, anchor, relation, entities, direction: str):
     # For heads PyKEEN's einsum materialises (batch, entities, dim) (16x slower on WN18RR),
     # so: Re(<h, r, conj(t)>) = Re(h) . Re(t o conj(r)) + Im(h) . Im(t o conj(r)).
     query = anchor * torch.conj(relation)
-    return _real_view(query) @ _real_view(entities).T, None
+    return real_view(query) @ real_view(entities).T, None
 
 
 def _distmult(interaction: Any, anchor, relation, entities, direction: str):
@@ -209,11 +219,7 @@ class Scorer:
         return self._maybe_complex(entities)
 
     def _maybe_complex(self, x: torch.Tensor) -> torch.Tensor:
-        if self.family in ("rotate", "complex") and not torch.is_complex(x):
-            from pykeen.utils import ensure_complex
-
-            (x,) = ensure_complex(x)
-        return x
+        return as_complex(x) if self.family in ("rotate", "complex") else x
 
     def queries(self, batch: torch.Tensor, side: str) -> tuple[torch.Tensor, torch.Tensor, str]:
         """(anchor ids, internal relation ids, direction) for test triples ``batch`` (n, 3) and a side.

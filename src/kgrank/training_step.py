@@ -30,25 +30,11 @@ from typing import Any
 
 import torch
 
-from kgrank.scoring import product_form_family
+from kgrank.scoring import as_complex, product_form_family, real_view
 
 # (interaction, anchor representations, relation representations, all entities,
 #  direction "tail" or "head") -> (batch, entities) scores
 ScoreFunction = Callable[[Any, torch.Tensor, torch.Tensor, torch.Tensor, str], torch.Tensor]
-
-
-def _real_view(x: torch.Tensor) -> torch.Tensor:
-    """A complex (n, d) tensor as real (n, 2d); dot products and L2 norms carry over."""
-    return torch.view_as_real(x).reshape(*x.shape[:-1], 2 * x.shape[-1])
-
-
-def _as_complex(x: torch.Tensor) -> torch.Tensor:
-    if torch.is_complex(x):
-        return x
-    from pykeen.utils import ensure_complex
-
-    (x,) = ensure_complex(x)
-    return x
 
 
 def negative_distances(
@@ -79,17 +65,17 @@ def _transe(interaction: Any, anchor, relation, entities, direction: str) -> tor
 
 def _rotate(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
     # ||h o r - t|| over complex coordinates = ||h - conj(r) o t|| since |r| = 1.
-    anchor, relation, entities = map(_as_complex, (anchor, relation, entities))
+    anchor, relation, entities = map(as_complex, (anchor, relation, entities))
     query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
-    return negative_distances(_real_view(query), _real_view(entities), 2, False)
+    return negative_distances(real_view(query), real_view(entities), 2, False)
 
 
 def _complex(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
     # Re(<h, r, conj(t)>) = real view of (h o r) . real view of t for tails, and of
     # (t o conj(r)) . real view of h for heads.
-    anchor, relation, entities = map(_as_complex, (anchor, relation, entities))
+    anchor, relation, entities = map(as_complex, (anchor, relation, entities))
     query = anchor * relation if direction == "tail" else anchor * torch.conj(relation)
-    return _real_view(query) @ _real_view(entities).T
+    return real_view(query) @ real_view(entities).T
 
 
 def _distmult(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:

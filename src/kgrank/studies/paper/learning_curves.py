@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgrank.errors import KgrankInputError
+from kgrank.io import read_tables
 from kgrank.labels import dataset_label, model_label
 from kgrank.plotting import add_caption, save_figure, set_style
 
@@ -18,15 +18,10 @@ CURVE_COLUMNS = ("epoch", "seconds", "loss", "valid_mrr")
 def read_curves(paths: Sequence[str | Path]) -> pd.DataFrame:
     """Learning curves from models/<dataset>/<model>/learning_curve.tsv, with dataset and
     model taken from the path."""
-    frames = []
-    for path in map(Path, paths):
-        frame = pd.read_csv(path, sep="\t")
-        missing = [column for column in CURVE_COLUMNS if column not in frame.columns]
-        if missing:
-            raise KgrankInputError(
-                f"{path}: column(s) {missing} missing; expected {list(CURVE_COLUMNS)} (rerun the train step)"
-            )
-        frames.append(frame.assign(dataset=path.parent.parent.name, model=path.parent.name))
+    frames = [
+        read_tables([path], CURVE_COLUMNS).assign(dataset=path.parent.parent.name, model=path.parent.name)
+        for path in map(Path, paths)
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
