@@ -443,3 +443,29 @@ def test_metric_and_transform_are_keyword_only():
     with pytest.raises(TypeError):
         Metric(*fields.values())
     assert Metric(**fields, power=1.0).value(np.array([1.0, 3.0])) == 2.0
+
+
+@pytest.mark.parametrize("key", ["mrr", "mr", "hits_at_2", "mean_log_discount"])
+def test_macro_mean_moments_equal_enumeration(key):
+    """The mean over queries of each query's mean, every rank combination enumerated."""
+    from kgrank.metrics import macro_mean_moments
+
+    metric = lookup(key)
+    num_candidates = np.array([3, 3, 4, 2])
+    query_index = np.array([0, 0, 1, 2])
+    values = []
+    for ranks in itertools.product(*(range(1, n + 1) for n in num_candidates)):
+        transformed = metric.transform.function(np.array(ranks, dtype=float))
+        values.append(np.mean([transformed[query_index == query].mean() for query in range(3)]))
+    moments = macro_mean_moments(metric, num_candidates, query_index)
+    assert moments.expectation == pytest.approx(np.mean(values), rel=1e-12)
+    assert moments.variance == pytest.approx(np.var(values), rel=1e-12)
+
+
+def test_macro_mean_moments_need_an_arithmetic_mean_and_one_query_per_task():
+    from kgrank.metrics import macro_mean_moments
+
+    with pytest.raises(KgrankInputError, match="arithmetic means of a rank transform only"):
+        macro_mean_moments(lookup("gmr"), np.array([3]), np.array([0]))
+    with pytest.raises(KgrankInputError, match="one query id per task"):
+        macro_mean_moments(MEAN_RECIPROCAL_RANK, np.array([3, 3]), np.array([0]))

@@ -243,6 +243,38 @@ def moments_of_subsets(
 # --- moments of the composite metrics --------------------------------------------------
 
 
+def macro_mean_moments(metric: Metric, num_candidates: np.ndarray, query_index: np.ndarray) -> Moments:
+    """E and Var under the random model of a macro average: the mean over queries of
+    each query's mean of f(r) over its answers (one task per answer, ``query_index``
+    naming its query). The micro average of :meth:`Metric.moments` weights queries by
+    their number of answers; this one weights them equally. Ranks are independent and
+    uniform on 1..N_i as everywhere, so the variance is the sum of the per-task
+    variances, each divided by its query's squared answer count and by Q^2.
+    """
+    if metric.statistic != "power mean" or metric.power != 1.0 or metric.post != "identity":
+        raise KgrankInputError(
+            f"metric {metric.key}: a macro average is defined here for arithmetic means of a "
+            "rank transform only (MR, MRR, Hits@k, mean r^-a, ...); choose one of those"
+        )
+    num_candidates = np.asarray(num_candidates, dtype=np.int64)
+    if num_candidates.size == 0 or len(query_index) != num_candidates.size:
+        raise KgrankInputError(
+            f"metric {metric.key}: macro average of {num_candidates.size} tasks with "
+            f"{len(query_index)} query ids; give one query id per task"
+        )
+    values, task_value = np.unique(num_candidates, return_inverse=True)
+    first, second = metric.transform.task_moments(values)
+    task_mean = first[task_value]
+    task_variance = np.maximum(second - first * first, 0.0)[task_value]
+    _, query, answers = np.unique(np.asarray(query_index), return_inverse=True, return_counts=True)
+    query_mean = np.bincount(query, task_mean) / answers
+    query_variance = np.bincount(query, task_variance) / answers.astype(float) ** 2
+    num_queries = len(answers)
+    return Moments(
+        float(query_mean.mean()), float(query_variance.sum() / num_queries**2), metric.transform.method
+    )
+
+
 def _mean_moments(transform: Transform) -> Callable[[np.ndarray], Moments]:
     return lambda n: mom.mean_of_transform(n, transform.task_moments, transform.method)
 
@@ -624,8 +656,12 @@ def rows_for(metric: Metric, value: float, moments: Moments) -> list[dict]:
     ]
     if metric.has_derived:
         rows += [
-            {"metric": derived.key, "value": derived.value, "expectation": derived.expectation,
-             "variance": derived.variance}
+            {
+                "metric": derived.key,
+                "value": derived.value,
+                "expectation": derived.expectation,
+                "variance": derived.variance,
+            }
             for derived in derived_values(metric, value, moments).values()
         ]
     return [{**row, "method": moments.method} for row in rows]
