@@ -55,9 +55,30 @@ def write_table(path: str | os.PathLike[str], frame: Any) -> None:
             raise ValueError(f"{target}: unsupported table format {target.suffix!r}; use .tsv or .parquet")
 
 
-def read_tables(
-    paths: Sequence[str | os.PathLike[str]], columns: Sequence[str] = ()
-) -> pd.DataFrame:
+def write_report_table(
+    frame: pd.DataFrame,
+    markdown_path: str | os.PathLike[str],
+    latex_path: str | os.PathLike[str] | None = None,
+    *,
+    caption: str = "",
+    label: str = "",
+    floatfmt: str = "g",
+    markdown_caption: bool = False,
+) -> None:
+    """A table for the report: Markdown (the caption under it with ``markdown_caption``),
+    and LaTeX (with caption and label) when asked."""
+    markdown = frame.to_markdown(index=False, floatfmt=floatfmt) + "\n"
+    write_text(markdown_path, markdown + (f"\n{caption}\n" if markdown_caption and caption else ""))
+    if latex_path is not None:
+        write_text(
+            latex_path,
+            frame.to_latex(
+                index=False, caption=caption, label=label, float_format=lambda value: format(value, floatfmt)
+            ),
+        )
+
+
+def read_tables(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str] = ()) -> pd.DataFrame:
     """Several tidy TSV tables of one layout (one per dataset, pair, ...) as one frame;
     each must have ``columns``."""
     import pandas as pd

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgrank.io import write_text
+from kgrank.io import write_report_table
 from kgrank.labels import dataset_label
 from kgrank.metrics import Metric, Variant, default_metrics, derived_values
 
@@ -27,14 +27,12 @@ def write_table4(stats: pd.DataFrame, markdown_path: str | Path, latex_path: str
             "test": "Test",
         }
     )
-    write_text(markdown_path, table.to_markdown(index=False) + "\n")
-    write_text(
+    write_report_table(
+        table,
+        markdown_path,
         latex_path,
-        table.to_latex(
-            index=False,
-            caption="Dataset statistics, computed from the prepared splits.",
-            label="tab:dataset-statistics",
-        ),
+        caption="Dataset statistics, computed from the prepared splits.",
+        label="tab:dataset-statistics",
     )
     return table
 
@@ -206,8 +204,10 @@ def write_tables_1_to_3(out_dir: str | Path, num_candidates: int, num_ranks: int
         "table3": table3(metrics),
     }
     for name, table in tables.items():
-        write_text(Path(out_dir) / f"{name}.md", table.to_markdown(index=False) + "\n")
-        write_text(
+        write_report_table(
+            table,
+            Path(out_dir) / f"{name}.md",
             Path(out_dir) / f"{name}.tex",
-            table.to_latex(index=False, caption=captions[name], label=f"tab:{name}"),
+            caption=captions[name],
+            label=f"tab:{name}",
         )
