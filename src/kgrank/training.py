@@ -153,15 +153,9 @@ def train(
     the memory of one step (same gradients, computed in slices); PyKEEN cannot slice
     models with batch normalisation (TuckER) in training, so they keep whole batches.
     """
-    from pykeen.optimizers import optimizer_resolver
-    from pykeen.training import training_loop_resolver
     from pykeen.utils import set_random_seed
 
     torch.set_num_threads(threads)
-    # PyKEEN asks its data loader to pin memory even without a GPU; harmless, but noisy.
-    warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
-    if scoring not in ("fast", "pykeen"):
-        raise KgrankInputError(f"training scoring {scoring!r}: use fast or pykeen")
     pipeline = apply_budget(
         hyperparameters["pipeline"],
         training_loop,
@@ -174,39 +168,19 @@ def train(
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
     torch_device = resolve_device(device)
     model = build_model(pipeline, factories.training, seed).to(torch_device)
-    optimizer = optimizer_resolver.make(
-        pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
-    )
-    loop_kwargs: dict[str, Any] = {
-        "model": model,
-        "triples_factory": factories.training,
-        "optimizer": optimizer,
-        # PyKEEN's automatic memory optimisation first tries the whole batch, which can
-        # exhaust a laptop's memory on the larger datasets; sub_batch_size replaces it.
-        "automatic_memory_optimization": False,
-    }
-    if pipeline["training_loop"] == "slcwa":
-        loop_kwargs["negative_sampler"] = pipeline.get("negative_sampler", "basic")
-        loop_kwargs["negative_sampler_kwargs"] = pipeline.get("negative_sampler_kwargs")
-
     num_epochs = effective_epochs(pipeline, max_epochs)
-    training_kwargs = {**pipeline["training_kwargs"], "num_epochs": num_epochs}
-    if sub_batch_size is not None and not any(
-        isinstance(module, torch.nn.modules.batchnorm._BatchNorm) for module in model.modules()
-    ):
-        training_kwargs["sub_batch_size"] = min(sub_batch_size, int(training_kwargs["batch_size"]))
     curve = LearningCurve(factories=factories, known=known_answers(factories), rule=early_stopping)
     started = time.perf_counter()
-    with fast_scores(model) if scoring == "fast" else nullcontext():
-        # PyKEEN's loop binds model.score_t when it is built: build it inside the block
-        loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
-        losses = loop.train(
-            triples_factory=factories.training,
-            use_tqdm=progress,
-            use_tqdm_batch=False,
-            callbacks=[curve],
-            **training_kwargs,
-        )
+    losses, training_kwargs = fit(
+        model,
+        pipeline,
+        factories.training,
+        num_epochs=num_epochs,
+        callbacks=[curve],
+        scoring=scoring,
+        sub_batch_size=sub_batch_size,
+        progress=progress,
+    )
     seconds = time.perf_counter() - started
     curve.restore_best()
 
@@ -247,6 +221,59 @@ def train(
     }
     write_json(out_dir / "training.json", summary)
     return summary
+
+
+def fit(
+    model: Any,
+    pipeline: Mapping[str, Any],
+    training_factory: Any,
+    *,
+    num_epochs: int,
+    callbacks: list[Any] | None = None,
+    scoring: str = "fast",
+    sub_batch_size: int | None = None,
+    progress: bool = True,
+) -> tuple[list[float], dict[str, Any]]:
+    """Train a built model with PyKEEN's loop, optimiser and loss as ``pipeline`` names
+    them, for ``num_epochs``; ``callbacks`` are PyKEEN training callbacks. Returns the
+    per-epoch losses and the training keyword arguments used."""
+    from pykeen.optimizers import optimizer_resolver
+    from pykeen.training import training_loop_resolver
+
+    if scoring not in ("fast", "pykeen"):
+        raise KgrankInputError(f"training scoring {scoring!r}: use fast or pykeen")
+    # PyKEEN asks its data loader to pin memory even without a GPU; harmless, but noisy.
+    warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
+    optimizer = optimizer_resolver.make(
+        pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
+    )
+    loop_kwargs: dict[str, Any] = {
+        "model": model,
+        "triples_factory": training_factory,
+        "optimizer": optimizer,
+        # PyKEEN's automatic memory optimisation first tries the whole batch, which can
+        # exhaust a laptop's memory on the larger datasets; sub_batch_size replaces it.
+        "automatic_memory_optimization": False,
+    }
+    if pipeline["training_loop"] == "slcwa":
+        loop_kwargs["negative_sampler"] = pipeline.get("negative_sampler", "basic")
+        loop_kwargs["negative_sampler_kwargs"] = pipeline.get("negative_sampler_kwargs")
+    training_kwargs = {**pipeline["training_kwargs"], "num_epochs": num_epochs}
+    if sub_batch_size is not None and not any(
+        isinstance(module, torch.nn.modules.batchnorm._BatchNorm) for module in model.modules()
+    ):
+        training_kwargs["sub_batch_size"] = min(sub_batch_size, int(training_kwargs["batch_size"]))
+    with fast_scores(model) if scoring == "fast" else nullcontext():
+        # PyKEEN's loop binds model.score_t when it is built: build it inside the block
+        loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
+        losses = loop.train(
+            triples_factory=training_factory,
+            use_tqdm=progress,
+            use_tqdm_batch=False,
+            callbacks=callbacks,
+            **training_kwargs,
+        )
+    return list(losses), training_kwargs
 
 
 def _versions() -> dict[str, str]:
