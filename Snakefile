@@ -23,6 +23,7 @@ include: "workflow/rules/metrics.smk"
 # One line per study: its rules, its localrules and its TARGETS.
 include: "workflow/rules/studies/paper.smk"
 include: "workflow/rules/studies/moments.smk"
+include: "workflow/rules/studies/openworld.smk"
 
 
 localrules:

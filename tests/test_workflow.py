@@ -83,6 +83,22 @@ def test_outputs_exist(workdir):
         "figures/montecarlo.png",
     ]:
         assert (results / path).stat().st_size > 0, path
+    for path in [
+        "openworld/simulation.tsv",
+        "tables/openworld_approximation.md",
+        "tables/openworld_saturation.tex",
+        "tables/openworld_inversions.md",
+        "figures/openworld_simulation.png",
+        "figures/openworld_inconsistency.pdf",
+        "figures/openworld_metrics.png",
+        "figures/openworld_family_tree.pdf",
+    ]:
+        assert (results / path).stat().st_size > 0, path
+    checkpoints = pd.read_csv(results / "openworld/family_tree/density-65/complex-d8.tsv", sep="\t")
+    assert sorted(set(checkpoints["epoch"])) == [1, 2]
+    assert set(checkpoints["evaluation"]) == {"sparse", "full"}
+    mrr = checkpoints[checkpoints["metric"] == "inverse_harmonic_mean_rank"]
+    assert mrr["value"].between(0, 1).all() and set(mrr["answers"]) == {2778, 7598}
     check = pd.read_csv(results / "moments/nations/montecarlo.tsv", sep="\t")
     assert check["passed"].all(), check.loc[~check["passed"], ["side", "metric", "z_mean", "z_variance"]]
     assert len(pd.read_csv(results / "models/nations/transe/losses.tsv", sep="\t")) == 2
@@ -256,6 +272,12 @@ def with_studies(tmp_path: Path, studies: dict) -> list[str]:
         # listed but switched off: nothing of it runs
         ({"moments": {}, "paper": {"enabled": False}}, {"montecarlo"}, {"train", "figure1", "table4"}),
         ({"paper": {}}, {"train", "ranks", "metrics", "figure1", "table4"}, {"montecarlo", "errata"}),
+        # the open-world simulation needs neither datasets nor models
+        (
+            {"openworld": {"family_tree": {"enabled": False}}},
+            {"openworld_simulate", "openworld_inconsistency", "openworld_saturation"},
+            {"prepare_dataset", "train", "openworld_family_tree"},
+        ),
     ],
 )
 def test_studies_switch_on_and_off(tmp_path, studies, expected, absent):
@@ -263,6 +285,12 @@ def test_studies_switch_on_and_off(tmp_path, studies, expected, absent):
     plan = planned_jobs(result)
     assert expected <= set(plan), plan
     assert not absent & set(plan), plan
+
+
+def test_family_tree_without_configurations_stops_before_any_job(tmp_path):
+    result = snakemake(tmp_path, "-n", *with_studies(tmp_path, {"openworld": {}}))
+    assert result.returncode != 0
+    assert "studies.openworld.family_tree.configurations: empty" in result.stdout + result.stderr
 
 
 def test_unknown_study_stops_before_any_job(tmp_path):

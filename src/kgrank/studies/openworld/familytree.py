@@ -1,0 +1,329 @@
+"""The closed-world experiment of the open-world study: the family-tree graph of Yang,
+Lin & Zhang 2022, where every true answer is known, evaluated twice per checkpoint,
+against the sparse test answers a real benchmark would have and against the full ones.
+
+Tail prediction only, as in the paper: each of the 500 queries (head, relation, ?) has
+its answers; a query's metric is the mean over its answers, the reported metric the mean
+over queries. Filtered setting: the training answers of the query and the other answers
+of the same evaluation set leave the candidate list. Ranks come from kgrank's rank
+engine (PyKEEN's scores, realistic ranks).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from pykeen.training.callbacks import TrainingCallback
+from scipy import stats
+
+from kgrank.errors import KgrankInputError
+from kgrank.metrics import Metric, Variant, derived_values, macro_mean_moments
+
+EVALUATION_SETS = ("sparse", "full")
+ANSWER_COLUMNS = ("head", "relation", "tail", "in_sparse_test")
+
+
+def _read_integers(path: Path, columns: int, header: bool) -> pd.DataFrame:
+    if not path.is_file():
+        raise KgrankInputError(
+            f"{path}: file not found; point studies.openworld.family_tree.root at the data"
+        )
+    frame = pd.read_csv(path, sep="\t", header=0 if header else None, dtype=str, keep_default_na=False)
+    if frame.shape[1] != columns:
+        raise KgrankInputError(
+            f"{path}: expected {columns} tab-separated columns, found {frame.shape[1]}; fix the file"
+        )
+    for column in frame.columns:
+        bad = ~frame[column].str.fullmatch(r"\d+")
+        if bad.any():
+            line = int(np.flatnonzero(bad.to_numpy())[0]) + 1 + int(header)
+            raise KgrankInputError(
+                f"{path}: line {line}: {frame.iloc[line - 1 - int(header)].tolist()} is not a row of "
+                "non-negative integer ids; fix or remove the line"
+            )
+    return frame.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class FamilyTree:
+    """One density of one variant: training triples and the answers of the 500 queries."""
+
+    train: np.ndarray
+    answers: pd.DataFrame  # head, relation, tail, in_sparse_test, query
+    num_entities: int
+    num_relations: int
+
+    def answer_set(self, which: str) -> pd.DataFrame:
+        if which not in EVALUATION_SETS:
+            raise KgrankInputError(f"evaluation set {which!r}: use one of {EVALUATION_SETS}")
+        return self.answers if which == "full" else self.answers[self.answers["in_sparse_test"] == 1]
+
+
+def read_family_tree(folder: str | Path) -> FamilyTree:
+    """``train.tsv`` (h, r, t ids, no header) and ``test_answers.tsv`` (with header)."""
+    folder = Path(folder)
+    train = _read_integers(folder / "train.tsv", 3, header=False).to_numpy()
+    answers = _read_integers(folder / "test_answers.tsv", 4, header=True)
+    path = folder / "test_answers.tsv"
+    if list(answers.columns) != list(ANSWER_COLUMNS):
+        raise KgrankInputError(f"{path}: header {list(answers.columns)}; expected {list(ANSWER_COLUMNS)}")
+    if not answers["in_sparse_test"].isin([0, 1]).all():
+        raise KgrankInputError(f"{path}: in_sparse_test must be 0 or 1; fix the file")
+    answers["query"] = answers.groupby(["head", "relation"], sort=False).ngroup()
+    sparse_per_query = answers.groupby("query")["in_sparse_test"].sum()
+    if (sparse_per_query == 0).any():
+        raise KgrankInputError(
+            f"{path}: {(sparse_per_query == 0).sum()} queries have no sparse test answer; each needs one"
+        )
+    num_entities = int(max(train[:, [0, 2]].max(), answers[["head", "tail"]].to_numpy().max())) + 1
+    num_relations = int(max(train[:, 1].max(), answers["relation"].max())) + 1
+    return FamilyTree(train=train, answers=answers, num_entities=num_entities, num_relations=num_relations)
+
+
+def training_factory(tree: FamilyTree, create_inverse_triples: bool = False) -> Any:
+    """A PyKEEN factory over the graph's own integer ids (label i is id i)."""
+    from pykeen.triples import TriplesFactory
+
+    return TriplesFactory(
+        mapped_triples=torch.as_tensor(tree.train, dtype=torch.long),
+        entity_to_id={str(index): index for index in range(tree.num_entities)},
+        relation_to_id={str(index): index for index in range(tree.num_relations)},
+        create_inverse_triples=create_inverse_triples,
+    )
+
+
+def filtered_ranks(model: Any, tree: FamilyTree, which: str, batch_size: int = 1024) -> pd.DataFrame:
+    """Realistic tail ranks of every answer of one evaluation set, filtered by the query's
+    training answers and the set's other answers."""
+    from kgrank.scoring import Scorer
+
+    answers = tree.answer_set(which).reset_index(drop=True)
+    # the known answers of each query in this evaluation: training tails and the set's own
+    train = pd.DataFrame(tree.train, columns=["head", "relation", "tail"])
+    queries = answers[["head", "relation", "query"]].drop_duplicates()
+    known = pd.concat(
+        [train.merge(queries, on=["head", "relation"]), answers[["head", "relation", "tail", "query"]]]
+    ).drop_duplicates(["query", "tail"])
+    known_by_query = {query: group["tail"].to_numpy() for query, group in known.groupby("query")}
+    was_training = model.training
+    model.eval()
+    scorer = Scorer(model)
+    triples = torch.tensor(answers[["head", "relation", "tail"]].to_numpy(), dtype=torch.long)
+    parts = []
+    with torch.inference_mode():
+        parts = [
+            _batch_ranks(scorer, triples, answers, known_by_query, start, batch_size)
+            for start in range(0, len(answers), batch_size)
+        ]
+    model.train(was_training)
+    ranks = pd.concat(parts, ignore_index=True)
+    ranks["realistic"] = (ranks["optimistic"] + ranks["pessimistic"]) / 2.0
+    return pd.concat([answers[["query", "head", "relation", "tail"]], ranks], axis=1)
+
+
+def _batch_ranks(
+    scorer: Any,
+    triples: torch.Tensor,
+    answers: pd.DataFrame,
+    known_by_query: dict,
+    start: int,
+    batch_size: int,
+) -> pd.DataFrame:
+    from kgrank.ranks import ranks_from_scores
+
+    batch = triples[start : start + batch_size]
+    query_ids = answers["query"].to_numpy()[start : start + batch_size]
+    columns = [known_by_query[query] for query in query_ids]
+    rows = np.repeat(np.arange(len(batch)), [len(column) for column in columns])
+    result = ranks_from_scores(
+        scorer(batch, "tail"), batch[:, 2], torch.as_tensor(rows), torch.as_tensor(np.concatenate(columns))
+    )
+    return pd.DataFrame(result)
+
+
+def macro_rows(ranks: pd.DataFrame, metrics: Sequence[Metric]) -> list[dict]:
+    """Each metric as the mean over queries of the mean over their answers, with its
+    adjusted index and z-score (macro moments from the registry)."""
+    rows = []
+    realistic = ranks["realistic"].to_numpy(dtype=float)
+    query = ranks["query"].to_numpy()
+    num_candidates = ranks["num_candidates"].to_numpy()
+    for metric in metrics:
+        per_query = pd.Series(metric.transform.function(realistic)).groupby(query).mean()
+        value = float(per_query.mean())
+        moments = macro_mean_moments(metric, num_candidates, query)
+        rows.append({"metric": metric.key, "label": metric.label, "variant": "value", "value": value})
+        for variant, derived in derived_values(metric, value, moments).items():
+            if variant is not Variant.NORMALISED:
+                rows.append(
+                    {
+                        "metric": derived.key,
+                        "label": metric.label,
+                        "variant": str(variant),
+                        "value": derived.value,
+                    }
+                )
+    return rows
+
+
+def read_graphs(folders: Mapping[str, str | Path]) -> dict[str, FamilyTree]:
+    """The graph variants of one density. They share the training triples, the queries and
+    the full answers, and differ only in which answers are sparse: one model per density
+    and configuration serves all of them, and every checkpoint is compared on the same
+    weights. Variants that do not share them are refused rather than mixed."""
+    if not folders:
+        raise KgrankInputError("family tree: no graph folder given; name at least one")
+    trees = {graph: read_family_tree(folder) for graph, folder in folders.items()}
+    first_graph, first = next(iter(trees.items()))
+    columns = ["head", "relation", "tail"]
+    for graph, tree in trees.items():
+        if not (
+            np.array_equal(tree.train, first.train) and tree.answers[columns].equals(first.answers[columns])
+        ):
+            raise KgrankInputError(
+                f"{folders[graph]}: its train.tsv or its queries and full answers differ from those in "
+                f"{folders[first_graph]}; the graphs of one density must share them (run them separately)"
+            )
+    return trees
+
+
+class Checkpoints(TrainingCallback):
+    """Evaluates the model every ``every`` epochs and after the last one on the full
+    answers and on each graph's sparse answers; one row per (checkpoint, graph, set,
+    metric variant), the full rows repeated for each graph."""
+
+    def __init__(
+        self, trees: Mapping[str, FamilyTree], metrics: Sequence[Metric], every: int, num_epochs: int
+    ) -> None:
+        super().__init__()
+        self.trees, self.metrics, self.every, self.num_epochs = dict(trees), list(metrics), every, num_epochs
+        self.rows: list[dict] = []
+        self._started = time.perf_counter()
+
+    def _evaluate(self, tree: FamilyTree, which: str) -> tuple[list[dict], int]:
+        ranks = filtered_ranks(self.model, tree, which)
+        return macro_rows(ranks, self.metrics), len(ranks)
+
+    def post_epoch(self, epoch: int, epoch_loss: float, **kwargs: Any) -> None:
+        if epoch % self.every and epoch != self.num_epochs:
+            return
+        full, full_answers = self._evaluate(next(iter(self.trees.values())), "full")
+        summary = [f"full {_mrr(full):.4f}"]
+        for graph, tree in self.trees.items():
+            sparse, sparse_answers = self._evaluate(tree, "sparse")
+            summary.append(f"{graph} sparse {_mrr(sparse):.4f}")
+            for which, rows, answers in (("full", full, full_answers), ("sparse", sparse, sparse_answers)):
+                self.rows += [
+                    {
+                        "graph": graph,
+                        "epoch": epoch,
+                        "loss": float(epoch_loss),
+                        "evaluation": which,
+                        "answers": answers,
+                        **row,
+                    }
+                    for row in rows
+                ]
+        print(
+            f"epoch {epoch}: MRR {', '.join(summary)} ({time.perf_counter() - self._started:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _mrr(rows: list[dict]) -> float:
+    return next(row["value"] for row in rows if row["metric"] == "inverse_harmonic_mean_rank")
+
+
+def train_and_evaluate(
+    folders: Mapping[str, str | Path],
+    pipeline: Mapping[str, Any],
+    metrics: Sequence[Metric],
+    *,
+    evaluate_every: int,
+    seed: int,
+    threads: int = 1,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Train one configuration on one density (graph variants share its training triples)
+    with the 1-N step where it exists, evaluating every ``evaluate_every`` epochs; one row
+    per (graph, epoch, set, metric variant)."""
+    from pykeen.utils import set_random_seed
+
+    from kgrank.training import build_model, create_inverse_triples, fit
+
+    torch.set_num_threads(threads)
+    trees = read_graphs(folders)
+    set_random_seed(seed)
+    factory = training_factory(next(iter(trees.values())), create_inverse_triples(pipeline))
+    model = build_model(pipeline, factory, seed)
+    num_epochs = int(pipeline["training_kwargs"]["num_epochs"])
+    checkpoints = Checkpoints(trees, metrics, evaluate_every, num_epochs)
+    fit(model, pipeline, factory, num_epochs=num_epochs, callbacks=[checkpoints], progress=progress)
+    return pd.DataFrame(checkpoints.rows)
+
+
+def inversion_counts(checkpoints: pd.DataFrame) -> pd.DataFrame:
+    """Per (variant of the graph, density, metric): over all pairs of checkpoints (every
+    configuration and epoch), how many the sparse metric orders against the full one
+    (ties in either count apart), and Kendall's tau between the two."""
+    keys = ["graph", "density", "metric", "label", "variant"]
+    wide = checkpoints.pivot_table(
+        index=[*keys, "configuration", "epoch"], columns="evaluation", values="value"
+    ).reset_index()
+    rows = []
+    for key, group in wide.groupby(keys, sort=False):
+        sparse, full = group["sparse"].to_numpy(), group["full"].to_numpy()
+        pairs = list(combinations(range(len(group)), 2))
+        sparse_sign = np.sign([sparse[j] - sparse[i] for i, j in pairs])
+        full_sign = np.sign([full[j] - full[i] for i, j in pairs])
+        tau = stats.kendalltau(sparse, full).statistic if len(group) > 1 else np.nan
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "checkpoints": len(group),
+                "pairs": len(pairs),
+                "inverted": int((sparse_sign * full_sign < 0).sum()),
+                "tied": int(((sparse_sign == 0) | (full_sign == 0)).sum()),
+                "kendall_tau": float(tau),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def family_tree_caption(profile: str, settings: Mapping[str, Any]) -> str:
+    """What was trained, stated under the figure and the table: graphs, densities and each
+    configuration's model, dimension, learning rate, loss and epochs."""
+    described = []
+    for name, pipeline in settings["configurations"].items():
+        model_kwargs = pipeline.get("model_kwargs") or {}
+        described.append(
+            f"{name} ({pipeline['model']}, dim {model_kwargs.get('embedding_dim', 'default')}, "
+            f"lr {(pipeline.get('optimizer_kwargs') or {}).get('lr', 'default')}, "
+            f"{pipeline.get('loss', 'default loss')}, {pipeline['training_loop']}, "
+            f"{pipeline['training_kwargs']['num_epochs']} epochs)"
+        )
+    return (
+        f"Profile: {profile}. Graphs: {', '.join(settings['graphs'])}; training densities "
+        f"{', '.join(str(density) for density in settings['densities'])} %; checkpoints every "
+        f"{settings['evaluate_every']} epochs; configurations: {'; '.join(described)}. Tail prediction, "
+        "500 queries, realistic ranks, query mean then mean over queries."
+    )
+
+
+def check_family_tree_settings(settings: Mapping[str, Any]) -> None:
+    """At parse time: an enabled family-tree experiment needs at least one configuration."""
+    if settings["enabled"] and not settings["configurations"]:
+        raise KgrankInputError(
+            "config key studies.openworld.family_tree.configurations: empty; name at least one "
+            "(see config/config.yaml) or set studies.openworld.family_tree.enabled: false"
+        )
