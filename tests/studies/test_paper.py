@@ -8,9 +8,12 @@ from conftest import markdown_row
 from kgrank.metrics import Variant, default_metrics, lookup
 from kgrank.studies.paper.figure1 import figure1_data, plot_figure1
 from kgrank.studies.paper.tables import (
+    DIRECTION_AWARE,
+    PRINTED_DESIDERATA,
     TABLE1_VARIANTS,
     desiderata,
     table1,
+    table1_report,
     table2,
     table3,
     variant_name,
@@ -76,14 +79,17 @@ def test_table4_is_computed_from_stats(tmp_path):
 @pytest.mark.parametrize(
     ("name", "variant", "expected"),
     [
+        # MR: f(1) = 1 is fixed, yet it grows with r (the printed anti-monotonicity fails),
+        # while a lower rank always improves it in its own direction
         (
             "mr",
             "base",
             {
                 "fixed optimum": True,
                 "asymptotic pessimum": False,
-                "strict anti-monotonicity": True,
-                "size-invariant expectation": False,
+                "anti-monotonic": False,
+                "size invariant": False,
+                DIRECTION_AWARE: True,
             },
         ),
         (
@@ -92,8 +98,9 @@ def test_table4_is_computed_from_stats(tmp_path):
             {
                 "fixed optimum": True,
                 "asymptotic pessimum": True,
-                "strict anti-monotonicity": True,
-                "size-invariant expectation": True,
+                "anti-monotonic": True,
+                "size invariant": True,
+                DIRECTION_AWARE: True,
             },
         ),
         (
@@ -102,8 +109,9 @@ def test_table4_is_computed_from_stats(tmp_path):
             {
                 "fixed optimum": True,
                 "asymptotic pessimum": True,
-                "strict anti-monotonicity": True,
-                "size-invariant expectation": False,
+                "anti-monotonic": True,
+                "size invariant": False,
+                DIRECTION_AWARE: True,
             },
         ),
         # at the worst ranks z-MRR tends to 0 like ln(N) / sqrt(N): a limit, hence a pessimum
@@ -113,8 +121,9 @@ def test_table4_is_computed_from_stats(tmp_path):
             {
                 "fixed optimum": False,
                 "asymptotic pessimum": True,
-                "strict anti-monotonicity": True,
-                "size-invariant expectation": True,
+                "anti-monotonic": True,
+                "size invariant": True,
+                DIRECTION_AWARE: True,
             },
         ),
         (
@@ -123,8 +132,9 @@ def test_table4_is_computed_from_stats(tmp_path):
             {
                 "fixed optimum": True,
                 "asymptotic pessimum": True,
-                "strict anti-monotonicity": False,
-                "size-invariant expectation": False,
+                "anti-monotonic": False,
+                "size invariant": False,
+                DIRECTION_AWARE: False,
             },
         ),
         (
@@ -133,8 +143,9 @@ def test_table4_is_computed_from_stats(tmp_path):
             {
                 "fixed optimum": False,
                 "asymptotic pessimum": True,
-                "strict anti-monotonicity": False,
-                "size-invariant expectation": True,
+                "anti-monotonic": False,
+                "size invariant": True,
+                DIRECTION_AWARE: False,
             },
         ),
     ],
@@ -166,11 +177,33 @@ def test_write_tables_1_to_3(tmp_path):
         [cell.strip() for cell in line.strip("|").split("|")]
         for line in (tmp_path / "table1.md").read_text().splitlines()
     ]
-    # AMRI (metric, key, variant, then the four desiderata): every desideratum holds
+    # AMRI (metric, key, variant, the four desiderata, kgrank's reading): every one holds
     (amri,) = (row for row in rows if row[1:3] == ["arithmetic_mean_rank", "adjusted index"])
-    assert amri[3:] == ["True"] * 4
+    assert amri[3:] == ["✓"] * 5
+    # MR: the paper's marks next to the verdicts, the one disagreement flagged with its note
+    (mean_rank,) = (row for row in rows if row[1:3] == ["arithmetic_mean_rank", "base"])
+    assert mean_rank[3:] == ["✓ (paper ✗) [1]", "✗ (paper ✗)", "✗ (paper ✗)", "✗ (paper ✗)", "✓"]
+    text = (tmp_path / "table1.md").read_text()
+    assert "[1] MR with every rank 1 is 1" in text and "[2]" not in text
     assert "1,234 candidates" in (tmp_path / "table2.tex").read_text()
     assert markdown_row((tmp_path / "table3.md").read_text(), "geometric")[:2] == ["0", "geometric"]
+
+
+def test_table1_agrees_with_the_paper_where_it_marks_except_flagged_cells():
+    """MRR and every H_k: all four printed verdicts equal the paper's marks; MR differs on
+    the fixed optimum only, and every disagreement has its reason."""
+    table = table1(default_metrics()).set_index(["key", "variant"])
+    flags = [f"disagrees: {name}" for name in PRINTED_DESIDERATA]
+    flagged = table[table[flags].any(axis=1)]
+    assert list(flagged.index) == [("arithmetic_mean_rank", "base")]
+    assert flagged[flags].sum(axis=1).iloc[0] == 1
+    for key in ("inverse_harmonic_mean_rank", "hits_at_1", "hits_at_10"):
+        row = table.loc[(key, "base")]
+        assert [row[f"paper: {name}"] for name in PRINTED_DESIDERATA] == [
+            row[name] for name in PRINTED_DESIDERATA
+        ]
+    _, notes = table1_report(table.reset_index())
+    assert len(notes) == 1 and notes[0].startswith("[1] ")
 
 
 def test_tables_2_and_3_come_from_the_registry():
