@@ -1,9 +1,17 @@
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import SHARED
 
 from kgrank.metrics import Variant, lookup
-from kgrank.studies.paper.published import explain, read_published, readjust, rounding_error
+from kgrank.studies.paper.published import (
+    COUNT_HYPOTHESES,
+    N_MINUS_ONE,
+    explain,
+    read_published,
+    readjust,
+    rounding_error,
+)
 
 
 def _moments(dataset, num_candidates):
@@ -111,7 +119,7 @@ def test_off_by_one_candidate_counts_are_recognised():
     )
     row = audit.dropna(subset=["published"]).iloc[0]
     assert row["verdict"] == "disagrees"
-    assert row["explanation"] == "moments from candidate counts N_i - 1 (the true entity not counted)"
+    assert row["explanation"] == COUNT_HYPOTHESES[N_MINUS_ONE][1]
 
 
 def test_rounding_error_is_half_the_last_digit():
@@ -258,7 +266,7 @@ def test_audit_published_end_to_end(nations_dir):
     assert abs(row["z_exact_vs_simulation"]) < 5
     shifted = _nations_audit(nations_dir, -1).dropna(subset=["published"]).iloc[0]
     assert shifted["verdict"] == "disagrees"
-    assert shifted["explanation"] == "moments from candidate counts N_i - 1 (the true entity not counted)"
+    assert shifted["explanation"] == COUNT_HYPOTHESES[N_MINUS_ONE][1]
     assert abs(shifted["z_implied_vs_simulation"]) > abs(shifted["z_exact_vs_simulation"])
     summary = audit_summary(exact)
     assert list(summary.columns) == AUDIT_SUMMARY_COLUMNS
@@ -298,3 +306,51 @@ def test_comparison_wide_has_one_row_per_source():
     paper = wide.set_index("source").loc["paper"]
     assert (paper["mrr kgrank"], paper["mrr published"]) == (0.7, 0.72)
     assert np.isnan(paper["hits_at_10 published"])
+
+
+PUBLISHED_FIGURE1 = SHARED / "reference" / "published_figure1.tsv"
+
+
+@pytest.mark.skipif(
+    not PUBLISHED_FIGURE1.is_file(), reason="the shared reference tables are not beside the repository"
+)
+@pytest.mark.parametrize("dataset", ["nations", "kinships"])
+def test_published_z_mrr_is_pykeens_candidate_set_size_fed_to_its_expectation(dataset, request):
+    """The cause of the published z-MRRs, shown with PyKEEN itself: the authors' post-hoc fix
+    (ranking-metrics-manuscript, scripts/fix.py) took ``get_candidate_set_size`` with train
+    and valid as additional filters; in PyKEEN 1.11.1 it counts every known answer out,
+    the evaluated one included (the number of negatives), one less than kgrank's N_i for
+    every task, while ``expected_value``/``std`` take ranks uniform on 1..num_candidates."""
+    from pykeen.evaluation.evaluator import get_candidate_set_size
+    from pykeen.metrics.ranking import InverseHarmonicMeanRank
+
+    from kgrank.candidates import candidate_counts
+    from kgrank.datasets import load_factories
+
+    dataset_dir = request.getfixturevalue(f"{dataset}_dir")
+    factories = load_factories(dataset_dir)
+    sizes = get_candidate_set_size(
+        mapped_triples=factories.testing.mapped_triples,
+        additional_filter_triples=[factories.training.mapped_triples, factories.validation.mapped_triples],
+    )
+    ours = candidate_counts(dataset_dir, "test")
+    for side in ("head", "tail"):
+        np.testing.assert_array_equal(
+            sizes[f"{side}_candidates"].to_numpy(),
+            ours[ours["side"] == side]["num_candidates"].to_numpy() - 1,
+        )
+    pykeen_counts = np.concatenate([sizes["head_candidates"].to_numpy(), sizes["tail_candidates"].to_numpy()])
+    metric = InverseHarmonicMeanRank()
+    expectation = metric.expected_value(num_candidates=pykeen_counts)
+    std = metric.std(num_candidates=pykeen_counts)
+    published = pd.read_csv(PUBLISHED_FIGURE1, sep="\t")
+    published = published[published["dataset"] == dataset]
+    assert len(published) == 4
+    for row in published.itertuples():
+        z = (row.test_mrr - expectation) / std
+        # both published numbers carry 5 significant digits
+        tolerance = rounding_error(row.test_z_mrr) + rounding_error(row.test_mrr) / std
+        assert z == pytest.approx(row.test_z_mrr, abs=tolerance), row.model
+        # and kgrank's exact moments on the real counts do not give the published value
+        exact = lookup("mrr").moments(ours["num_candidates"].to_numpy())
+        assert abs((row.test_mrr - exact.expectation) / np.sqrt(exact.variance) - row.test_z_mrr) > tolerance

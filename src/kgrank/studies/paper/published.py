@@ -157,8 +157,15 @@ def _implied(
 
 
 # Hypotheses tried for a published value that kgrank's exact moments do not reproduce.
+N_MINUS_ONE = 0  # index of the hypothesis that explains the published z-scores
 COUNT_HYPOTHESES = (
-    (-1, "moments from candidate counts N_i - 1 (the true entity not counted)"),
+    # The cause of the published z-MRRs (shown with PyKEEN in test_paper_published.py).
+    (
+        -1,
+        "moments from candidate counts N_i - 1: PyKEEN 1.11.1's get_candidate_set_size counts the "
+        "evaluated answer out, and the authors' post-hoc fix (ranking-metrics-manuscript, "
+        "scripts/fix.py) fed it to expected_value/std, which take ranks uniform on 1..num_candidates",
+    ),
     (1, "moments from candidate counts N_i + 1"),
 )
 
