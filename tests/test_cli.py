@@ -749,8 +749,6 @@ CASES = [
             "0.1",
             "--query-counts",
             "10",
-            "--pool-queries",
-            "100",
             "--replicates",
             "100",
             "--out",

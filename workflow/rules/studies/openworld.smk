@@ -5,7 +5,7 @@
 # (workflow/schemas/studies/openworld.schema.yaml).
 import json
 
-from kgrank.studies.openworld.familytree import check_family_tree_settings, family_tree_caption
+from kgrank.studies.openworld.settings import check_family_tree_settings, family_tree_caption
 
 OPENWORLD = settings("openworld")
 SIMULATION = OPENWORLD["simulation"]
@@ -67,7 +67,6 @@ rule openworld_inconsistency:
         weaker=" ".join(map(str, INCONSISTENCY["weaker_strengths"])),
         gaps=" ".join(map(str, INCONSISTENCY["gaps"])),
         query_counts=" ".join(map(str, INCONSISTENCY["query_counts"])),
-        pool=INCONSISTENCY["pool_queries"],
         replicates=INCONSISTENCY["replicates"],
     log:
         f"{RESULTS}/logs/openworld/inconsistency.log",
@@ -77,7 +76,7 @@ rule openworld_inconsistency:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank openworld-inconsistency {params.world} --weaker-strengths {params.weaker}"
-        " --gaps {params.gaps} --query-counts {params.query_counts} --pool-queries {params.pool}"
+        " --gaps {params.gaps} --query-counts {params.query_counts}"
         " --replicates {params.replicates} --out {output.inversions} --needed {output.needed}"
         " 2>&1 | tee {log}"
 

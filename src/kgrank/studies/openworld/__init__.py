@@ -100,7 +100,6 @@ def _inconsistency(args: argparse.Namespace) -> None:
         pair_strengths(args.weaker_strengths, args.gaps),
         args.query_counts,
         study_metrics(),
-        pool_queries=args.pool_queries,
         replicates=args.replicates,
         seed=args.seed,
         progress=not args.quiet,
@@ -288,7 +287,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--weaker-strengths", type=float, nargs="+", required=True)
     command.add_argument("--gaps", type=float, nargs="+", required=True, help="s1 - s2")
     command.add_argument("--query-counts", type=positive_int, nargs="+", required=True)
-    command.add_argument("--pool-queries", type=positive_int, required=True)
     command.add_argument("--replicates", type=positive_int, required=True)
     command.add_argument("--out", required=True)
     command.add_argument("--needed", required=True, help="TSV of the queries needed for 95 %% consistency")

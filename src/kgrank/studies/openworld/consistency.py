@@ -3,9 +3,12 @@ test queries make the comparison consistent; and which metrics saturate least.
 
 Two models are compared on the same test set: each query has the same number of test
 answers for both, and each model learns its answers independently with its own strength.
-Test sets of Q queries are drawn (with replacement) from a pool of simulated query pairs;
-every replicate is a nested sequence, so the first Q queries of one replicate serve
-every Q at once. A tie counts as half an inversion: a coin would decide the order.
+Every replicate is a fresh test set of the largest Q simulated queries (no query is used
+twice), and its first Q queries serve every smaller Q at once. Resampling a fixed pool
+instead would centre every replicate on the pool's own mean difference, an error that
+more replicates cannot remove. A tie counts as half an inversion: a coin would decide
+the order. Pairs that share a strength share that model's simulated queries, so their
+rows are correlated; each row on its own is an honest paired comparison.
 """
 
 from __future__ import annotations
@@ -66,6 +69,27 @@ def _variant_values(metric: Metric, means: np.ndarray, expectation: np.ndarray, 
     }
 
 
+def _simulated_values(
+    rng: np.random.Generator,
+    world: OpenWorld,
+    density: float,
+    strength: float,
+    num_test: np.ndarray,
+    metrics: Sequence[Metric],
+    chunk: int = 50_000,
+) -> dict[str, np.ndarray]:
+    """Each metric of one model on the queries ``num_test`` describes, simulated in chunks
+    so that memory stays bounded."""
+    parts: dict[str, list[np.ndarray]] = {metric.key: [] for metric in metrics}
+    for start in range(0, len(num_test), chunk):
+        counts = num_test[start : start + chunk]
+        s_test, s_missing, _ = learning_probabilities(np.full(len(counts), strength), density, 0.0)
+        simulated = simulate_queries(rng, world, s_test, s_missing, density, num_test=counts)
+        for metric in metrics:
+            parts[metric.key].append(simulated.query_values(metric))
+    return {key: np.concatenate(values) for key, values in parts.items()}
+
+
 def inversion_table(
     world: OpenWorld,
     densities: Sequence[float],
@@ -73,54 +97,64 @@ def inversion_table(
     query_counts: Sequence[int],
     metrics: Sequence[Metric],
     *,
-    pool_queries: int,
     replicates: int,
     seed: int,
     progress: bool = True,
 ) -> pd.DataFrame:
     """Per density, pair (s2 < s1), metric variant and number of queries Q: the simulated
-    probability that model 1 reports the lower value (ties half), the probability of a
-    tie, and the normal approximation Phi(-sqrt(Q) mu / sigma) from the pool's mean and
-    standard deviation of the per-query difference."""
+    probability that model 1 reports the lower value (ties half) over ``replicates`` fresh
+    test sets, the probability of a tie, and the normal approximation Phi(-sqrt(Q) mu /
+    sigma) from the mean and standard deviation of the per-query difference over all
+    simulated queries (``mean_difference_error``: the standard error of that mean)."""
     from tqdm.auto import tqdm
 
     query_counts = np.array(sorted(set(int(q) for q in query_counts)))
     if query_counts[0] < 1:
         raise KgrankInputError("open-world inconsistency: query counts must be positive")
+    if any(stronger <= weaker for weaker, stronger in pairs):
+        raise KgrankInputError(
+            "open-world inconsistency: every pair needs s1 > s2 (a model compared with itself says "
+            "nothing); correct studies.openworld.inconsistency.gaps"
+        )
     strengths = sorted({s for pair in pairs for s in pair})
     registry = {metric.key: _query_moments(metric, world) for metric in metrics}
+    largest = int(query_counts[-1])
+    at = query_counts - 1
     rows: list[dict] = []
     for density_index, density in enumerate(tqdm(densities, desc="inconsistency", disable=not progress)):
         rng = np.random.default_rng([seed, 1_000 + density_index])
-        num_test = rng.binomial(world.num_answers, density, size=pool_queries)
+        num_test = rng.binomial(world.num_answers, density, size=replicates * largest)
         # A query without test answers is not evaluated: redraw it (probability (1-alpha)^A).
         while (num_test == 0).any():
             num_test[num_test == 0] = rng.binomial(world.num_answers, density, size=(num_test == 0).sum())
-        values: dict[float, dict[str, np.ndarray]] = {}
-        for strength in strengths:
-            s_test, s_missing, _ = learning_probabilities(np.full(pool_queries, strength), density, 0.0)
-            simulated = simulate_queries(rng, world, s_test, s_missing, density, num_test=num_test)
-            values[strength] = {metric.key: simulated.query_values(metric) for metric in metrics}
-        draws = rng.integers(0, pool_queries, size=(replicates, int(query_counts[-1])))
-        at = query_counts - 1
+        values = {
+            strength: _simulated_values(rng, world, density, strength, num_test, metrics)
+            for strength in strengths
+        }
+
+        def prefix_means(per_query: np.ndarray) -> np.ndarray:
+            """(replicates, len(query_counts)): each test set's mean over its first Q queries."""
+            return np.cumsum(per_query.reshape(replicates, largest), axis=1)[:, at] / query_counts
+
         for metric in metrics:
             expectation, variance = registry[metric.key]
-            mean_expectation = np.cumsum(expectation[num_test][draws], axis=1)[:, at] / query_counts
-            mean_variance = np.cumsum(variance[num_test][draws], axis=1)[:, at] / query_counts**2
+            mean_expectation = prefix_means(expectation[num_test])
+            mean_variance = prefix_means(variance[num_test]) / query_counts
             for weaker, stronger in pairs:
-                per_model = []
-                for strength in (stronger, weaker):
-                    means = np.cumsum(values[strength][metric.key][draws], axis=1)[:, at] / query_counts
-                    per_model.append(_variant_values(metric, means, mean_expectation, mean_variance))
+                per_model = [
+                    _variant_values(
+                        metric, prefix_means(values[strength][metric.key]), mean_expectation, mean_variance
+                    )
+                    for strength in (stronger, weaker)
+                ]
                 difference = values[stronger][metric.key] - values[weaker][metric.key]
                 mu, sigma = float(difference.mean()), float(difference.std(ddof=1))
                 if not metric.increasing:
                     mu = -mu
-                normal = (
-                    stats.norm.cdf(-np.sqrt(query_counts) * mu / sigma)
-                    if sigma > 0
-                    else np.full(len(query_counts), float(mu <= 0))
-                )
+                if sigma > 0:
+                    normal = stats.norm.cdf(-np.sqrt(query_counts) * mu / sigma)
+                else:  # no spread: the order is fixed, or a tie (half) when there is no difference
+                    normal = np.full(len(query_counts), 0.5 if mu == 0 else float(mu < 0))
                 for (variant, key), first in per_model[0].items():
                     second = per_model[1][(variant, key)]
                     better = metric.increasing or variant != "value"
@@ -142,35 +176,46 @@ def inversion_table(
                                 "tie_probability": float(tied[:, position].mean()),
                                 "normal_approximation": float(normal[position]),
                                 "mean_difference": mu,
+                                "mean_difference_error": sigma / np.sqrt(len(difference)),
                                 "sd_difference": sigma,
                                 "replicates": replicates,
-                                "pool_queries": pool_queries,
                             }
                         )
     return pd.DataFrame(rows)
 
 
+def _needed(z: float, sigma: float, difference: float) -> float:
+    """Queries for P(mean difference > 0) = Phi(z) under the normal approximation."""
+    return float(np.ceil((z * sigma / difference) ** 2)) if difference > 0 else np.inf
+
+
 def queries_needed(inversions: pd.DataFrame, consistency: float = CONSISTENCY) -> pd.DataFrame:
-    """Per density, metric and pair: the fewest queries of the grid at which the stronger
-    model wins with probability >= ``consistency``, simulated, and the normal
-    approximation's (z sigma / mu)^2 (rounded up). The approximation needs mu itself, known
-    from the pool only to sigma / sqrt(pool): where mu is not two of those above zero the
-    pool cannot tell how many queries it takes (``resolved`` false, NaN)."""
+    """Per density, metric and pair: the fewest queries at which the stronger model wins
+    with probability >= ``consistency``. ``queries_simulated`` is the smallest value of the
+    simulated grid that reaches it (an upper bound; NaN beyond the grid, whose end is
+    ``more_than``); ``queries_normal`` is the normal approximation's (z sigma / mu)^2, with
+    ``queries_normal_low``/``_high`` from mu +- 2 standard errors. Where mu is not two
+    standard errors above zero the simulation cannot say how many queries it takes
+    (``resolved`` false; the estimate NaN, the upper end infinite)."""
     z = stats.norm.ppf(consistency)
     rows = []
     keys = ["density", "metric", "variant", "strength_weaker", "strength_stronger", "gap"]
     for key, group in inversions.groupby(keys, sort=False):
         group = group.sort_values("queries")
         enough = group[group["inversion_probability"] <= 1 - consistency]
-        mu, sigma = group["mean_difference"].iloc[0], group["sd_difference"].iloc[0]
-        resolved = bool(mu > 2 * sigma / np.sqrt(group["pool_queries"].iloc[0]))
+        first = group.iloc[0]
+        mu, error, sigma = first["mean_difference"], first["mean_difference_error"], first["sd_difference"]
+        resolved = bool(mu > 2 * error)
+
         rows.append(
             {
                 **dict(zip(keys, key, strict=True)),
                 "queries_simulated": int(enough["queries"].iloc[0]) if len(enough) else np.nan,
                 "more_than": int(group["queries"].max()) if not len(enough) else np.nan,
                 "resolved": resolved,
-                "queries_normal": float(np.ceil((z * sigma / mu) ** 2)) if resolved else np.nan,
+                "queries_normal": _needed(z, sigma, mu) if resolved else np.nan,
+                "queries_normal_low": _needed(z, sigma, mu + 2 * error),
+                "queries_normal_high": _needed(z, sigma, mu - 2 * error),
             }
         )
     return pd.DataFrame(rows)
