@@ -124,11 +124,17 @@ def plot_inconsistency(
     frame = needed[(needed["metric"] == MRR_KEY) & (needed["density"] == density)]
     markers = dict(zip(weakest, "osD^v", strict=False))
     for weaker, curve in frame.groupby("strength_weaker"):
-        right.plot(
+        # the interval from the mean difference's standard error (capped where it is open)
+        estimate = curve["queries_normal"].to_numpy()
+        low = curve["queries_normal_low"].to_numpy()
+        high = np.minimum(curve["queries_normal_high"].to_numpy(), 1e7)
+        right.errorbar(
             curve["gap"],
-            curve["queries_normal"],
+            estimate,
+            yerr=[np.clip(estimate - low, 0, None), np.clip(high - estimate, 0, None)],
             marker=markers.get(weaker, "o"),
-            label=f"s2 = {weaker:g}, normal approx.",
+            capsize=3,
+            label=f"s2 = {weaker:g}, normal approx. (± 2 s.e. of the mean difference)",
         )
         simulated = curve.dropna(subset=["queries_simulated"])
         right.scatter(
