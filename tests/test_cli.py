@@ -173,6 +173,18 @@ def _figure(tmp: Path) -> list[str]:
     return ["--pdf", str(tmp / "f.pdf"), "--png", str(tmp / "f.png")]
 
 
+def _openworld_simulate(tmp: Path, *, density: str, strength: tuple[str, str, str]) -> list[str]:
+    """A small openworld-simulate call with the density and strength grid given."""
+    outputs = {"--out": "g.tsv", "--markdown": "a.md", "--latex": "a.tex", "--precision-out": "p.tsv"}
+    return [
+        "openworld-simulate",
+        *("--densities", density, "--seed", "1", "--strength", *strength),
+        *("--correlations", "0", "--queries", "10", "--precision-queries", "10", "--precision-step", "0.5"),
+        *(item for option, name in outputs.items() for item in (option, str(tmp / name))),
+        "--quiet",
+    ]
+
+
 TRANSE = str(REPO / "config/hyperparameters/nations/transe.yaml")
 
 CASES = [
@@ -671,67 +683,13 @@ CASES = [
     Case(
         "openworld-simulate",
         "density-above-one",
-        lambda tmp, _: [
-            "openworld-simulate",
-            "--densities",
-            "1.5",
-            "--seed",
-            "1",
-            "--strength",
-            "0.3",
-            "1",
-            "0.1",
-            "--correlations",
-            "0",
-            "--queries",
-            "10",
-            "--out",
-            str(tmp / "g.tsv"),
-            "--markdown",
-            str(tmp / "a.md"),
-            "--latex",
-            str(tmp / "a.tex"),
-            "--precision-queries",
-            "10",
-            "--precision-step",
-            "0.5",
-            "--precision-out",
-            str(tmp / "p.tsv"),
-            "--quiet",
-        ],
+        lambda tmp, _: _openworld_simulate(tmp, density="1.5", strength=("0.3", "1", "0.1")),
         ("density 1.5", "(0, 1]"),
     ),
     Case(
         "openworld-simulate",
         "backwards-strengths",
-        lambda tmp, _: [
-            "openworld-simulate",
-            "--densities",
-            "0.5",
-            "--seed",
-            "1",
-            "--strength",
-            "0.9",
-            "0.3",
-            "0.1",
-            "--correlations",
-            "0",
-            "--queries",
-            "10",
-            "--out",
-            str(tmp / "g.tsv"),
-            "--markdown",
-            str(tmp / "a.md"),
-            "--latex",
-            str(tmp / "a.tex"),
-            "--precision-queries",
-            "10",
-            "--precision-step",
-            "0.5",
-            "--precision-out",
-            str(tmp / "p.tsv"),
-            "--quiet",
-        ],
+        lambda tmp, _: _openworld_simulate(tmp, density="0.5", strength=("0.9", "0.3", "0.1")),
         ("strengths from 0.9 to 0.3", "studies.openworld.simulation.strength"),
     ),
     Case(
