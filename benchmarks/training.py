@@ -95,7 +95,7 @@ def time_steps(model, optimizer, factory, batches, label_smoothing: float, fast:
     return seconds
 
 
-def _products(family: str, batch_size: int, num_entities: int, width: int, relation_width: int):
+def step_products(family: str, batch_size: int, num_entities: int, width: int, relation_width: int):
     """The matrix products of one step, forward and backward, as (batch of matrices, m, k, n):
     each product C = A B with A (m x k) and B (k x n); its two gradient products follow."""
     score_block = [(1, batch_size, width, num_entities)]
@@ -118,7 +118,7 @@ def floor_seconds(
     else:
         operands = [
             (torch.randn(count, m, k), torch.randn(count, k, n))
-            for count, m, k, n in _products(family, batch_size, num_entities, width, relation_width)
+            for count, m, k, n in step_products(family, batch_size, num_entities, width, relation_width)
         ]
     for index in range(repeats + 1):
         start = time.perf_counter()
