@@ -5,7 +5,8 @@ same question on a closed-world graph with trained models.
 
 Modules: ``simulation`` (the simulator and the closed form), ``consistency`` (inverted
 comparisons, queries needed, saturation), ``familytree`` (training and sparse/full
-evaluation on the family-tree graph), ``figures``.
+evaluation on the family-tree graph), ``settings`` (what the rule file reads at parse
+time, free of torch), ``figures``.
 """
 
 from __future__ import annotations
