@@ -185,6 +185,15 @@ def _openworld_simulate(tmp: Path, *, density: str, strength: tuple[str, str, st
     ]
 
 
+def _openworld_family_tree(tmp: Path, *, folders: str, configuration: str, pipeline: str) -> list[str]:
+    """An openworld-family-tree call with the graph folders and pipeline given."""
+    return [
+        "openworld-family-tree",
+        *("--graph-folders", folders, "--density", "65", "--configuration", configuration),
+        *("--evaluate-every", "1", "--seed", "1", "--out", str(tmp / "c.tsv"), "--pipeline", pipeline),
+    ]
+
+
 TRANSE = str(REPO / "config/hyperparameters/nations/transe.yaml")
 
 CASES = [
@@ -746,69 +755,33 @@ CASES = [
     Case(
         "openworld-family-tree",
         "unknown-model",
-        lambda tmp, _: [
-            "openworld-family-tree",
-            "--graph-folders",
-            f"independent={tmp}",
-            "--density",
-            "65",
-            "--configuration",
-            "broken",
-            "--evaluate-every",
-            "1",
-            "--seed",
-            "1",
-            "--out",
-            str(tmp / "c.tsv"),
-            "--pipeline",
-            '{"model": "transee", "optimizer": "adam", "training_loop": "lcwa",'
+        lambda tmp, _: _openworld_family_tree(
+            tmp,
+            folders=f"independent={tmp}",
+            configuration="broken",
+            pipeline='{"model": "transee", "optimizer": "adam", "training_loop": "lcwa",'
             ' "training_kwargs": {"num_epochs": 1, "batch_size": 8}}',
-        ],
+        ),
         ("studies.openworld.family_tree.configurations.broken", "unknown model 'transee'"),
     ),
     Case(
         "openworld-family-tree",
         "pipeline-not-json",
-        lambda tmp, _: [
-            "openworld-family-tree",
-            "--graph-folders",
-            f"independent={tmp}",
-            "--density",
-            "65",
-            "--configuration",
-            "broken",
-            "--evaluate-every",
-            "1",
-            "--seed",
-            "1",
-            "--out",
-            str(tmp / "c.tsv"),
-            "--pipeline",
-            "{model: transe",
-        ],
+        lambda tmp, _: _openworld_family_tree(
+            tmp, folders=f"independent={tmp}", configuration="broken", pipeline="{model: transe"
+        ),
         ("--pipeline: not JSON",),
     ),
     Case(
         "openworld-family-tree",
         "graph-folder-without-name",
-        lambda tmp, _: [
-            "openworld-family-tree",
-            "--graph-folders",
-            str(tmp),
-            "--density",
-            "65",
-            "--configuration",
-            "c",
-            "--evaluate-every",
-            "1",
-            "--seed",
-            "1",
-            "--out",
-            str(tmp / "c.tsv"),
-            "--pipeline",
-            '{"model": "transe", "optimizer": "adam", "training_loop": "lcwa",'
+        lambda tmp, _: _openworld_family_tree(
+            tmp,
+            folders=str(tmp),
+            configuration="c",
+            pipeline='{"model": "transe", "optimizer": "adam", "training_loop": "lcwa",'
             ' "training_kwargs": {"num_epochs": 1, "batch_size": 8}}',
-        ],
+        ),
         ("--graph-folders", "GRAPH=FOLDER"),
     ),
     Case(

@@ -208,6 +208,22 @@ def test_every_study_has_a_notebook():
     }
 
 
+def _with_config(workdir: Path, configfile: Path) -> list[str]:
+    """Snakemake on this repository's Snakefile in ``workdir`` with ``configfile`` alone
+    (not the tiny config that :func:`snakemake` names)."""
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile),
+    ]
+
+
 @pytest.mark.parametrize("profile", [None, "slurm"])
 def test_paper_profile_plans_every_job(tmp_path, profile):
     """config/paper.yaml plans all 16 pairs at the published epochs, locally and on SLURM.
@@ -218,15 +234,7 @@ def test_paper_profile_plans_every_job(tmp_path, profile):
     (tmp_path / "config").mkdir()
     shutil.copy(REPO / "config" / "config.yaml", tmp_path / "config" / "config.yaml")
     arguments = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "--configfile",
-        str(REPO / "config" / "paper.yaml"),
+        *_with_config(tmp_path, REPO / "config" / "paper.yaml"),
         "-n",
         "-p",
         "--config",
@@ -315,23 +323,7 @@ def test_paper_profile_plans_the_whole_family_tree(tmp_path):
     path = tmp_path / "paper-openworld.yaml"
     path.write_text(yaml.safe_dump(config))
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-s",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "--configfile",
-            str(path),
-            "-n",
-            "--cores",
-            "16",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+        [*_with_config(tmp_path, path), "-n", "--cores", "16"], capture_output=True, text=True, check=False
     )
     plan = planned_jobs(result)
     assert plan.get("openworld_family_tree") == 36, plan
