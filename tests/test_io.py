@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgrank.io import atomic_path, read_stats, read_tables, write_json, write_table, write_text
+from kgrank.io import atomic_path, partial_path, read_stats, read_tables, write_json, write_table, write_text
 
 
 def _stats_file(folder, dataset, entities, relations, triples):
@@ -68,6 +68,17 @@ def test_atomic_path_keeps_the_old_file_on_failure(tmp_path):
         raise RuntimeError("killed")
     assert target.read_text() == "old\n"
     assert [path.name for path in target.parent.iterdir()] == ["out.txt"]
+
+
+def test_a_killed_writers_debris_goes_with_the_rewrite(tmp_path):
+    # SIGKILL skips every `finally`: what a killed step leaves is its partial file
+    target = tmp_path / "out.tsv"
+    leftover = partial_path(target)
+    leftover.write_text("half a tab")
+    assert leftover.name == ".out.tsv.kgrank-partial"
+    write_text(target, "whole\n")
+    assert target.read_text() == "whole\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["out.tsv"]
 
 
 def test_write_json_is_sorted_and_ends_with_a_newline(tmp_path):

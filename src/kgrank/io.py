@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,23 +14,36 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+# The suffix of a file being written. `results/**/*.kgrank-partial` is debris of a killed
+# step, never an output.
+PARTIAL_SUFFIX = ".kgrank-partial"
+
+
+def partial_path(path: str | os.PathLike[str]) -> Path:
+    """Where ``path`` is written before it is moved into place: a hidden file beside it."""
+    target = Path(path)
+    return target.with_name(f".{target.name}{PARTIAL_SUFFIX}")
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; move it onto ``path`` only on success.
 
     The temporary file lives in the same folder so that ``os.replace`` is atomic, and
-    it is removed whatever happens, so an interrupted step leaves no debris behind.
+    it is removed whatever happens. Its name is fixed by the target's (no random part):
+    a step killed with SIGKILL cannot clean up, but the rerun that remakes the target
+    overwrites the same temporary file and moves it into place, so no debris survives
+    the recovery. Two writers of one target at once are what Snakemake's lock forbids.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(handle)
+    temporary = partial_path(target)
+    temporary.unlink(missing_ok=True)
     try:
-        yield Path(temporary)
+        yield temporary
         os.replace(temporary, target)
     finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+        temporary.unlink(missing_ok=True)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -76,6 +88,19 @@ def write_report_table(
                 index=False, caption=caption, label=label, float_format=lambda value: format(value, floatfmt)
             ),
         )
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """A JSON file a step wrote; a damaged one stops with its name and line."""
+    from kgrank.errors import KgrankInputError
+
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        where = f":{error.lineno}" if isinstance(error, json.JSONDecodeError) else ""
+        raise KgrankInputError(
+            f"{path}{where}: not valid JSON ({error}); rerun the step that writes it"
+        ) from None
 
 
 def read_tables(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str] = ()) -> pd.DataFrame:

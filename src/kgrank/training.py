@@ -8,7 +8,7 @@ step, so doing it twice would cost minutes on the larger datasets.
 from __future__ import annotations
 
 import inspect
-import json
+import pickle
 import platform
 import time
 import warnings
@@ -26,7 +26,7 @@ from kgrank.candidates import known_answers
 from kgrank.datasets import load_factories
 from kgrank.early_stopping import EarlyStopping, LearningCurve
 from kgrank.errors import KgrankInputError
-from kgrank.io import atomic_path, write_json, write_table
+from kgrank.io import atomic_path, read_json, write_json, write_table
 from kgrank.training_step import fast_scores
 
 
@@ -185,8 +185,10 @@ def train(
     curve.restore_best()
 
     out_dir = Path(out_dir)
-    with atomic_path(out_dir / "model.pt") as temporary:
-        torch.save(model.state_dict(), temporary)
+    # Saved through a file handle: given a path, torch.save names the archive's inner
+    # folder after the file, and a temporary name would change the bytes of every save.
+    with atomic_path(out_dir / "model.pt") as temporary, temporary.open("wb") as handle:
+        torch.save(model.state_dict(), handle)
     resolved = {
         "hyperparameters": dict(hyperparameters),
         "seed": seed,
@@ -294,7 +296,7 @@ def _versions() -> dict[str, str]:
 def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cpu") -> tuple[Any, Any]:
     """Rebuild a trained model from its state dict and resolved configuration."""
     model_dir = Path(model_dir)
-    resolved = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    resolved = read_json(model_dir / "config.json")
     # the pipeline trained (a budget may change dimensions), as built by train()
     pipeline = resolved.get("trained_pipeline", resolved["hyperparameters"]["pipeline"])
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
@@ -308,7 +310,15 @@ def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cp
             f"{factories.training.num_entities} and {factories.training.num_relations}; retrain it"
         )
     model = build_model(pipeline, factories.training, resolved["seed"])
-    state = torch.load(model_dir / "model.pt", map_location=device, weights_only=True)
+    try:
+        state = torch.load(model_dir / "model.pt", map_location=device, weights_only=True)
+    except (RuntimeError, OSError, EOFError, pickle.UnpicklingError) as error:
+        # a truncated or foreign file: torch's message is a paragraph, its first sentence says enough
+        reason = str(error).split(". ")[0].splitlines()[0]
+        raise KgrankInputError(
+            f"{model_dir / 'model.pt'}: not a readable PyTorch state dict ({reason}); "
+            "retrain it (delete the model folder and rerun the workflow)"
+        ) from None
     try:
         model.load_state_dict(state)
     except RuntimeError as error:
