@@ -3,6 +3,8 @@
 #   snakemake --cores 2 results/figures/figure1.pdf     one figure and what it needs
 from snakemake.utils import min_version
 
+from kgrank.config import check_yaml_file
+
 min_version("9.20")
 
 
@@ -10,6 +12,8 @@ min_version("9.20")
 # default instead of extending it: Snakemake would otherwise merge the two, and the
 # laptop budget's caps would silently carry over into the published configuration.
 if not workflow.overwrite_configfiles:
+    # named by file and line if it is not valid YAML (Snakemake's loader names neither)
+    check_yaml_file("config/config.yaml")
 
     configfile: "config/config.yaml"
 

@@ -4,7 +4,15 @@ import pytest
 import yaml
 from conftest import REPO
 
-from kgrank.config import budget_columns, check_config, check_pairs, study_enabled, study_schemas
+from kgrank.config import (
+    budget_columns,
+    check_config,
+    check_datasets,
+    check_pairs,
+    check_yaml_file,
+    study_enabled,
+    study_schemas,
+)
 from kgrank.errors import KgrankInputError
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
@@ -337,3 +345,22 @@ def test_budget_for_an_untrained_pair_is_refused():
     ):
         check_budget(budget, ["fb15k237"], ["transe"])
     check_budget(budget, ["fb15k237"], ["transE"])
+
+
+def test_unknown_pykeen_dataset_is_refused_with_a_suggestion():
+    with pytest.raises(
+        KgrankInputError,
+        match=r"cfg\.yaml: key datasets\.nation: PyKEEN has no dataset 'nation'; did you mean nations",
+    ):
+        check_datasets({"nations": {"source": "pykeen"}, "nation": {"source": "pykeen"}}, source="cfg.yaml")
+    # an archive's name is the user's to choose
+    check_datasets({"my_graph": {"source": "archive", "archive": "graph.tar.gz"}})
+
+
+def test_config_file_that_is_not_yaml_is_named_with_its_line(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("seed: 7\nmodels: [transe\ndatasets: {}\n")
+    with pytest.raises(KgrankInputError, match=r"config\.yaml:3: not valid YAML \(expected ',' or '\]'"):
+        check_yaml_file(path)
+    path.write_text("seed: 7\n")
+    check_yaml_file(path)

@@ -49,18 +49,22 @@ def test_unknown_dataset_is_refused(tmp_path):
         prepare_dataset("nosuchgraph", {"source": "pykeen"}, tmp_path)
 
 
-def _tiny_archive(tmp_path):
+TINY_SPLITS = {
+    "train.txt": b"a\tr\tb\nb\tr\tc\nc\ts\ta\n",
+    "valid.txt": b"a\ts\tc\n",
+    "test.txt": b"b\ts\tc\na\tr\tunseen\n",
+}
+
+
+def _tiny_archive(tmp_path, **replaced: bytes):
+    """The tiny archive, with the content of some members replaced (``train_txt=b"..."``)."""
     archive = tmp_path / "tiny.tar.gz"
-    splits = {
-        "train.txt": "a\tr\tb\nb\tr\tc\nc\ts\ta\n",
-        "valid.txt": "a\ts\tc\n",
-        "test.txt": "b\ts\tc\na\tr\tunseen\n",
-    }
+    splits = {**TINY_SPLITS, **{name.replace("_", "."): content for name, content in replaced.items()}}
     folder = tmp_path / "content"
     folder.mkdir()
     with tarfile.open(archive, "w:gz") as tar:
-        for name, text in splits.items():
-            (folder / name).write_text(text)
+        for name, content in splits.items():
+            (folder / name).write_bytes(content)
             tar.add(folder / name, arcname=name)
     return archive
 
@@ -72,6 +76,38 @@ def test_archive_source_drops_and_counts_unseen(tmp_path):
     )
     assert stats["triples"] == {"train": 3, "valid": 1, "test": 1}
     assert stats["dropped_unseen"] == {"valid": 0, "test": 1}
+
+
+@pytest.mark.parametrize(
+    ("train", "expected"),
+    [
+        # an empty relation must not become a relation named ""
+        (
+            b"a\tr\tb\nbrazil\t\tussr\n",
+            r"tiny\.tar\.gz:train\.txt:2: expected 3 non-empty .* found 3 with 1 empty",
+        ),
+        # a blank line counts: the bad line is line 4 in an editor
+        (b"a\tr\tb\n\nb\tr\tc\nc r a\n", r"train\.txt:4: expected 3 non-empty"),
+        (b"", r"train\.txt: no triples found; the file is empty"),
+        (
+            b"a\tr\tb\nb\tr\t\xe9t\xe9\n",
+            r"train\.txt:2: byte 0xe9 at column 5 is not UTF-8; save the file as UTF-8",
+        ),
+    ],
+    ids=["empty field", "after a blank line", "empty file", "not UTF-8"],
+)
+def test_bad_archive_member_names_member_and_line(tmp_path, train, expected):
+    archive = _tiny_archive(tmp_path, train_txt=train)
+    with pytest.raises(KgrankInputError, match=expected):
+        prepare_dataset("tiny", {"source": "archive", "archive": str(archive)}, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing partial
+
+
+def test_triple_file_line_numbers_count_blank_lines(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_bytes(b"a\tr\tb\n\n\nc\tr\n")
+    with pytest.raises(KgrankInputError, match=r"train\.tsv:4: expected"):
+        read_triples(path)
 
 
 def test_archive_checksum_mismatch(tmp_path):

@@ -52,6 +52,32 @@ def test_unknown_model_is_refused(tmp_path):
         load_hyperparameters(_write(tmp_path, document))
 
 
+@pytest.mark.parametrize(
+    ("section", "misspelt", "expected"),
+    [
+        (
+            "model_kwargs",
+            "embeding_dim",
+            r"pipeline\.model_kwargs\.embeding_dim: pykeen's TransE takes no argument",
+        ),
+        ("optimizer_kwargs", "learning_rate", r"pipeline\.optimizer_kwargs\.learning_rate: torch's Adadelta"),
+        ("loss_kwargs", "margn", r"pipeline\.loss_kwargs\.margn: pykeen's CrossEntropyLoss"),
+    ],
+)
+def test_misspelt_argument_is_refused_with_its_key(tmp_path, section, misspelt, expected):
+    document = _valid()
+    document["pipeline"].setdefault(section, {})[misspelt] = 1
+    with pytest.raises(KgrankInputError, match=r"pair\.yaml: key " + expected + r".*use one of"):
+        load_hyperparameters(_write(tmp_path, document))
+
+
+def test_an_argument_the_workflow_sets_is_refused(tmp_path):
+    document = _valid()
+    document["pipeline"]["model_kwargs"]["triples_factory"] = "nations"
+    with pytest.raises(KgrankInputError, match=r"model_kwargs\.triples_factory: pykeen's TransE takes no"):
+        load_hyperparameters(_write(tmp_path, document))
+
+
 def test_import_keeps_values_and_provenance(tmp_path):
     from conftest import SHARED
 

@@ -7,6 +7,7 @@ every hyperparameter file is checked before the first model trains.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,22 @@ def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") 
         raise KgrankInputError(f"{source}: key {key}: {error.message}; see {schema_path} for what is allowed")
 
 
+def check_yaml_file(path: str | Path) -> None:
+    """A config file that is not valid YAML stops with its file and line: Snakemake's own
+    loader says only that some config file is not valid JSON or YAML."""
+    path = Path(path)
+    try:
+        yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise KgrankInputError(
+            f"{path}{where}: not valid YAML ({error.problem or error.context}); fix the syntax there"
+        ) from None
+    except yaml.YAMLError as error:
+        raise KgrankInputError(f"{path}: not valid YAML ({error}); fix the syntax") from None
+
+
 def check_config(
     config: Mapping[str, Any],
     schema_path: str | Path,
@@ -60,6 +77,25 @@ def check_config(
                 f"(one schema each in {study_schema_dir})"
             )
         _check_against(section if section is not None else {}, known[name], source, prefix=f"studies.{name}.")
+
+
+def check_datasets(datasets: Mapping[str, Mapping[str, Any]], source: str = "the config") -> None:
+    """A dataset PyKEEN should fetch must be one PyKEEN knows: checked before any job, not
+    when its download job runs."""
+    from pykeen.datasets import dataset_resolver
+
+    for name, entry in datasets.items():
+        if (entry or {}).get("source", "pykeen") != "pykeen":
+            continue
+        try:
+            dataset_resolver.lookup(name)
+        except (KeyError, ValueError):
+            close = difflib.get_close_matches(name, dataset_resolver.lookup_dict, n=3)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise KgrankInputError(
+                f"{source}: key datasets.{name}: PyKEEN has no dataset {name!r}; {hint}use a name of "
+                "pykeen.datasets.dataset_resolver, or give the dataset a local archive (source: archive)"
+            ) from None
 
 
 def study_enabled(config: Mapping[str, Any], name: str) -> bool:

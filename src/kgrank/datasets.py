@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import tarfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,26 +26,41 @@ SPLITS = ("train", "valid", "test")
 ARCHIVE_MEMBERS = {"train": "train.txt", "valid": "valid.txt", "test": "test.txt"}
 
 
+def parse_triples(lines: Iterable[bytes], source: str) -> np.ndarray:
+    """Labelled triples from the raw lines of a triple file; ``source`` names the file in
+    errors. Blank lines are skipped but counted, so a reported line number is the one an
+    editor shows."""
+    rows: list[list[str]] = []
+    for line_number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            raise KgrankInputError(
+                f"{source}:{line_number}: byte {raw[error.start]:#04x} at column {error.start + 1} is not "
+                "UTF-8; save the file as UTF-8"
+            ) from None
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        empty = sum(not field.strip() for field in fields)
+        if len(fields) != 3 or empty:
+            raise KgrankInputError(
+                f"{source}:{line_number}: expected 3 non-empty tab-separated fields "
+                f"(head, relation, tail), found {len(fields)} with {empty} empty: {line[:80]!r}; "
+                "fix or delete this line"
+            )
+        rows.append(fields)
+    if not rows:
+        raise KgrankInputError(
+            f"{source}: no triples found; the file is empty (give it head, relation, tail lines)"
+        )
+    return np.asarray(rows, dtype=str)
+
+
 def read_triples(path: str | Path) -> np.ndarray:
     """Read a labelled triple file; a malformed line stops with its file and line number."""
-    path = Path(path)
-    rows: list[list[str]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            fields = line.split("\t")
-            if len(fields) != 3 or any(not field.strip() for field in fields):
-                raise KgrankInputError(
-                    f"{path}:{line_number}: expected 3 non-empty tab-separated fields "
-                    f"(head, relation, tail), found {len(fields)}: {line[:80]!r}; "
-                    "fix or delete this line"
-                )
-            rows.append(fields)
-    if not rows:
-        raise KgrankInputError(f"{path}: no triples found; the file is empty")
-    return np.asarray(rows, dtype=str)
+    with Path(path).open("rb") as handle:
+        return parse_triples(handle, str(path))
 
 
 def write_triples(path: str | Path, triples: np.ndarray) -> None:
@@ -102,14 +117,7 @@ def _splits_from_archive(name: str, archive: str | Path, sha256: str | None) -> 
                 raise KgrankInputError(f"{archive}: no {member_name} inside the archive")
             extracted = tar.extractfile(members[member_name])
             assert extracted is not None
-            lines = extracted.read().decode("utf-8").splitlines()
-            rows = [line.split("\t") for line in lines if line.strip()]
-            for line_number, fields in enumerate(rows, start=1):
-                if len(fields) != 3:
-                    raise KgrankInputError(
-                        f"{archive}:{member_name}:{line_number}: expected 3 tab-separated fields"
-                    )
-            splits[split] = np.asarray(rows, dtype=str)
+            splits[split] = parse_triples(extracted, f"{archive}:{member_name}")
     return splits
 
 

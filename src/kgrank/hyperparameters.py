@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from functools import cache
 from importlib import resources
@@ -34,6 +35,66 @@ def _check_known(path: Path, key: str, name: str, resolver: Any, what: str) -> N
         ) from error
 
 
+def accepted_keywords(cls: type) -> set[str] | None:
+    """The keyword arguments ``cls(...)`` accepts, following ``**kwargs`` up the MRO as
+    PyKEEN's classes pass them on; None when some ``__init__`` swallows any keyword."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        parameters = inspect.signature(init).parameters.values()
+        names |= {
+            parameter.name
+            for parameter in parameters
+            if parameter.kind not in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL)
+        }
+        if not any(parameter.kind == parameter.VAR_KEYWORD for parameter in parameters):
+            return names - {"self"}
+    return None
+
+
+# Arguments the workflow passes itself; a hyperparameter file may not set them.
+_SET_BY_KGRANK = {
+    "model_kwargs": {"triples_factory", "loss", "loss_kwargs"},
+    "optimizer_kwargs": {"params"},
+    "negative_sampler_kwargs": {"mapped_triples", "num_entities", "num_relations"},
+}
+
+
+def _check_keywords(path: Path, key: str, given: Any, accepted: set[str] | None, owner: str) -> None:
+    """A misspelt argument (``embeding_dim``) fails here, naming the file and key, and not
+    later inside the training job."""
+    if accepted is None or not given:
+        return
+    allowed = accepted - _SET_BY_KGRANK.get(key, set())
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise KgrankInputError(
+            f"{path}: key pipeline.{key}.{unknown[0]}: {owner} takes no argument {unknown[0]!r}; "
+            f"use one of {', '.join(sorted(allowed))}"
+        )
+
+
+def _check_component_keywords(path: Path, pipeline: dict[str, Any]) -> None:
+    from pykeen.losses import loss_resolver
+    from pykeen.models import model_resolver
+    from pykeen.optimizers import optimizer_resolver
+    from pykeen.sampling import negative_sampler_resolver
+
+    components = [
+        ("model_kwargs", model_resolver, pipeline["model"]),
+        ("optimizer_kwargs", optimizer_resolver, pipeline["optimizer"]),
+        ("loss_kwargs", loss_resolver, pipeline.get("loss")),
+        ("negative_sampler_kwargs", negative_sampler_resolver, pipeline.get("negative_sampler")),
+    ]
+    for key, resolver, name in components:
+        if name is not None:
+            cls = resolver.lookup(name)
+            owner = f"{cls.__module__.split('.')[0]}'s {cls.__name__}"  # pykeen's TransE, torch's Adam
+            _check_keywords(path, key, pipeline.get(key), accepted_keywords(cls), owner)
+
+
 def validate_hyperparameters(data: Any, path: str | Path) -> dict[str, Any]:
     """Check a hyperparameter mapping against the schema and PyKEEN's component names."""
     path = Path(path)
@@ -63,6 +124,7 @@ def validate_hyperparameters(data: Any, path: str | Path) -> dict[str, Any]:
             negative_sampler_resolver,
             "negative sampler",
         )
+    _check_component_keywords(path, pipeline)
     if pipeline.get("regularizer", "no") != "no":
         raise KgrankInputError(
             f"{path}: key pipeline.regularizer: {pipeline['regularizer']!r} is not supported; "

@@ -13,6 +13,7 @@ from kgrank.config import (
     budget_caption,
     check_budget,
     check_config,
+    check_datasets,
     check_pairs,
     hyperparameter_path,
     pair_budget,
@@ -33,13 +34,11 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 CONFIG_SCHEMA = SCHEMAS / "config.schema.yaml"
 STUDY_SCHEMAS = study_schemas(SCHEMAS / "studies")
-check_config(
-    config,
-    CONFIG_SCHEMA,
-    source=" + ".join(map(str, workflow.configfiles)) or "the config",
-    study_schema_dir=SCHEMAS / "studies",
-)
+# Errors name the config file(s) the keys came from.
+CONFIG_SOURCE = " + ".join(map(str, workflow.configfiles)) or "the config"
+check_config(config, CONFIG_SCHEMA, source=CONFIG_SOURCE, study_schema_dir=SCHEMAS / "studies")
 validate(config, str(CONFIG_SCHEMA))
+check_datasets(config["datasets"], source=CONFIG_SOURCE)
 # Every study gets its settings with the schema's defaults, listed or not: a study that
 # is not listed runs nothing of its own, but a listed one may need its rules.
 for _study, _schema in STUDY_SCHEMAS.items():
