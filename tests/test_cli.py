@@ -107,6 +107,16 @@ def test_help(command, capsys):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
+def test_every_option_says_what_it_is(command):
+    options = [
+        action.option_strings[0] if action.option_strings else action.dest
+        for action in _subcommands(build_parser())[command]._actions
+        if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()
+    ]
+    assert not options, f"kgrank {command}: no help text for {options}"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 def test_missing_required_options(command, capsys):
     required = [action for action in _subcommands(build_parser())[command]._actions if action.required]
     if not required:
@@ -195,6 +205,46 @@ def _openworld_family_tree(tmp: Path, *, folders: str, configuration: str, pipel
 
 
 TRANSE = str(REPO / "config/hyperparameters/nations/transe.yaml")
+
+# A rank table damaged in one way each, and what the error must name.
+DAMAGED_RANK_TABLES = {
+    "not-parquet": ("ranks.parquet", "not a readable parquet file"),
+    "missing-column": ("ranks.parquet", "column(s) ['pessimistic'] missing"),
+    "rank-above-candidates": (
+        "ranks.parquet",
+        "triple_id 1, side tail: realistic 9.0 is not in [1, num_candidates]",
+    ),
+    "no-candidates": ("ranks.parquet", "triple_id 0, side head: num_candidates 0 is not at least 1"),
+}
+
+
+def _damaged_rank_table(tmp: Path, problem: str) -> str:
+    import pandas as pd
+
+    path = tmp / "ranks.parquet"
+    if problem == "not-parquet":
+        return _write(path, "triple_id\tside\n0\thead\n")
+    table = pd.DataFrame(
+        {
+            "triple_id": [0, 0, 1, 1],
+            **{"head": [0, 0, 1, 1], "relation": [0, 0, 0, 0], "tail": [1, 1, 2, 2]},
+            "side": ["head", "tail", "head", "tail"],
+            **{
+                column: [1.0, 2.0, 3.0, 4.0]
+                for column in ("optimistic", "realistic", "pessimistic", "random")
+            },
+            "num_candidates": [5, 5, 5, 5],
+        }
+    )
+    if problem == "missing-column":
+        table = table.drop(columns="pessimistic")
+    elif problem == "rank-above-candidates":
+        table.loc[3, "realistic"] = 9.0
+    elif problem == "no-candidates":
+        table.loc[0, "num_candidates"] = 0
+    table.to_parquet(path)
+    return str(path)
+
 
 CASES = [
     # --- stages
@@ -353,6 +403,19 @@ CASES = [
             str(tmp / "m.tsv"),
         ],
         ("missing.parquet",),
+    ),
+    *(
+        Case(
+            "metrics",
+            problem,
+            lambda tmp, _, problem=problem: [
+                "metrics",
+                *("--ranks", _damaged_rank_table(tmp, problem), "--model-dir", str(tmp)),
+                *("--dataset", "nations", "--model", "transe", "--out", str(tmp / "m.tsv")),
+            ],
+            names,
+        )
+        for problem, names in DAMAGED_RANK_TABLES.items()
     ),
     # --- study paper
     Case(
@@ -847,3 +910,22 @@ def test_bad_input_is_one_line_and_exit_code_2(case, tmp_path, capsys, request):
             target = Path(argv[argv.index(option) + 1])
             if target != tmp_path:
                 assert not target.exists(), f"{target} written despite the error"
+
+
+def test_truncated_model_is_named_not_a_traceback(nations_dir, tmp_path, capsys):
+    """A model.pt cut short (a disk that filled up, a copy interrupted) is one line."""
+    model_dir = tmp_path / "model"
+    train = ["train", "--dataset-dir", str(nations_dir), "--hyperparameters", TRANSE]
+    code, _, err = _run(
+        [*train, "--out-dir", str(model_dir), "--seed", "1", "--max-epochs", "1", "--quiet"], capsys
+    )
+    assert code == 0, err
+    whole = (model_dir / "model.pt").read_bytes()
+    (model_dir / "model.pt").write_bytes(whole[: len(whole) // 2])
+    argv = ["ranks", "--dataset-dir", str(nations_dir), "--model-dir", str(model_dir)]
+    code, _, err = _run([*argv, "--out", str(tmp_path / "r.parquet"), "--seed", "1", "--quiet"], capsys)
+    assert code == 2
+    line = _error_line("ranks", err)
+    assert f"{model_dir / 'model.pt'}: not a readable PyTorch state dict" in line
+    assert "retrain it" in line
+    assert not (tmp_path / "r.parquet").exists()

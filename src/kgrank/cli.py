@@ -15,7 +15,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kgrank.cli_options import add_filter_splits, add_hits, add_quiet, positive_int
+from kgrank.cli_options import (
+    add_dataset_dir,
+    add_filter_splits,
+    add_hits,
+    add_model_dir,
+    add_quiet,
+    add_seed,
+    add_threads,
+    positive_int,
+)
 from kgrank.errors import KgrankInputError
 
 # The one place where the core meets the studies: the registry finds them by name, so
@@ -111,22 +120,19 @@ def _ranks(args: argparse.Namespace) -> None:
 
 
 def _metrics(args: argparse.Namespace) -> None:
-    import pandas as pd
-
     from kgrank.config import budget_columns
     from kgrank.groups import evaluate_groups
-    from kgrank.io import write_table
+    from kgrank.io import read_json, write_table
     from kgrank.metrics import default_metrics, evaluate_rank_table
+    from kgrank.rank_table import read_rank_table
 
     if args.groups_out and not args.dataset_dir:
         raise KgrankInputError(
             "--groups-out needs --dataset-dir: the relation categories come from its train.tsv"
         )
-    if not Path(args.ranks).is_file():
-        raise FileNotFoundError(2, "no such file", args.ranks)
-    ranks = pd.read_parquet(args.ranks)
+    ranks = read_rank_table(args.ranks)
     metrics = default_metrics(args.hits)
-    resolved = json.loads((Path(args.model_dir) / "config.json").read_text(encoding="utf-8"))
+    resolved = read_json(Path(args.model_dir) / "config.json")
     tables = [(evaluate_rank_table(ranks, metrics), args.out)]
     if args.groups_out:
         tables.append((evaluate_groups(ranks, args.dataset_dir, metrics), args.groups_out))
@@ -142,28 +148,38 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     command = commands.add_parser("prepare-dataset", help="write a dataset's labelled splits and stats.json")
-    command.add_argument("--name", required=True)
+    command.add_argument(
+        "--name", required=True, help="the dataset's name; without --archive, a PyKEEN dataset (may download)"
+    )
     command.add_argument("--archive", help="local archive with train/valid/test.txt (offline use)")
     command.add_argument("--sha256", help="expected sha256 of --archive")
-    command.add_argument("--out-dir", required=True)
+    command.add_argument(
+        "--out-dir", required=True, help="where to write {train,valid,test}.tsv and stats.json"
+    )
     command.set_defaults(handler=_prepare_dataset)
 
     command = commands.add_parser(
         "import-hyperparameters", help="convert published JSON configurations to YAML"
     )
-    command.add_argument("json_files", nargs="+")
-    command.add_argument("--out-dir", required=True)
+    command.add_argument("json_files", nargs="+", help="published configurations (JSON, as archived)")
+    command.add_argument(
+        "--out-dir", required=True, help="hyperparameter folder; writes <out-dir>/<dataset>/<model>.yaml"
+    )
     command.set_defaults(handler=_import_hyperparameters)
 
     command = commands.add_parser("validate-hyperparameters", help="check hyperparameter YAML files")
-    command.add_argument("files", nargs="+")
+    command.add_argument(
+        "files", nargs="+", help="hyperparameter YAML files (config/hyperparameters/*/*.yaml)"
+    )
     command.set_defaults(handler=_validate_hyperparameters)
 
     command = commands.add_parser("train", help="train one model and save its state dict")
-    command.add_argument("--dataset-dir", required=True)
-    command.add_argument("--hyperparameters", required=True)
-    command.add_argument("--out-dir", required=True)
-    command.add_argument("--seed", type=int, required=True)
+    add_dataset_dir(command)
+    command.add_argument("--hyperparameters", required=True, help="the pair's hyperparameter YAML file")
+    command.add_argument(
+        "--out-dir", required=True, help="the model folder: model.pt, config.json, learning curve, losses"
+    )
+    add_seed(command, "initialisation, batch order and negatives")
     command.add_argument("--max-epochs", type=int, default=None, help="budget cap on the published epochs")
     command.add_argument(
         "--training-loop", choices=["lcwa", "slcwa"], help="budget: replace the published training loop"
@@ -196,19 +212,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--sub-batch-size", type=int, help="slice each training batch (bounds memory; same gradients)"
     )
     command.add_argument("--device", default="auto", help="auto (GPU if present), cpu, cuda, cuda:1 ...")
-    command.add_argument("--threads", type=int, default=1)
+    add_threads(command)
     add_quiet(command)
     command.set_defaults(handler=_train)
 
     command = commands.add_parser("ranks", help="filtered ranks of every test triple, both sides")
-    command.add_argument("--dataset-dir", required=True)
-    command.add_argument("--model-dir", required=True)
-    command.add_argument("--out", required=True)
-    command.add_argument("--seed", type=int, required=True, help="seed of the non-deterministic rank")
-    command.add_argument("--batch-size", type=int, default=256)
+    add_dataset_dir(command)
+    add_model_dir(command)
+    command.add_argument("--out", required=True, help="where to write the rank table (parquet)")
+    add_seed(command, "the non-deterministic rank (random tie-breaking)")
+    command.add_argument(
+        "--batch-size", type=positive_int, default=256, help="test triples scored at once (bounds memory)"
+    )
     add_filter_splits(command)
-    command.add_argument("--device", default="cpu")
-    command.add_argument("--threads", type=int, default=1)
+    command.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 ...")
+    add_threads(command)
     command.add_argument(
         "--scoring",
         choices=["fast", "pykeen"],
@@ -225,13 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     command.set_defaults(handler=_ranks)
 
     command = commands.add_parser("metrics", help="tidy metric table with moments, adjusted and z values")
-    command.add_argument("--ranks", required=True)
-    command.add_argument("--model-dir", required=True)
-    command.add_argument("--dataset", required=True)
-    command.add_argument("--model", required=True)
+    command.add_argument("--ranks", required=True, help="the rank table of `kgrank ranks` (parquet)")
+    add_model_dir(command)
+    command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
+    command.add_argument("--model", required=True, help="the model's name, written into every row")
     command.add_argument("--dataset-dir", help="the prepared dataset, for the relation categories")
     add_hits(command)
-    command.add_argument("--out", required=True)
+    command.add_argument("--out", required=True, help="where to write the tidy metric table (TSV)")
     command.add_argument("--groups-out", help="also write the table per relation and relation category")
     command.set_defaults(handler=_metrics)
 

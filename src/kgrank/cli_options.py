@@ -32,8 +32,41 @@ def open_probability(text: str) -> float:
 
 def add_figure_paths(command: argparse.ArgumentParser) -> None:
     """Every figure is written twice: PDF for papers, PNG for the README and the report."""
-    command.add_argument("--pdf", required=True)
-    command.add_argument("--png", required=True)
+    command.add_argument("--pdf", required=True, help="where to write the figure as PDF (vector, for papers)")
+    command.add_argument(
+        "--png", required=True, help="where to write the figure as PNG (200 dpi, README and report)"
+    )
+
+
+def add_table_paths(command: argparse.ArgumentParser, latex: bool = True) -> None:
+    """A report table is written as Markdown and, for papers, as LaTeX."""
+    command.add_argument(
+        "--markdown", required=True, help="where to write the table as Markdown (report, README)"
+    )
+    if latex:
+        command.add_argument(
+            "--latex", required=True, help="where to write the table as LaTeX (with caption and label)"
+        )
+
+
+def add_caption(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--caption",
+        default="",
+        help="text stated under the figure or table: what was trained, on which budget",
+    )
+
+
+def add_seed(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument(
+        "--seed", type=int, required=True, help=f"seed of {what} (the same seed, the same bytes)"
+    )
+
+
+def add_threads(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--threads", type=positive_int, default=1, help="CPU threads torch may use (the rule's `threads`)"
+    )
 
 
 def add_hits(command: argparse.ArgumentParser) -> None:
@@ -54,3 +87,19 @@ def add_filter_splits(command: argparse.ArgumentParser) -> None:
 
 def add_quiet(command: argparse.ArgumentParser) -> None:
     command.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_dataset_dir(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dataset-dir",
+        required=True,
+        help="a prepared dataset: the folder with train.tsv, valid.tsv and test.tsv (results/data/<dataset>)",
+    )
+
+
+def add_model_dir(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--model-dir",
+        required=True,
+        help="a trained model's folder (model.pt, config.json) of `kgrank train`",
+    )

@@ -705,6 +705,11 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
     """
     metrics = list(metrics) if metrics is not None else default_metrics()
     num_candidates = ranks["num_candidates"].to_numpy()
+    if len(num_candidates) and num_candidates.min() < 1:
+        # checked before the moments, which would divide by it
+        raise KgrankInputError(
+            f"rank table: num_candidates {num_candidates.min()} is not at least 1; recompute the ranks"
+        )
     cached = moments_of_subsets(metrics, num_candidates, side_subsets(ranks["side"].to_numpy()))
     rows: list[dict] = []
     for side in SIDES_AND_BOTH:

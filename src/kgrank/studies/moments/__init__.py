@@ -11,10 +11,12 @@ import argparse
 
 from kgrank.candidates import SPLITS
 from kgrank.cli_options import (
+    add_dataset_dir,
     add_figure_paths,
     add_filter_splits,
     add_hits,
     add_quiet,
+    add_seed,
     open_probability,
     positive_int,
 )
@@ -72,38 +74,46 @@ def _errata(args: argparse.Namespace) -> None:
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("moments-table", help="E and Var of every metric per split and side")
-    command.add_argument("--dataset-dir", required=True)
-    command.add_argument("--dataset", required=True)
-    command.add_argument("--splits", nargs="+", choices=SPLITS, default=["valid", "test"])
+    add_dataset_dir(command)
+    command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
+    command.add_argument(
+        "--splits",
+        nargs="+",
+        choices=SPLITS,
+        default=["valid", "test"],
+        help="splits whose ranks are described",
+    )
     add_filter_splits(command)
     add_hits(command)
-    command.add_argument("--out", required=True)
+    command.add_argument("--out", required=True, help="where to write the moments as TSV")
     command.set_defaults(handler=_moments_table)
 
     command = commands.add_parser("montecarlo", help="check every analytic moment by simulation")
-    command.add_argument("--dataset-dir", required=True)
-    command.add_argument("--dataset", required=True)
+    add_dataset_dir(command)
+    command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
     command.add_argument(
         "--replicates", type=positive_int, required=True, help="replicate rank vectors per side"
     )
-    command.add_argument("--seed", type=int, required=True)
+    add_seed(command, "the simulated rank vectors")
     command.add_argument(
         "--alpha", type=open_probability, required=True, help="family-wise level (Bonferroni)"
     )
     add_filter_splits(command)
     add_hits(command)
-    command.add_argument("--out", required=True)
+    command.add_argument("--out", required=True, help="where to write the checks as TSV")
     add_quiet(command)
     command.set_defaults(handler=_montecarlo)
 
     command = commands.add_parser("montecarlo-figure", help="figure of the Monte Carlo check")
-    command.add_argument("--checks", nargs="+", required=True)
+    command.add_argument("--checks", nargs="+", required=True, help="Monte Carlo check TSVs of the datasets")
     add_figure_paths(command)
     command.set_defaults(handler=_montecarlo_figure)
 
     command = commands.add_parser("errata", help="published closed forms against simulation")
-    command.add_argument("--replicates", type=positive_int, required=True)
-    command.add_argument("--seed", type=int, required=True)
+    command.add_argument(
+        "--replicates", type=positive_int, required=True, help="simulated rank sets per formula"
+    )
+    add_seed(command, "the simulation")
     command.add_argument("--check", required=True, help="TSV of every formula checked")
     command.add_argument("--errata", required=True, help="TSV of the disagreements")
     command.add_argument("--markdown", required=True, help="the disagreements as Markdown")

@@ -14,7 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from kgrank.cli_options import add_figure_paths, add_quiet, positive_int
+from kgrank.cli_options import (
+    add_caption,
+    add_figure_paths,
+    add_quiet,
+    add_seed,
+    add_table_paths,
+    add_threads,
+    positive_int,
+)
 
 GRID_COLUMNS = ("density", "correlation", "strength", "metric", "label", "variant", "mean", "standard_error")
 INVERSION_COLUMNS = (
@@ -261,14 +269,21 @@ def _add_world(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--densities", type=float, nargs="+", required=True, help="alpha: share of answers in test"
     )
-    command.add_argument("--seed", type=int, required=True)
+    add_seed(command, "the simulated worlds and test sets")
     add_quiet(command)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("openworld-simulate", help="open-world simulation grid and its closed form")
     _add_world(command)
-    command.add_argument("--strength", type=float, nargs=3, metavar=("START", "STOP", "STEP"), required=True)
+    command.add_argument(
+        "--strength",
+        type=float,
+        nargs=3,
+        metavar=("START", "STOP", "STEP"),
+        required=True,
+        help="the grid of model strengths s: start, stop (inclusive) and step",
+    )
     command.add_argument("--correlations", type=float, nargs="+", required=True, help="rho")
     command.add_argument("--queries", type=positive_int, required=True, help="queries per grid point")
     command.add_argument(
@@ -277,32 +292,44 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--precision-step", type=float, required=True, help="strength step of the check")
     command.add_argument("--out", required=True, help="TSV of every grid point and metric")
     command.add_argument("--precision-out", required=True, help="TSV of the precision check")
-    command.add_argument("--markdown", required=True, help="where the closed form holds (Markdown)")
-    command.add_argument("--latex", required=True)
+    add_table_paths(command)  # where the closed form holds
     command.set_defaults(handler=_simulate)
 
     command = commands.add_parser(
         "openworld-inconsistency", help="P(the stronger model reports the lower metric)"
     )
     _add_world(command)
-    command.add_argument("--weaker-strengths", type=float, nargs="+", required=True)
+    command.add_argument(
+        "--weaker-strengths", type=float, nargs="+", required=True, help="strengths s2 of the weaker model"
+    )
     command.add_argument("--gaps", type=float, nargs="+", required=True, help="s1 - s2")
-    command.add_argument("--query-counts", type=positive_int, nargs="+", required=True)
-    command.add_argument("--replicates", type=positive_int, required=True)
-    command.add_argument("--out", required=True)
+    command.add_argument(
+        "--query-counts",
+        type=positive_int,
+        nargs="+",
+        required=True,
+        help="test-set sizes (queries) compared",
+    )
+    command.add_argument(
+        "--replicates", type=positive_int, required=True, help="simulated test sets per (strengths, size)"
+    )
+    command.add_argument("--out", required=True, help="TSV of the inversion probabilities")
     command.add_argument("--needed", required=True, help="TSV of the queries needed for 95 %% consistency")
     command.set_defaults(handler=_inconsistency)
 
     command = commands.add_parser("openworld-saturation", help="which metrics saturate and invert least")
-    command.add_argument("--grid", required=True)
-    command.add_argument("--inversions", required=True)
-    command.add_argument("--low", type=float, required=True)
-    command.add_argument("--high", type=float, required=True)
-    command.add_argument("--half-width", type=float, required=True)
-    command.add_argument("--comparison-queries", type=positive_int, required=True)
-    command.add_argument("--out", required=True)
-    command.add_argument("--markdown", required=True)
-    command.add_argument("--latex", required=True)
+    command.add_argument("--grid", required=True, help="the grid TSV of `kgrank openworld-simulate`")
+    command.add_argument("--inversions", required=True, help="the TSV of `kgrank openworld-inconsistency`")
+    command.add_argument("--low", type=float, required=True, help="strength of the weak model compared")
+    command.add_argument("--high", type=float, required=True, help="strength of the strong model compared")
+    command.add_argument(
+        "--half-width", type=float, required=True, help="strengths within this of --low/--high count as there"
+    )
+    command.add_argument(
+        "--comparison-queries", type=positive_int, required=True, help="test-set size of the comparison"
+    )
+    command.add_argument("--out", required=True, help="where to write the saturation table as TSV")
+    add_table_paths(command)
     command.set_defaults(handler=_saturation)
 
     command = commands.add_parser(
@@ -315,33 +342,46 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         metavar="GRAPH=FOLDER",
         help="the graph variants of one density (they share training triples and queries)",
     )
-    command.add_argument("--density", type=int, required=True)
-    command.add_argument("--configuration", required=True)
+    command.add_argument(
+        "--density",
+        type=int,
+        required=True,
+        help="percentage of the training triples kept (a folder's density)",
+    )
+    command.add_argument(
+        "--configuration", required=True, help="the configuration's name, written into every row"
+    )
     command.add_argument("--pipeline", required=True, help="PyKEEN pipeline as JSON")
-    command.add_argument("--evaluate-every", type=positive_int, required=True)
-    command.add_argument("--seed", type=int, required=True)
-    command.add_argument("--threads", type=positive_int, default=1)
-    command.add_argument("--out", required=True)
+    command.add_argument(
+        "--evaluate-every", type=positive_int, required=True, help="epochs between two evaluated checkpoints"
+    )
+    add_seed(command, "model initialisation and training order")
+    add_threads(command)
+    command.add_argument("--out", required=True, help="where to write the checkpoints' metrics as TSV")
     add_quiet(command)
     command.set_defaults(handler=_family_tree)
 
     command = commands.add_parser("openworld-inversions", help="checkpoint pairs the sparse test set inverts")
-    command.add_argument("--checkpoints", nargs="+", required=True)
-    command.add_argument("--out", required=True)
-    command.add_argument("--markdown", required=True)
-    command.add_argument("--latex", required=True)
-    command.add_argument("--caption", default="", help="what was trained (stated under the table)")
+    command.add_argument(
+        "--checkpoints", nargs="+", required=True, help="checkpoint TSVs of `kgrank openworld-family-tree`"
+    )
+    command.add_argument("--out", required=True, help="where to write the inversion counts as TSV")
+    add_table_paths(command)
+    add_caption(command)
     command.set_defaults(handler=_inversions)
 
     command = commands.add_parser("openworld-figure", help="one figure of the open-world study")
     command.add_argument(
-        "--kind", choices=("simulation", "inconsistency", "metrics", "family-tree"), required=True
+        "--kind",
+        choices=("simulation", "inconsistency", "metrics", "family-tree"),
+        required=True,
+        help="which figure; each needs some of the inputs below",
     )
-    command.add_argument("--grid")
-    command.add_argument("--inversions")
-    command.add_argument("--needed")
-    command.add_argument("--saturation")
-    command.add_argument("--checkpoints", nargs="+")
-    command.add_argument("--caption", default="")
+    command.add_argument("--grid", help="simulation, metrics: the grid TSV")
+    command.add_argument("--inversions", help="inconsistency, metrics: the inversion TSV")
+    command.add_argument("--needed", help="inconsistency: the queries-needed TSV")
+    command.add_argument("--saturation", help="metrics: the saturation TSV")
+    command.add_argument("--checkpoints", nargs="+", help="family-tree: the checkpoint TSVs")
+    add_caption(command)
     add_figure_paths(command)
     command.set_defaults(handler=_figure)

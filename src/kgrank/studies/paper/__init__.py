@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import add_figure_paths, add_filter_splits, positive_int
+from kgrank.cli_options import add_caption, add_figure_paths, add_filter_splits, add_table_paths, positive_int
 
 # The columns each input table must have (the layouts the stages and the moments study write).
 METRIC_COLUMNS = ("dataset", "model", "side", "rank_type", "metric", "value")
@@ -104,7 +104,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--metrics", nargs="+", required=True, help="metric tables of the pairs")
     command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
     add_figure_paths(command)
-    command.add_argument("--caption", default="")
+    add_caption(command)
     command.set_defaults(handler=_figure1)
 
     command = commands.add_parser("learning-curves", help="validation MRR against training time, every pair")
@@ -112,17 +112,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--curves", nargs="+", required=True, help="models/<dataset>/<model>/learning_curve.tsv files"
     )
     add_figure_paths(command)
-    command.add_argument("--caption", default="")
+    add_caption(command)
     command.set_defaults(handler=_learning_curves)
 
     command = commands.add_parser("table4", help="dataset statistics (Table 4)")
-    command.add_argument("--stats", nargs="+", required=True)
-    command.add_argument("--markdown", required=True)
-    command.add_argument("--latex", required=True)
+    command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
+    add_table_paths(command)
     command.set_defaults(handler=_table4)
 
     command = commands.add_parser("tables-1-3", help="Tables 1-3 of the paper, from the metric registry")
-    command.add_argument("--out-dir", required=True)
+    command.add_argument(
+        "--out-dir", required=True, help="folder for table{1,2,3}.{tsv,md,tex} (Table 1 also its checks)"
+    )
     command.add_argument(
         "--table2-candidates",
         type=positive_int,
@@ -138,25 +139,27 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--checks", nargs="+", required=True, help="Monte Carlo checks of the datasets")
     command.add_argument("--data-dir", required=True, help="folder of prepared datasets (results/data)")
     add_filter_splits(command)
-    command.add_argument("--audit", required=True)
-    command.add_argument("--markdown", required=True)
+    command.add_argument("--audit", required=True, help="where to write the audit TSV (one row per value)")
+    add_table_paths(command, latex=False)
     add_figure_paths(command)
     command.set_defaults(handler=_published)
 
     command = commands.add_parser("figure1-published", help="Figure 1 from published MRRs next to ours")
-    command.add_argument("--audit", required=True)
-    command.add_argument("--metrics", nargs="+", required=True)
-    command.add_argument("--stats", nargs="+", required=True)
+    command.add_argument("--audit", required=True, help="the audit TSV of `kgrank published`")
+    command.add_argument("--metrics", nargs="+", required=True, help="our metric tables of the pairs")
+    command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
     add_figure_paths(command)
-    command.add_argument("--caption", default="")
+    add_caption(command)
     command.set_defaults(handler=_figure1_published)
 
     command = commands.add_parser("compare-published", help="our test metrics next to the published ones")
-    command.add_argument("--metrics", nargs="+", required=True)
-    command.add_argument("--published-results", required=True)
+    command.add_argument("--metrics", nargs="+", required=True, help="our metric tables of the pairs")
+    command.add_argument(
+        "--published-results", required=True, help="TSV of the published test metrics (reference/)"
+    )
     command.add_argument("--profile", required=True, help="which configuration produced our numbers")
-    command.add_argument("--out", required=True)
-    command.add_argument("--markdown", required=True)
+    command.add_argument("--out", required=True, help="where to write the comparison as TSV")
+    add_table_paths(command, latex=False)
     add_figure_paths(command)
-    command.add_argument("--caption", default="")
+    add_caption(command)
     command.set_defaults(handler=_compare_published)
