@@ -28,6 +28,7 @@ include: "workflow/rules/metrics.smk"
 include: "workflow/rules/studies/paper.smk"
 include: "workflow/rules/studies/moments.smk"
 include: "workflow/rules/studies/openworld.smk"
+include: "workflow/rules/studies/ambiguity.smk"
 
 
 localrules:

@@ -1,0 +1,223 @@
+"""The ambiguity study's figures: metrics under each rank definition, the drift of the
+metrics with the candidate-set size, and the pairwise model comparisons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from kgrank.labels import dataset_label, model_label
+from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
+from kgrank.rank_table import RANK_COLUMNS
+from kgrank.studies.ambiguity.drift import drift_metric_keys
+from kgrank.studies.ambiguity.variants import CONSTANT_SCORER, RANDOM_SCORER
+
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
+
+METRIC_LABELS = {
+    "arithmetic_mean_rank": "MR",
+    "hits_at_10": "Hits@10",
+    "hits_at_1": "Hits@1",
+    "inverse_harmonic_mean_rank": "MRR",
+    "adjusted_arithmetic_mean_rank_index": "AMRI",
+    "adjusted_hits_at_10": "AH@10",
+    "adjusted_hits_at_1": "AH@1",
+    "adjusted_inverse_harmonic_mean_rank": "AMRR",
+    "z_arithmetic_mean_rank": "z-MR",
+    "z_hits_at_10": "z-H@10",
+    "z_hits_at_1": "z-H@1",
+    "z_inverse_harmonic_mean_rank": "z-MRR",
+}
+SCORER_LABELS = {CONSTANT_SCORER: "constant scorer", RANDOM_SCORER: "random scorer"}
+PROTOCOL_LABELS = {
+    "sampled": "sampled candidates (true + k − 1 non-answers)",
+    "subsets": "test subsets, candidates = their entities",
+}
+
+
+def metric_label(key: str) -> str:
+    return METRIC_LABELS.get(key, key)
+
+
+def scorer_label(name: str) -> str:
+    return SCORER_LABELS.get(name, model_label(name))
+
+
+def _finish(figure: plt.Figure, title: str, caption: str, pdf: str | Path, png: str | Path) -> None:
+    figure.suptitle(title)
+    figure.tight_layout()
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)
+
+
+def plot_variants(
+    metrics: pd.DataFrame, pdf: str | Path, png: str | Path, *, shown: tuple[str, ...], caption: str = ""
+) -> None:
+    """Rows: metrics; columns: datasets; x: the scorers; one marker per rank definition."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    set_style()
+    frame = metrics[(metrics["side"] == "both") & metrics["metric"].isin(shown)]
+    datasets = list(dict.fromkeys(frame["dataset"]))
+    figure, axes = plt.subplots(
+        len(shown), len(datasets), figsize=(3.6 * len(datasets), 2.6 * len(shown)), squeeze=False
+    )
+    colours = dict(zip(RANK_COLUMNS, sns.color_palette(PALETTE, len(RANK_COLUMNS)), strict=True))
+    markers = dict(zip(RANK_COLUMNS, ("^", "o", "v", "x"), strict=True))
+    for column, dataset in enumerate(datasets):
+        cell = frame[frame["dataset"] == dataset]
+        scorers = list(dict.fromkeys(cell["scorer"]))
+        for row, metric in enumerate(shown):
+            axis = axes[row, column]
+            for offset, rank_type in zip(
+                np.linspace(-0.27, 0.27, len(RANK_COLUMNS)), RANK_COLUMNS, strict=True
+            ):
+                points = cell[(cell["metric"] == metric) & (cell["rank_type"] == rank_type)].set_index(
+                    "scorer"
+                )
+                axis.scatter(
+                    np.arange(len(scorers)) + offset,
+                    points.loc[scorers, "value"],
+                    color=colours[rank_type],
+                    marker=markers[rank_type],
+                    s=22,
+                    label=rank_type,
+                )
+            if metric.startswith("adjusted_"):
+                # an adjusted index: 0 is random, 1 the optimum
+                axis.axhline(0.0, color="grey", linewidth=0.8)
+                axis.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+            axis.set_xticks(
+                range(len(scorers)), [scorer_label(name) for name in scorers], rotation=35, fontsize=7
+            )
+            axis.set_ylabel(
+                metric_label(metric) + (" (log scale)" if metric == "arithmetic_mean_rank" else "")
+            )
+            if metric == "arithmetic_mean_rank":
+                axis.set_yscale("log")
+            if row == 0:
+                axis.set_title(dataset_label(dataset))
+    axes[0, 0].legend(title="rank definition", fontsize=7, title_fontsize=7)
+    _finish(
+        figure, "Rank definitions: optimistic, realistic, pessimistic, non-deterministic", caption, pdf, png
+    )
+
+
+def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "") -> None:
+    """Rows: protocol; columns: MR, Hits@10, MRR, AMRI, AH@10, AMRR and their z-scores;
+    one line per (dataset, model), a band from the lowest to the highest seed."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    set_style()
+    keys = [key for key in drift_metric_keys() if key in set(drift["metric"])]
+    protocols = [name for name in PROTOCOL_LABELS if name in set(drift["protocol"])]
+    figure, axes = plt.subplots(
+        len(protocols), len(keys), figsize=(2.6 * len(keys), 2.8 * len(protocols) + 0.6), squeeze=False
+    )
+    datasets = list(dict.fromkeys(drift["dataset"]))
+    models = list(dict.fromkeys(drift["model"]))
+    colours = dict(zip(datasets, sns.color_palette(PALETTE, len(datasets)), strict=True))
+    styles = dict(zip(models, ("-", "--", ":", "-.", (0, (5, 1)), (0, (1, 3))), strict=False))
+    for row, protocol in enumerate(protocols):
+        for column, key in enumerate(keys):
+            axis = axes[row, column]
+            cell = drift[(drift["protocol"] == protocol) & (drift["metric"] == key)]
+            for (dataset, model), curve in cell.groupby(["dataset", "model"], sort=False):
+                summary = curve.groupby("size", sort=False).agg(
+                    x=("mean_candidates", "mean"),
+                    low=("value", "min"),
+                    high=("value", "max"),
+                    mean=("value", "mean"),
+                )
+                summary = summary.sort_values("x")
+                colour = colours[dataset]
+                axis.plot(
+                    summary["x"],
+                    summary["mean"],
+                    color=colour,
+                    linestyle=styles.get(model, "-"),
+                    linewidth=1,
+                    label=f"{dataset_label(dataset)} {model_label(model)}",
+                )
+                axis.fill_between(
+                    summary["x"], summary["low"], summary["high"], color=colour, alpha=0.2, linewidth=0
+                )
+            axis.set_xscale("log")
+            if key == "arithmetic_mean_rank":
+                axis.set_yscale("log")
+            axis.set_title(metric_label(key), fontsize=9)
+            axis.set_xlabel("mean candidates per task (log)", fontsize=7)
+            if column == 0:
+                axis.set_ylabel(PROTOCOL_LABELS[protocol], fontsize=7)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    figure.legend(
+        handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize=7, bbox_to_anchor=(0.5, -0.02)
+    )
+    figure.suptitle(
+        "Candidate-set size: raw metrics drift, adjusted ones should not (band: lowest to highest seed)"
+    )
+    figure.tight_layout(rect=(0, 0.06, 1, 1))
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)
+
+
+def plot_pairwise(
+    pairwise: pd.DataFrame,
+    random_like: dict[tuple[str, str], bool],
+    pdf: str | Path,
+    png: str | Path,
+    caption: str = "",
+) -> None:
+    """One matrix per dataset: MRR(row) - MRR(column), '*' where both Holm-corrected
+    tests reject equality ('W' or 't' where only one does); models not distinguishable
+    from random marked '†'."""
+    import matplotlib.pyplot as plt
+
+    set_style()
+    datasets = list(dict.fromkeys(pairwise["dataset"]))
+    figure, axes = plt.subplots(1, len(datasets), figsize=(5.0 * len(datasets), 4.2), squeeze=False)
+    figure.subplots_adjust(wspace=0.55)
+    limit = float(np.nanmax(np.abs(pairwise["mrr_difference"]))) or 1.0
+    image = None
+    for axis, dataset in zip(axes.flat, datasets, strict=True):
+        cell = pairwise[pairwise["dataset"] == dataset]
+        models = list(dict.fromkeys([*cell["first"], *cell["second"]]))
+        index = {model: position for position, model in enumerate(models)}
+        matrix = np.full((len(models), len(models)), np.nan)
+        marks = np.full(matrix.shape, "", dtype=object)
+        for row in cell.itertuples(index=False):
+            i, j = index[row.first], index[row.second]
+            matrix[i, j], matrix[j, i] = row.mrr_difference, -row.mrr_difference
+            # * both tests reject equality after Holm; W or t: only that one does
+            star = {(True, True): "*", (True, False): " W", (False, True): " t"}.get(
+                (bool(row.wilcoxon_significant), bool(row.t_significant)), ""
+            )
+            marks[i, j] = f"{row.mrr_difference:+.3f}{star}"
+            marks[j, i] = f"{-row.mrr_difference:+.3f}{star}"
+        image = axis.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
+        for i in range(len(models)):
+            for j in range(len(models)):
+                if marks[i, j]:
+                    dark = abs(matrix[i, j]) > 0.6 * limit
+                    colour = "white" if dark else "black"
+                    axis.text(j, i, marks[i, j], ha="center", va="center", fontsize=7, color=colour)
+        names = [model_label(model) + (" †" if random_like.get((dataset, model)) else "") for model in models]
+        axis.set_xticks(range(len(models)), names, rotation=35, fontsize=8)
+        axis.set_yticks(range(len(models)), names, fontsize=8)
+        axis.set_title(dataset_label(dataset))
+        axis.grid(False)
+    if image is not None:
+        bar = figure.colorbar(image, ax=list(axes.flat), shrink=0.8)
+        bar.set_label("MRR(row) − MRR(column)")
+    figure.suptitle(
+        "Pairwise MRR differences (Holm-corrected at α: * Wilcoxon and paired t, W or t only one of them; "
+        "† z-MRR says random)"
+    )
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)

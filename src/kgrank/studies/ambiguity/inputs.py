@@ -1,0 +1,43 @@
+"""What the study reads: rank tables named ``<dataset>/<model>.parquet`` (the rank
+stage's layout, and this study's subset ranks), and which models a z-score calls random."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from kgrank.errors import KgrankInputError
+from kgrank.rank_table import RANK_TABLE_COLUMNS
+
+
+def pair_of(path: str | Path) -> tuple[str, str]:
+    """(dataset, model) of a file ``.../<dataset>/<model>.parquet``."""
+    path = Path(path)
+    if path.suffix != ".parquet" or "." in path.stem or not path.parent.name:
+        raise KgrankInputError(
+            f"{path}: expected a rank table named <dataset>/<model>.parquet (as results/ranks/ holds them)"
+        )
+    return path.parent.name, path.stem
+
+
+def read_pair_tables(
+    paths: Sequence[str | Path], columns: Sequence[str] = RANK_TABLE_COLUMNS
+) -> dict[tuple[str, str], pd.DataFrame]:
+    """Tables keyed by (dataset, model) in the order given, each checked for ``columns``."""
+    tables = {}
+    for path in paths:
+        pair = pair_of(path)
+        if not Path(path).is_file():
+            raise KgrankInputError(f"{path}: not found; run the step that writes it first")
+        table = pd.read_parquet(path)
+        missing = [column for column in columns if column not in table.columns]
+        if missing:
+            raise KgrankInputError(
+                f"{path}: column(s) {missing} missing; pass a table of `kgrank ranks` or of ambiguity-subsets"
+            )
+        if pair in tables:
+            raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
+        tables[pair] = table
+    return tables

@@ -1,0 +1,126 @@
+"""The entity-alignment protocol transferred to link prediction.
+
+In Berrendorf et al.'s entity-alignment experiment the candidates of a test alignment
+are only the entities that occur in the evaluated test alignments, so a smaller test
+set also means fewer candidates. Here: a random share of the test triples (seeded), and
+for each of its tasks the candidates are the entities occurring as head or tail in that
+share, filtered as usual (the other known answers leave, the true one stays; it always
+occurs in its own triple).
+
+Every test triple is scored once against all entities; every subset's counts then come
+from the same scores through one product with the subsets' entity masks, so the cost is
+one pass of the rank stage whatever the number of fractions and seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from kgrank.candidates import KnownAnswers
+from kgrank.rank_table import SIDES
+from kgrank.ranks import ranks_from_scores
+
+SUBSET_COLUMNS = ("fraction", "replicate", "triple_id", "side", "optimistic", "pessimistic", "num_candidates")
+ScoreBatch = Callable[[np.ndarray, str], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Subset:
+    """One random share of the test triples and the entities occurring in it."""
+
+    fraction: float
+    replicate: int
+    rows: np.ndarray  # indices into the test triples, sorted
+    entities: np.ndarray  # boolean mask over all entities
+
+
+def subset_plan(
+    test_triples: np.ndarray,
+    num_entities: int,
+    fractions: Sequence[float],
+    replicates: int,
+    seed: int | Sequence[int],
+) -> list[Subset]:
+    """``replicates`` random subsets per fraction (one for the whole test set)."""
+    test_triples = np.asarray(test_triples, dtype=np.int64)
+    total = len(test_triples)
+    plan = []
+    for fraction in fractions:
+        size = max(1, round(fraction * total))
+        for replicate in range(replicates if size < total else 1):
+            generator = np.random.default_rng([*np.atleast_1d(seed), round(fraction * 10_000), replicate])
+            rows = np.sort(generator.choice(total, size=size, replace=False))
+            entities = np.zeros(num_entities, dtype=bool)
+            entities[test_triples[rows][:, [0, 2]].ravel()] = True
+            plan.append(Subset(float(fraction), replicate, rows, entities))
+    return plan
+
+
+def restricted_counts(
+    filtered_scores: torch.Tensor, true_entities: torch.Tensor, masks: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """(batch, subsets) counts of candidates above, at and admissible to each row's true
+    score among each subset's entities. ``filtered_scores`` has NaN at filtered
+    candidates (they compare false with everything); ``masks`` is (entities, subsets)."""
+    rows = torch.arange(len(true_entities))
+    true_scores = filtered_scores[rows, true_entities].unsqueeze(1)
+    masks = masks.to(filtered_scores.dtype)
+    # float32 sums of 0/1 are exact up to 2**24 entities
+    return {
+        "above": ((filtered_scores > true_scores).to(masks.dtype) @ masks).round().long(),
+        "at_or_above": ((filtered_scores >= true_scores).to(masks.dtype) @ masks).round().long(),
+        "admissible": ((~torch.isnan(filtered_scores)).to(masks.dtype) @ masks).round().long(),
+    }
+
+
+@torch.inference_mode()  # the scorer's tensors are inference tensors; filtering writes into them
+def subset_rank_table(
+    score_batch: ScoreBatch,
+    test_triples: np.ndarray,
+    known: KnownAnswers,
+    plan: Sequence[Subset],
+    *,
+    batch_size: int = 256,
+) -> pd.DataFrame:
+    """Ranks of every task of every subset with the candidates restricted to the
+    subset's entities (``SUBSET_COLUMNS``). ``score_batch(triples, side)`` gives the
+    (batch, entities) scores of all entities, e.g. a ``kgrank.scoring.Scorer``."""
+    test_triples = np.asarray(test_triples, dtype=np.int64)
+    masks = torch.as_tensor(np.stack([subset.entities for subset in plan], axis=1))
+    counts: dict[str, dict[str, list[torch.Tensor]]] = {side: {} for side in SIDES}
+    for side in SIDES:
+        for start in range(0, len(test_triples), batch_size):
+            batch = test_triples[start : start + batch_size]
+            scores = score_batch(batch, side).float().cpu()
+            true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
+            filter_rows, filter_cols = known.answers(side, batch)
+            # the rank engine's own filtering: known answers but the true one become NaN
+            ranks_from_scores(scores, true_entities, filter_rows, filter_cols)
+            for name, values in restricted_counts(scores, true_entities, masks).items():
+                counts[side].setdefault(name, []).append(values)
+    frames = []
+    for side in SIDES:
+        above, at_or_above, admissible = (
+            torch.cat(counts[side][name]).numpy() for name in ("above", "at_or_above", "admissible")
+        )
+        for column, subset in enumerate(plan):
+            rows = subset.rows
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "fraction": subset.fraction,
+                        "replicate": subset.replicate,
+                        "triple_id": rows,
+                        "side": side,
+                        "optimistic": above[rows, column] + 1,
+                        "pessimistic": at_or_above[rows, column],
+                        "num_candidates": admissible[rows, column],
+                    }
+                )
+            )
+    return pd.concat(frames, ignore_index=True)[list(SUBSET_COLUMNS)]

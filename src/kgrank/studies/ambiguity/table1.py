@@ -1,0 +1,130 @@
+"""Table 1 of Berrendorf et al. (2020) regenerated: AMRI from the published filtered mean
+ranks, once against the full entity count (every task ranks all N entities) and once
+against the per-task filtered candidate counts N_i of our own rank tables, and the
+difference; kgrank's own models as further rows.
+
+AMRI is the adjusted index of the mean rank, 1 - (MR - 1)/(E[MR] - 1) with
+E[MR] = mean_i (N_i + 1)/2: the core's ``adjusted_arithmetic_mean_rank_index``. (The
+ambiguity paper prints it as 2 sum_i (r_i - 1) / sum_i |S_i|; the `moments` study's
+errata table checks that printed form.)
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from kgrank.errors import KgrankInputError
+from kgrank.metrics import Variant, derived_values, lookup, metric_rows
+
+PUBLISHED_COLUMNS = ("dataset", "model", "mean_rank", "entities")
+SOURCE = "Berrendorf et al. 2020, Table 1"
+
+
+def published_table1_path() -> Path:
+    """The published values shipped with the study (source in the file's header)."""
+    return Path(str(resources.files(__package__).joinpath("published_table1.tsv")))
+
+
+def read_published(path: str | Path) -> pd.DataFrame:
+    frame = pd.read_csv(path, sep="\t", comment="#")
+    missing = [column for column in PUBLISHED_COLUMNS if column not in frame.columns]
+    if missing:
+        raise KgrankInputError(
+            f"{path}: column(s) {missing} missing; a published Table 1 needs {list(PUBLISHED_COLUMNS)}"
+        )
+    return frame
+
+
+def amri(mean_rank: float, num_candidates: np.ndarray) -> float:
+    """The adjusted mean rank index of ``mean_rank`` over tasks with these candidate counts."""
+    metric = lookup("arithmetic_mean_rank")
+    return derived_values(metric, mean_rank, metric.moments(np.asarray(num_candidates)))[Variant.INDEX].value
+
+
+def indistinguishable_from_random(z_score: float, alpha: float) -> bool:
+    """|z| below the two-sided normal quantile: the metric is within what a random
+    scorer reaches with probability 1 - alpha."""
+    return bool(abs(z_score) < stats.norm.ppf(1 - alpha / 2))
+
+
+def model_row(ranks: pd.DataFrame) -> dict[str, float]:
+    """MR, AMRI, MRR, AMRR, z-MRR of one rank table (realistic ranks, both sides, filtered)."""
+    realistic = ranks["realistic"].to_numpy(dtype=float)
+    n = ranks["num_candidates"].to_numpy()
+    values = {}
+    for key in ("arithmetic_mean_rank", "inverse_harmonic_mean_rank"):
+        values.update({row["metric"]: row["value"] for row in metric_rows(realistic, n, lookup(key))})
+    return {
+        "mean_rank": values["arithmetic_mean_rank"],
+        "amri_filtered": values["adjusted_arithmetic_mean_rank_index"],
+        "mrr": values["inverse_harmonic_mean_rank"],
+        "amrr": values["adjusted_inverse_harmonic_mean_rank"],
+        "z_mrr": values["z_inverse_harmonic_mean_rank"],
+    }
+
+
+def table1(
+    published: pd.DataFrame,
+    rank_tables: dict[tuple[str, str], pd.DataFrame],
+    entities: dict[str, int],
+    *,
+    alpha: float,
+) -> pd.DataFrame:
+    """Published rows (AMRI full, AMRI filtered where the dataset is in this run, the
+    difference), then one row per (dataset, model) of ours. ``entities``: our datasets'
+    entity counts (their stats.json)."""
+    counts = {
+        dataset: table["num_candidates"].to_numpy() for (dataset, _), table in sorted(rank_tables.items())
+    }
+    rows = []
+    for record in published.itertuples(index=False):
+        filtered = counts.get(record.dataset)
+        full = amri(record.mean_rank, np.array([record.entities]))
+        per_task = amri(record.mean_rank, filtered) if filtered is not None else np.nan
+        rows.append(
+            {
+                "source": SOURCE,
+                "dataset": record.dataset,
+                "model": record.model,
+                "entities": int(record.entities),
+                "mean_rank": float(record.mean_rank),
+                "amri_full": full,
+                "amri_filtered": per_task,
+                "amri_difference": per_task - full,
+            }
+        )
+    for (dataset, model), table in sorted(rank_tables.items()):
+        ours = model_row(table)
+        full = amri(ours["mean_rank"], np.array([entities[dataset]])) if dataset in entities else np.nan
+        rows.append(
+            {
+                "source": "kgrank",
+                "dataset": dataset,
+                "model": model,
+                "entities": entities.get(dataset, np.nan),
+                **ours,
+                "amri_full": full,
+                "amri_difference": ours["amri_filtered"] - full,
+                "random_like": indistinguishable_from_random(ours["z_mrr"], alpha),
+            }
+        )
+    columns = [
+        "source",
+        "dataset",
+        "model",
+        "entities",
+        "mean_rank",
+        "amri_full",
+        "amri_filtered",
+        "amri_difference",
+        "mrr",
+        "amrr",
+        "z_mrr",
+        "random_like",
+    ]
+    return pd.DataFrame(rows).reindex(columns=columns)

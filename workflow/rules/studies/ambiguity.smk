@@ -1,0 +1,220 @@
+# Study `ambiguity` (Berrendorf, Faerman, Vermue & Tresp 2020): rank definitions and the
+# constant and random scorers, the drift of the metrics with the candidate-set size
+# (sampled candidates; test subsets with their own entities as candidates), the paper's
+# Table 1 regenerated, and pairwise model tests.
+# Logic: src/kgrank/studies/ambiguity/. Settings: studies.ambiguity
+# (workflow/schemas/studies/ambiguity.schema.yaml).
+from kgrank.studies.ambiguity.settings import size_arguments, subset_pairs
+
+AMBIGUITY = settings("ambiguity")
+AMBIGUITY_DIR = f"{RESULTS}/ambiguity"
+AMBIGUITY_SUBSET_RANKS = f"{AMBIGUITY_DIR}/subsets/{{dataset}}/{{model}}.parquet"
+AMBIGUITY_SUBSET_PAIRS = subset_pairs(AMBIGUITY["subsets"]["pairs"], TRAIN_DATASETS, MODELS)
+AMBIGUITY_BOOTSTRAP = (
+    f"--confidence {AMBIGUITY['confidence']} --resamples {AMBIGUITY['bootstrap_resamples']}"
+    f" --alpha {AMBIGUITY['alpha']}"
+)
+
+
+rule ambiguity_variants:
+    input:
+        all_pairs(rank_file),
+    output:
+        metrics=f"{AMBIGUITY_DIR}/variants.tsv",
+        ties=f"{AMBIGUITY_DIR}/ties.tsv",
+        markdown=report(
+            f"{RESULTS}/tables/ambiguity_variants.md",
+            caption="../../report/ambiguity_variants.rst",
+            category="ambiguity",
+        ),
+        latex=f"{RESULTS}/tables/ambiguity_variants.tex",
+        ties_markdown=report(
+            f"{RESULTS}/tables/ambiguity_ties.md",
+            caption="../../report/ambiguity_ties.rst",
+            category="ambiguity",
+        ),
+        ties_latex=f"{RESULTS}/tables/ambiguity_ties.tex",
+        pdf=report(
+            figure_files("ambiguity_variants")["pdf"],
+            caption="../../report/ambiguity_variants_figure.rst",
+            category="ambiguity",
+        ),
+        png=figure_files("ambiguity_variants")["png"],
+    params:
+        seed=config["seed"],
+        alpha=AMBIGUITY["alpha"],
+    log:
+        f"{RESULTS}/logs/ambiguity/variants.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ambiguity/variants.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ambiguity-variants --ranks {input} --seed {params.seed} --alpha {params.alpha}"
+        " --out {output.metrics} --ties {output.ties} --markdown {output.markdown} --latex {output.latex}"
+        " --ties-markdown {output.ties_markdown} --ties-latex {output.ties_latex}"
+        " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+
+
+# The entity-alignment protocol: one scoring pass of the test set per pair serves every
+# fraction and seed.
+rule ambiguity_subsets:
+    input:
+        **split_files(),
+        model=f"{model_dir()}/model.pt",
+        config=f"{model_dir()}/config.json",
+    output:
+        AMBIGUITY_SUBSET_RANKS,
+    params:
+        model_dir=of_wildcards(model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
+        seed=config["seed"],
+        fractions=" ".join(str(fraction) for fraction in AMBIGUITY["subsets"]["fractions"]),
+        replicates=AMBIGUITY["seeds"],
+        batch_size=config["ranks"]["batch_size"],
+        filter_splits=FILTER_SPLITS,
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    log:
+        f"{RESULTS}/logs/ambiguity/subsets/{{dataset}}/{{model}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ambiguity/subsets/{{dataset}}/{{model}}.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ambiguity-subsets --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
+        " --fractions {params.fractions} --replicates {params.replicates} --seed {params.seed}"
+        " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
+        " --out {output} --quiet 2>&1 | tee {log}"
+
+
+rule ambiguity_drift:
+    input:
+        ranks=all_pairs(rank_file),
+        subsets=[AMBIGUITY_SUBSET_RANKS.format(dataset=d, model=m) for d, m in AMBIGUITY_SUBSET_PAIRS],
+    output:
+        drift=f"{AMBIGUITY_DIR}/drift.tsv",
+        slopes=f"{AMBIGUITY_DIR}/slopes.tsv",
+        markdown=report(
+            f"{RESULTS}/tables/ambiguity_slopes.md",
+            caption="../../report/ambiguity_slopes.rst",
+            category="ambiguity",
+        ),
+        latex=f"{RESULTS}/tables/ambiguity_slopes.tex",
+    params:
+        seed=config["seed"],
+        sizes=size_arguments(AMBIGUITY["candidate_sizes"]),
+        replicates=AMBIGUITY["seeds"],
+        bootstrap=AMBIGUITY_BOOTSTRAP,
+    log:
+        f"{RESULTS}/logs/ambiguity/drift.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ambiguity/drift.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ambiguity-drift --ranks {input.ranks} --subsets {input.subsets} --sizes {params.sizes}"
+        " --replicates {params.replicates} --seed {params.seed} {params.bootstrap}"
+        " --out {output.drift} --slopes {output.slopes} --markdown {output.markdown}"
+        " --latex {output.latex} 2>&1 | tee {log}"
+
+
+rule ambiguity_drift_figure:
+    input:
+        drift=rules.ambiguity_drift.output.drift,
+    output:
+        pdf=report(
+            figure_files("ambiguity_drift")["pdf"],
+            caption="../../report/ambiguity_drift.rst",
+            category="ambiguity",
+        ),
+        png=figure_files("ambiguity_drift")["png"],
+    params:
+        caption=BUDGET_CAPTION,
+    log:
+        f"{RESULTS}/logs/figures/ambiguity_drift.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/figures/ambiguity_drift.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ambiguity-drift-figure --drift {input.drift} --caption {params.caption:q}"
+        " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+
+
+rule ambiguity_table1:
+    input:
+        ranks=all_pairs(rank_file),
+        stats=all_datasets(stats_file, TRAIN_DATASETS),
+    output:
+        table=f"{AMBIGUITY_DIR}/table1.tsv",
+        markdown=report(
+            f"{RESULTS}/tables/ambiguity_table1.md",
+            caption="../../report/ambiguity_table1.rst",
+            category="ambiguity",
+        ),
+        latex=f"{RESULTS}/tables/ambiguity_table1.tex",
+    params:
+        alpha=AMBIGUITY["alpha"],
+    log:
+        f"{RESULTS}/logs/ambiguity/table1.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ambiguity/table1.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ambiguity-table1 --ranks {input.ranks} --stats {input.stats} --alpha {params.alpha}"
+        " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
+
+
+rule ambiguity_pairwise:
+    input:
+        all_pairs(rank_file),
+    output:
+        table=f"{AMBIGUITY_DIR}/pairwise.tsv",
+        markdown=report(
+            f"{RESULTS}/tables/ambiguity_pairwise.md",
+            caption="../../report/ambiguity_pairwise.rst",
+            category="ambiguity",
+        ),
+        latex=f"{RESULTS}/tables/ambiguity_pairwise.tex",
+        pdf=report(
+            figure_files("ambiguity_pairwise")["pdf"],
+            caption="../../report/ambiguity_pairwise_figure.rst",
+            category="ambiguity",
+        ),
+        png=figure_files("ambiguity_pairwise")["png"],
+    params:
+        seed=config["seed"],
+        bootstrap=AMBIGUITY_BOOTSTRAP,
+    log:
+        f"{RESULTS}/logs/ambiguity/pairwise.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ambiguity/pairwise.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ambiguity-pairwise --ranks {input} --seed {params.seed} {params.bootstrap}"
+        " --out {output.table} --markdown {output.markdown} --latex {output.latex}"
+        " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+
+
+# Light rules run where Snakemake runs, not as cluster jobs.
+localrules:
+    ambiguity_drift_figure,
+    ambiguity_table1,
+
+
+if enabled("ambiguity"):
+    TARGETS += [
+        f"{RESULTS}/tables/ambiguity_variants.md",
+        f"{RESULTS}/tables/ambiguity_ties.md",
+        f"{RESULTS}/tables/ambiguity_slopes.md",
+        f"{RESULTS}/tables/ambiguity_table1.md",
+        f"{RESULTS}/tables/ambiguity_pairwise.md",
+        *figure_files("ambiguity_variants").values(),
+        *figure_files("ambiguity_drift").values(),
+        *figure_files("ambiguity_pairwise").values(),
+    ]
