@@ -37,6 +37,14 @@ STUDY_COMMANDS = {
         "openworld-inversions",
         "openworld-figure",
     },
+    "ambiguity": {
+        "ambiguity-variants",
+        "ambiguity-subsets",
+        "ambiguity-drift",
+        "ambiguity-drift-figure",
+        "ambiguity-table1",
+        "ambiguity-pairwise",
+    },
 }
 KNOWN_COMMANDS = STAGE_COMMANDS.union(*STUDY_COMMANDS.values())
 
@@ -875,6 +883,76 @@ CASES = [
             *_figure(tmp),
         ],
         ("--kind inconsistency", "--needed"),
+    ),
+    # --- ambiguity
+    Case(
+        "ambiguity-variants",
+        "not-a-rank-table",
+        lambda tmp, _: [
+            "ambiguity-variants",
+            *(
+                "--ranks",
+                _bad_tsv(tmp),
+                "--seed",
+                "1",
+                "--out",
+                str(tmp / "v.tsv"),
+                "--ties",
+                str(tmp / "t.tsv"),
+            ),
+            *("--markdown", str(tmp / "v.md"), "--latex", str(tmp / "v.tex")),
+            *("--ties-markdown", str(tmp / "t.md"), "--ties-latex", str(tmp / "t.tex"), *_figure(tmp)),
+        ],
+        ("bad.tsv", "<dataset>/<model>.parquet"),
+    ),
+    Case(
+        "ambiguity-subsets",
+        "missing-model-dir",
+        lambda tmp, nations: [
+            "ambiguity-subsets",
+            *("--dataset-dir", str(nations), "--model-dir", str(tmp / "nomodel")),
+            *("--seed", "1", "--out", str(tmp / "s.parquet")),
+        ],
+        ("nomodel",),
+        needs_nations=True,
+    ),
+    Case(
+        "ambiguity-drift",
+        "one-candidate",
+        lambda tmp, _: [
+            "ambiguity-drift",
+            *("--ranks", str(tmp / "nations" / "transe.parquet"), "--sizes", "1", "10", "--seed", "1"),
+            *("--out", str(tmp / "d.tsv"), "--slopes", str(tmp / "s.tsv")),
+            *("--markdown", str(tmp / "d.md"), "--latex", str(tmp / "d.tex")),
+        ],
+        ("--sizes", "give 2 or more"),
+    ),
+    Case(
+        "ambiguity-drift-figure",
+        "malformed-drift",
+        lambda tmp, _: ["ambiguity-drift-figure", "--drift", _bad_tsv(tmp), *_figure(tmp)],
+        ("bad.tsv", "missing"),
+    ),
+    Case(
+        "ambiguity-table1",
+        "malformed-published",
+        lambda tmp, _: [
+            "ambiguity-table1",
+            *("--published", _bad_tsv(tmp), "--ranks", str(tmp / "nations" / "transe.parquet")),
+            *("--out", str(tmp / "t.tsv"), "--markdown", str(tmp / "t.md"), "--latex", str(tmp / "t.tex")),
+        ],
+        ("bad.tsv", "mean_rank"),
+    ),
+    Case(
+        "ambiguity-pairwise",
+        "missing-rank-table",
+        lambda tmp, _: [
+            "ambiguity-pairwise",
+            *("--ranks", str(tmp / "nations" / "transe.parquet"), "--seed", "1"),
+            *("--out", str(tmp / "p.tsv"), "--markdown", str(tmp / "p.md"), "--latex", str(tmp / "p.tex")),
+            *_figure(tmp),
+        ],
+        ("transe.parquet", "no such rank table"),
     ),
 ]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.rank_table import RANK_TABLE_COLUMNS
+from kgrank.rank_table import read_rank_table
 
 
 def pair_of(path: str | Path) -> tuple[str, str]:
@@ -23,21 +23,24 @@ def pair_of(path: str | Path) -> tuple[str, str]:
 
 
 def read_pair_tables(
-    paths: Sequence[str | Path], columns: Sequence[str] = RANK_TABLE_COLUMNS
+    paths: Sequence[str | Path], columns: Sequence[str] | None = None
 ) -> dict[tuple[str, str], pd.DataFrame]:
-    """Tables keyed by (dataset, model) in the order given, each checked for ``columns``."""
+    """Tables keyed by (dataset, model) in the order given: rank tables of the rank stage
+    (checked by the core's reader) or, with ``columns``, other tables of that layout."""
     tables = {}
     for path in paths:
         pair = pair_of(path)
-        if not Path(path).is_file():
-            raise KgrankInputError(f"{path}: not found; run the step that writes it first")
-        table = pd.read_parquet(path)
-        missing = [column for column in columns if column not in table.columns]
-        if missing:
-            raise KgrankInputError(
-                f"{path}: column(s) {missing} missing; pass a table of `kgrank ranks` or of ambiguity-subsets"
-            )
         if pair in tables:
             raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
-        tables[pair] = table
+        tables[pair] = read_rank_table(path) if columns is None else _read_checked(path, columns)
     return tables
+
+
+def _read_checked(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
+    if not Path(path).is_file():
+        raise KgrankInputError(f"{path}: not found; run the step that writes it first")
+    table = pd.read_parquet(path)
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise KgrankInputError(f"{path}: column(s) {missing} missing; pass the table its step wrote")
+    return table

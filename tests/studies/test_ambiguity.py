@@ -1,0 +1,357 @@
+"""The ambiguity study on small hand-made inputs (no Snakemake): the constant scorer's exact
+ranks, the random scorer near 0, sampled candidates drawn from a rank table's counts, the
+restricted-candidate protocol on a hand-made graph, AMRI and AMRR by hand, the slopes, Holm
+against a hand-worked example, and the pairwise tests."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from kgrank.candidates import KnownAnswers
+from kgrank.metrics import lookup, metric_rows
+from kgrank.ranks import ranks_from_scores, sampled_ranks
+from kgrank.studies.ambiguity.drift import (
+    drift_metric_keys,
+    drift_values,
+    sampled_drift,
+    sampled_ranks_from_counts,
+    slope_per_decade,
+)
+from kgrank.studies.ambiguity.pairwise import compare_pair, holm, pairwise_table
+from kgrank.studies.ambiguity.settings import subset_pairs
+from kgrank.studies.ambiguity.subsets import Subset, subset_plan, subset_rank_table
+from kgrank.studies.ambiguity.table1 import (
+    amri,
+    indistinguishable_from_random,
+    published_table1_path,
+    read_published,
+    table1,
+)
+from kgrank.studies.ambiguity.variants import (
+    constant_scorer_ranks,
+    random_scorer_ranks,
+    study_metrics,
+    tie_summary,
+    variants_table,
+)
+
+AMRI = "adjusted_arithmetic_mean_rank_index"
+AMRR = "adjusted_inverse_harmonic_mean_rank"
+AH10 = "adjusted_hits_at_10"
+
+
+def _tasks(num_candidates: list[int]) -> pd.DataFrame:
+    """A rank table's task columns: half head, half tail (contiguous, as the rank stage writes)."""
+    n = np.asarray(num_candidates)
+    sides = np.where(np.arange(len(n)) < len(n) // 2, "head", "tail")
+    return pd.DataFrame({"triple_id": np.arange(len(n)), "side": sides, "num_candidates": n})
+
+
+def _values(ranks: np.ndarray, num_candidates: np.ndarray, key: str) -> dict[str, float]:
+    return {row["metric"]: row["value"] for row in metric_rows(ranks, num_candidates, lookup(key))}
+
+
+# --- rank definitions ------------------------------------------------------------------
+
+
+def test_constant_scorer_exact_ranks():
+    tasks = _tasks([2, 7, 14, 40943])
+    ranks = constant_scorer_ranks(tasks, seed=3)
+    assert ranks["optimistic"].tolist() == [1, 1, 1, 1]
+    assert ranks["pessimistic"].tolist() == [2, 7, 14, 40943]
+    assert ranks["realistic"].tolist() == [1.5, 4.0, 7.5, 20472.0]
+    assert ((ranks["random"] >= 1) & (ranks["random"] <= ranks["num_candidates"])).all()
+
+
+def test_rank_engine_gives_the_constant_scorer_its_ranks():
+    """The core's rank definitions on a constant score block (one filtered candidate):
+    the same ranks as the constant scorer's on the remaining candidates."""
+    scores = torch.zeros(2, 6)
+    ranks = ranks_from_scores(scores, torch.tensor([1, 4]), filter_rows=[0], filter_cols=[3])
+    assert ranks["optimistic"].tolist() == [1, 1]
+    assert ranks["pessimistic"].tolist() == [5, 6]
+    assert ranks["num_candidates"].tolist() == [5, 6]
+
+
+def test_constant_scorer_metrics_under_each_definition():
+    tasks = _tasks([14] * 10 + [104] * 10)
+    metrics, ties = variants_table(
+        {("toy", "model"): tasks.assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)},
+        study_metrics(),
+        seed=0,
+    )
+    constant = metrics[(metrics["scorer"] == "constant") & (metrics["side"] == "both")]
+    amri_by_type = constant[constant["metric"] == AMRI].set_index("rank_type")["value"]
+    assert amri_by_type["optimistic"] == pytest.approx(1.0)
+    assert amri_by_type["pessimistic"] == pytest.approx(-1.0)
+    assert amri_by_type["realistic"] == pytest.approx(0.0, abs=1e-12)
+    # every candidate is in the one tie block
+    row = ties.set_index("scorer").loc["constant"]
+    assert row["share_tied"] == 1.0 and row["max_tie_block"] == 104
+    assert ties.set_index("scorer").loc["model", "share_tied"] == 0.0
+
+
+def test_tie_summary_counts_blocks():
+    table = pd.DataFrame(
+        {
+            "optimistic": [1, 3, 5, 2],
+            "pessimistic": [1, 5, 5, 3],
+            "realistic": [1.0, 4.0, 5.0, 2.5],
+            "random": [1, 4, 5, 3],
+            "num_candidates": [10, 10, 10, 10],
+        }
+    )
+    summary = tie_summary(table)
+    assert summary["share_tied"] == 0.5
+    assert summary["mean_tie_block"] == 2.5  # blocks of 3 and 2
+    assert summary["max_tie_block"] == 3
+    assert summary["share_random_differs_from_realistic"] == 0.25
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_random_scorer_is_near_zero_under_realistic_ranks(seed):
+    counts = np.random.default_rng(99).integers(20, 2000, size=4000)
+    ranks = random_scorer_ranks(_tasks(counts.tolist()), seed)
+    realistic, n = ranks["realistic"].to_numpy(), ranks["num_candidates"].to_numpy()
+    values = {
+        **_values(realistic, n, "mr"),
+        **_values(realistic, n, "mrr"),
+        **_values(realistic, n, "hits_at_10"),
+    }
+    for key in (AMRI, AMRR, AH10):
+        assert abs(values[key]) < 0.05, (key, values[key])
+    for key in ("z_arithmetic_mean_rank", "z_inverse_harmonic_mean_rank", "z_hits_at_10"):
+        assert abs(values[key]) < 3, (key, values[key])
+
+
+def test_the_random_check_catches_a_scorer_better_than_random():
+    """Negative control: ranks uniform on the better half of the candidates are not near 0."""
+    counts = np.random.default_rng(99).integers(20, 2000, size=4000)
+    half = np.random.default_rng(0).integers(1, counts // 2, endpoint=True).astype(float)
+    values = _values(half, counts, "mr")
+    assert values[AMRI] > 0.4 and values["z_arithmetic_mean_rank"] > 3
+
+
+# --- AMRI, AMRR and Table 1 by hand ------------------------------------------------------
+
+
+def test_amri_on_a_hand_made_rank_set():
+    # ranks 1, 2, 3 among 3, 5, 9 candidates: MR = 2, E[MR] = (2 + 3 + 5)/3 = 10/3,
+    # AMRI = 1 - (2 - 1)/(10/3 - 1) = 4/7; with every task among 9 candidates E[MR] = 5, AMRI = 3/4
+    assert amri(2.0, np.array([3, 5, 9])) == pytest.approx(4 / 7)
+    assert amri(2.0, np.array([9])) == pytest.approx(3 / 4)
+    values = drift_values(np.array([1.0, 2.0, 3.0]), np.array([3, 5, 9]))
+    assert values[AMRI] == pytest.approx(4 / 7)
+
+
+def test_amrr_on_a_hand_made_rank_set():
+    # MRR = (1 + 1/2 + 1/3)/3 = 11/18; E[1/r] = H_N / N per task
+    def harmonic(n: int) -> Fraction:
+        return sum((Fraction(1, k) for k in range(1, n + 1)), Fraction(0))
+
+    mrr = Fraction(11, 18)
+    expected = sum(harmonic(n) / n for n in (3, 5, 9)) / 3
+    amrr = (mrr - expected) / (1 - expected)
+    values = drift_values(np.array([1.0, 2.0, 3.0]), np.array([3, 5, 9]))
+    assert values["inverse_harmonic_mean_rank"] == pytest.approx(float(mrr))
+    assert values[AMRR] == pytest.approx(float(amrr))
+
+
+def test_published_table1_rows():
+    published = read_published(published_table1_path())
+    assert len(published) == 12 and set(published["dataset"]) == {"wn18rr", "fb15k237"}
+    # one dataset in the run: WN18RR, every task with 40,001 candidates
+    ranks = _tasks([40001] * 4).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
+    table = table1(published, {("wn18rr", "transe"): ranks}, {"wn18rr": 40559}, alpha=0.05)
+    distmult = table[(table["model"] == "DistMult") & (table["dataset"] == "wn18rr")].iloc[0]
+    # AMRI = 1 - (MR - 1)/((N + 1)/2 - 1) = 1 - 2 (MR - 1)/(N - 1)
+    assert distmult["amri_full"] == pytest.approx(1 - 2 * 6999 / 40942)
+    assert distmult["amri_filtered"] == pytest.approx(1 - 2 * 6999 / 40000)
+    assert distmult["amri_difference"] == pytest.approx(2 * 6999 / 40942 - 2 * 6999 / 40000)
+    # FB15k-237 is not in this run: no per-task value
+    assert table[table["dataset"] == "fb15k237"]["amri_filtered"].isna().all()
+    ours = table[table["source"] == "kgrank"].iloc[0]
+    assert ours["mean_rank"] == 1.0 and ours["amri_filtered"] == pytest.approx(1.0)
+    assert not ours["random_like"]
+
+
+def test_indistinguishable_from_random():
+    assert indistinguishable_from_random(1.75, 0.05)
+    assert indistinguishable_from_random(-1.9, 0.05)
+    assert not indistinguishable_from_random(2.5, 0.05)
+    assert not indistinguishable_from_random(1.75, 0.1)  # 1.645 at alpha 0.1
+
+
+# --- candidate-set size ------------------------------------------------------------------
+
+
+def test_sampled_ranks_from_counts_follow_the_rank_engines_sampling():
+    """The hypergeometric draw from a task's counts against kgrank.ranks.sampled_ranks,
+    which draws the candidates from the scores: the same law (means and tie shares)."""
+    rows, num_entities = 3000, 50
+    # true entity 0 scores 0.5; entities 1-10 above, 11-15 tied, the rest below
+    score_row = torch.cat(
+        [torch.tensor([0.5]), torch.full((10,), 0.9), torch.full((5,), 0.5), torch.zeros(34)]
+    )
+    scores = score_row.repeat(rows, 1)
+    engine = sampled_ranks(scores, torch.zeros(rows, dtype=torch.long), np.arange(rows), "tail", 9, seed=1)
+    table = pd.DataFrame(
+        {"side": "tail", "optimistic": 11, "pessimistic": 16, "num_candidates": np.full(rows, num_entities)}
+    )
+    drawn = sampled_ranks_from_counts(table, 10, np.random.default_rng(2))
+    assert (drawn["num_candidates"] == 10).all() and (engine["num_candidates"] == 10).all()
+    # E[above] = 9 * 10/49, E[tied] = 9 * 5/49; the standard error of a mean of 3000 is about 0.02
+    for name, expected in (("optimistic", 1 + 90 / 49), ("pessimistic", 1 + 135 / 49)):
+        assert drawn[name].mean() == pytest.approx(expected, abs=0.08)
+        assert engine[name].mean() == pytest.approx(expected, abs=0.08)
+    everything = sampled_ranks_from_counts(table, None, np.random.default_rng(2))
+    assert (everything["optimistic"] == 11).all() and (everything["realistic"] == 13.5).all()
+
+
+def test_sampled_drift_keeps_amri_and_moves_mr():
+    """Candidates sampled uniformly leave AMRI unbiased (E[r - 1] scales with k - 1) while
+    MR falls with k: on 2,000 tasks at a fixed relative rank."""
+    table = pd.DataFrame(
+        {
+            "side": "tail",
+            "optimistic": 2001,
+            "pessimistic": 2001,
+            "realistic": 2001.0,
+            "num_candidates": 10001,
+        },
+        index=range(2000),
+    )
+    drift = sampled_drift(table, [10, 100, 1000, None], replicates=3, seed=5)
+    assert set(drift["metric"]) == set(drift_metric_keys())
+    by_size = drift[drift["metric"] == AMRI].groupby("size")["value"].mean()
+    assert by_size.to_numpy() == pytest.approx(np.full(4, 0.6), abs=0.02)
+    mr = drift[drift["metric"] == "arithmetic_mean_rank"].groupby("size")["value"].mean()
+    assert mr["10"] < 3 < 200 < mr["1000"] < mr["all"] == 2001
+
+
+def test_slope_per_decade_flat_and_drifting():
+    x = np.repeat([10.0, 100.0, 1000.0], 5)
+    noise = np.random.default_rng(0).normal(0, 0.01, len(x))
+    drifting = slope_per_decade(x, 2 * np.log10(x) + noise, seed=1)
+    assert drifting["slope_per_decade"] == pytest.approx(2, abs=0.02)
+    assert not drifting["flat"] and drifting["low"] > 1.9
+    flat = slope_per_decade(x, 0.5 + noise, seed=1)
+    assert flat["flat"] and flat["low"] < 0 < flat["high"]
+    short = slope_per_decade(np.array([10.0, 12.0]), np.array([1.0, 2.0]))
+    assert np.isnan(short["slope_per_decade"]) and not short["flat"]
+
+
+# --- the restricted-candidate protocol on a hand-made graph --------------------------------
+
+# Six entities, one relation. Test triples (0,0,1), (2,0,3), (4,0,5); training triples
+# (0,0,3) and (5,0,3). Every query scores entity e as SCORES[e]: entity 0 best, 2 and 3 tied.
+TEST = np.array([[0, 0, 1], [2, 0, 3], [4, 0, 5]])
+TRAIN = np.array([[0, 0, 3], [5, 0, 3]])
+SCORES = torch.tensor([10.0, 9.0, 8.0, 8.0, 7.0, 6.0])
+
+
+def _score_batch(batch: np.ndarray, side: str) -> torch.Tensor:
+    return SCORES.repeat(len(batch), 1)
+
+
+def test_restricted_candidate_protocol_on_a_hand_made_graph():
+    known = KnownAnswers([TRAIN, TEST], num_entities=6, num_relations=1)
+    first_two = Subset(0.5, 0, np.array([0, 1]), np.array([True, True, True, True, False, False]))
+    table = subset_rank_table(_score_batch, TEST, known, [first_two], batch_size=2)
+    got = table.set_index(["triple_id", "side"])[["optimistic", "pessimistic", "num_candidates"]]
+    expected = {
+        # (?,0,1): candidates {0,1,2,3}, the true head 0 scores best
+        (0, "head"): (1, 1, 4),
+        # (0,0,?): 3 is a known tail (training) and leaves; {0,1,2}: 0 above the true 1
+        (0, "tail"): (2, 2, 3),
+        # (?,0,3): 0 is a known head (training) and leaves; {1,2,3}: 1 above, 3 tied with the true 2
+        (1, "head"): (2, 3, 3),
+        # (2,0,?): {0,1,2,3}: 0 and 1 above, 2 tied with the true 3
+        (1, "tail"): (3, 4, 4),
+    }
+    assert {key: tuple(row) for key, row in got.iterrows()} == expected
+    assert 2 not in set(table["triple_id"])  # (4,0,5) is not in the subset
+
+
+def test_whole_test_set_with_every_entity_gives_the_rank_engines_ranks():
+    known = KnownAnswers([TRAIN, TEST], num_entities=6, num_relations=1)
+    plan = subset_plan(TEST, 6, [1.0], replicates=3, seed=0)
+    assert len(plan) == 1 and plan[0].entities.all()  # the whole test set: one replicate
+    table = subset_rank_table(_score_batch, TEST, known, plan)
+    for side, column in (("head", 0), ("tail", 2)):
+        scores = SCORES.repeat(3, 1)
+        rows, columns = known.answers(side, TEST)
+        engine = ranks_from_scores(scores, torch.as_tensor(TEST[:, column]), rows, columns)
+        ours = table[table["side"] == side]
+        assert ours["optimistic"].tolist() == engine["optimistic"].tolist()
+        assert ours["pessimistic"].tolist() == engine["pessimistic"].tolist()
+        assert ours["num_candidates"].tolist() == engine["num_candidates"].tolist()
+
+
+def test_subset_plan_is_seeded_and_names_its_entities():
+    triples = np.array([[i, 0, i + 10] for i in range(10)])
+    plan = subset_plan(triples, 20, [0.3, 1.0], replicates=2, seed=7)
+    assert [(s.fraction, s.replicate, len(s.rows)) for s in plan] == [(0.3, 0, 3), (0.3, 1, 3), (1.0, 0, 10)]
+    for subset in plan:
+        assert set(np.flatnonzero(subset.entities)) == set(triples[subset.rows][:, [0, 2]].ravel())
+    again = subset_plan(triples, 20, [0.3, 1.0], replicates=2, seed=7)
+    assert all(np.array_equal(a.rows, b.rows) for a, b in zip(plan, again, strict=True))
+    assert not np.array_equal(plan[0].rows, plan[1].rows)
+
+
+def test_subset_pairs_setting():
+    assert subset_pairs(None, ["nations"], ["transe", "complex"]) == [
+        ("nations", "transe"),
+        ("nations", "complex"),
+    ]
+    assert subset_pairs(["nations/complex"], ["nations"], ["transe", "complex"]) == [("nations", "complex")]
+    from kgrank.errors import KgrankInputError
+
+    with pytest.raises(KgrankInputError, match="studies.ambiguity.subsets.pairs"):
+        subset_pairs(["wn18rr/complex"], ["nations"], ["complex"])
+
+
+# --- which differences are real --------------------------------------------------------------
+
+
+def test_holm_against_a_hand_worked_example():
+    # sorted p: 0.005 x 4 = 0.02, 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 -> max(0.06, 0.04) = 0.06
+    rejected, adjusted = holm([0.01, 0.04, 0.03, 0.005], alpha=0.05)
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert rejected.tolist() == [True, False, False, True]
+
+
+def test_compare_pair_scales_the_amrr_difference():
+    rng = np.random.default_rng(0)
+    n = np.full(500, 40)
+    better = 1 / rng.integers(1, 5, size=500)
+    worse = 1 / rng.integers(3, 20, size=500)
+    result = compare_pair(better, worse, n, confidence=0.95, resamples=500, seed=0)
+    expected = lookup("mrr").moments(n).expectation
+    assert result["mrr_difference"] == pytest.approx(better.mean() - worse.mean())
+    assert result["amrr_difference"] == pytest.approx(result["mrr_difference"] / (1 - expected))
+    assert result["mrr_difference_low"] > 0 and result["wilcoxon_p"] < 1e-10 and result["t_p"] < 1e-10
+    same = compare_pair(better, better, n, confidence=0.95, resamples=500, seed=0)
+    assert same["wilcoxon_p"] == 1.0 and same["mrr_difference"] == 0.0
+
+
+def test_pairwise_table_corrects_over_every_pair():
+    rng = np.random.default_rng(1)
+    tasks = _tasks([30] * 300)
+
+    def model(top: int) -> pd.DataFrame:
+        rank = rng.integers(1, top, size=300, endpoint=True)
+        return tasks.assign(optimistic=rank, realistic=rank.astype(float), pessimistic=rank, random=rank)
+
+    tables = {("toy", "good"): model(3), ("toy", "also_good"): model(3), ("toy", "bad"): model(30)}
+    table = pairwise_table(tables, alpha=0.05, confidence=0.95, resamples=300, seed=0)
+    assert len(table) == 3
+    assert (table["wilcoxon_p_holm"] >= table["wilcoxon_p"]).all()
+    significant = {(row.first, row.second): row.wilcoxon_significant for row in table.itertuples()}
+    assert significant[("good", "bad")] and significant[("also_good", "bad")]
+    assert not significant[("good", "also_good")]
