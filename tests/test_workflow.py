@@ -104,6 +104,34 @@ def test_outputs_exist(workdir):
     assert len(pd.read_csv(results / "models/nations/transe/losses.tsv", sep="\t")) == 2
 
 
+def test_ambiguity_outputs(workdir):
+    """The ambiguity study in miniature (.test/config.yaml): every table and figure, the
+    random scorer near 0 under realistic ranks, the constant scorer's AMRI at 1, 0 and -1."""
+    results = workdir / "results"
+    for name in ("variants", "ties", "slopes", "table1", "pairwise"):
+        assert (results / f"tables/ambiguity_{name}.md").stat().st_size > 0, name
+    for name in ("variants", "drift", "pairwise"):
+        assert (results / f"figures/ambiguity_{name}.png").stat().st_size > 0, name
+    subsets = pd.read_parquet(results / "ambiguity/subsets/nations/transe.parquet")
+    assert set(subsets["fraction"]) == {0.25, 1.0} and set(subsets["replicate"]) == {0, 1}
+    assert (subsets["pessimistic"] <= subsets["num_candidates"]).all()
+    variants = pd.read_csv(results / "ambiguity/variants.tsv", sep="\t")
+    both = variants[(variants["side"] == "both")].set_index(["scorer", "rank_type", "metric"])["value"]
+    amri = "adjusted_arithmetic_mean_rank_index"
+    assert both["constant", "optimistic", amri] == pytest.approx(1.0)
+    assert both["constant", "realistic", amri] == pytest.approx(0.0, abs=1e-12)
+    assert both["constant", "pessimistic", amri] == pytest.approx(-1.0)
+    assert abs(both["random", "realistic", amri]) < 0.1
+    assert abs(both["random", "realistic", "z_inverse_harmonic_mean_rank"]) < 3
+    drift = pd.read_csv(results / "ambiguity/drift.tsv", sep="\t")
+    assert set(drift["protocol"]) == {"sampled", "subsets"}
+    assert set(drift[drift["protocol"] == "sampled"]["size"].astype(str)) == {"5", "10", "all"}
+    table1 = (results / "tables/ambiguity_table1.md").read_text()
+    assert "DistMult" in table1 and "TransE" in table1
+    pairwise = pd.read_csv(results / "ambiguity/pairwise.tsv", sep="\t")
+    assert len(pairwise) == 1 and pairwise["wilcoxon_p_holm"].between(0, 1).all()
+
+
 def test_metrics_agree_with_ranks(workdir):
     ranks = pd.read_parquet(workdir / "results/ranks/nations/transe.parquet")
     assert len(ranks) == 2 * 201
@@ -153,7 +181,15 @@ def test_deleted_ranks_remake_only_their_dependants(workdir):
     before = pd.read_parquet(path)
     path.unlink()
     plan = planned_jobs(snakemake(workdir, "-n", "--cores", "2"))
-    assert plan == {"ranks": 1, "metrics": 1, "figure1": 1, "all": 1}
+    # the ambiguity study reads every rank table; its subset protocol reads the model, not the ranks
+    ambiguity = ("variants", "drift", "drift_figure", "table1", "pairwise")
+    assert plan == {
+        "ranks": 1,
+        "metrics": 1,
+        "figure1": 1,
+        "all": 1,
+        **{f"ambiguity_{rule}": 1 for rule in ambiguity},
+    }
     assert snakemake(workdir, "--cores", "2").returncode == 0
     pd.testing.assert_frame_equal(pd.read_parquet(path), before)  # same seed, same ranks
 
@@ -280,6 +316,12 @@ def with_studies(tmp_path: Path, studies: dict) -> list[str]:
         # listed but switched off: nothing of it runs
         ({"moments": {}, "paper": {"enabled": False}}, {"montecarlo"}, {"train", "figure1", "table4"}),
         ({"paper": {}}, {"train", "ranks", "metrics", "figure1", "table4"}, {"montecarlo", "errata"}),
+        # the ambiguity study reads the rank tables and, for its subsets, the models
+        (
+            {"ambiguity": {}},
+            {"train", "ranks", "ambiguity_variants", "ambiguity_subsets", "ambiguity_pairwise"},
+            {"montecarlo", "openworld_simulate", "figure1"},
+        ),
         # the open-world simulation needs neither datasets nor models
         (
             {"openworld": {"family_tree": {"enabled": False}}},
