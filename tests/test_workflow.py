@@ -208,6 +208,37 @@ def test_bad_config_stops_before_any_job(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def _misspelt_hyperparameters(tmp_path: Path) -> str:
+    """A hyperparameter folder whose Nations TransE file says `embeding_dim`."""
+    folder = tmp_path / "hyperparameters"
+    shutil.copytree(REPO / "config" / "hyperparameters" / "nations", folder / "nations")
+    path = folder / "nations" / "transe.yaml"
+    path.write_text(path.read_text().replace("embedding_dim", "embeding_dim"))
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            lambda tmp: "datasets={nation: {source: pykeen}}",
+            "key datasets.nation: PyKEEN has no dataset 'nation'",
+        ),
+        (
+            lambda tmp: f"hyperparameters_dir={_misspelt_hyperparameters(tmp)}",
+            "transe.yaml: key pipeline.model_kwargs.embeding_dim: pykeen's TransE takes no argument",
+        ),
+    ],
+    ids=["unknown-pykeen-dataset", "misspelt-model-kwarg"],
+)
+def test_bad_names_stop_the_dry_run(tmp_path, config, expected):
+    """What used to fail only inside a job now stops the plan, naming the key."""
+    result = snakemake(tmp_path, "-n", "--config", config(tmp_path))
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
+
+
 def test_lint_is_clean():
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--lint"],

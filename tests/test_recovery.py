@@ -1,0 +1,224 @@
+"""Crash recovery and byte-identical outputs: real Snakemake runs of the tiny CI config.
+
+The crash test does what the README's "After a crash" section says a user does: the
+main command is killed with SIGKILL (its whole process group, as a power cut or the
+OOM killer would), then `snakemake --unlock`, then the main command again. Kills are
+placed at seeded random moments inside jobs of every stage, and the outputs of the
+recovered run must equal those of an uninterrupted one, with no debris left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPO
+
+from kgrank.io import PARTIAL_SUFFIX
+
+pytestmark = pytest.mark.slow
+
+SNAKEMAKE = [
+    sys.executable,
+    *("-m", "snakemake", "-s", str(REPO / "Snakefile")),
+    *("--configfile", str(REPO / ".test" / "config.yaml")),
+]
+# The README's main command (`snakemake --cores 2`), run on the tiny config.
+MAIN = ("--cores", "2")
+TIMEOUT = 600
+
+# Outputs that record measured time. They are compared without it: the seconds a
+# training took are a measurement, not a result.
+TIMED_JSON_KEYS = {"training.json": "seconds"}
+TIMED_TABLE_COLUMNS = {"learning_curve.tsv": "seconds"}
+# The learning-curve figure plots validation MRR against those seconds.
+TIMED_FIGURES = {"learning_curves.pdf", "learning_curves.png"}
+
+
+def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*SNAKEMAKE, "--directory", str(workdir), *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=TIMEOUT,
+    )
+
+
+def _content(path: Path) -> bytes:
+    if path.name in TIMED_JSON_KEYS:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record.pop(TIMED_JSON_KEYS[path.name])
+        return json.dumps(record, sort_keys=True).encode()
+    if path.name in TIMED_TABLE_COLUMNS:
+        table = pd.read_csv(path, sep="\t").drop(columns=TIMED_TABLE_COLUMNS[path.name])
+        return table.to_csv(sep="\t", index=False).encode()
+    return path.read_bytes()
+
+
+def fingerprint(workdir: Path) -> dict[str, str]:
+    """sha256 of every file under results/ except logs, benchmark timings and the
+    learning-curve figure; files with a timing field are hashed without it."""
+    results = workdir / "results"
+    hashes = {}
+    for path in sorted(results.rglob("*")):
+        relative = path.relative_to(results)
+        if not path.is_file() or relative.parts[0] in {"logs", "benchmarks"} or path.name in TIMED_FIGURES:
+            continue
+        hashes[str(relative)] = hashlib.sha256(_content(path)).hexdigest()
+    return hashes
+
+
+def debris(workdir: Path) -> list[str]:
+    """Partial files of killed steps, and Snakemake's marks of incomplete outputs."""
+    partial = [str(path) for path in (workdir / "results").rglob(f"*{PARTIAL_SUFFIX}")]
+    incomplete = workdir / ".snakemake" / "incomplete"
+    marks = [str(path) for path in incomplete.iterdir()] if incomplete.is_dir() else []
+    return partial + marks
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    workdir = tmp_path_factory.mktemp("clean")
+    result = snakemake(workdir, *MAIN)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir, fingerprint(workdir)
+
+
+def test_the_workflow_profile_applies_by_default(clean_run):
+    workdir, _ = clean_run
+    result = snakemake(workdir, "-n", *MAIN)
+    # found relative to the working directory or to the Snakefile, whichever comes first
+    assert re.search(r"Using workflow specific profile \S*profiles/default ", result.stderr), result.stderr
+
+
+def test_two_clean_runs_are_byte_identical(clean_run, tmp_path):
+    _, first = clean_run
+    result = snakemake(tmp_path, *MAIN)
+    assert result.returncode == 0, result.stderr[-3000:]
+    second = fingerprint(tmp_path)
+    assert len(first) > 50  # data, models, ranks, metrics, tables, figures of every study
+    assert any(name.endswith("model.pt") for name in first)
+    assert any(name.endswith(".pdf") for name in first) and any(name.endswith(".png") for name in first)
+    differing = sorted(name for name in first.keys() | second.keys() if first.get(name) != second.get(name))
+    assert not differing, f"not byte-identical between two clean runs: {differing}"
+
+
+class Run:
+    """The main command in a process group of its own, its output read as it comes."""
+
+    def __init__(self, workdir: Path):
+        self.process = subprocess.Popen(
+            [*SNAKEMAKE, "--directory", str(workdir), *MAIN],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def started(self, rule: str) -> bool:
+        pattern = re.compile(rf"^(local)?rule {rule}:")
+        return any(pattern.match(line) for line in list(self.lines))
+
+    def running_rules(self) -> list[str]:
+        """Rules of the jobs that started and did not finish, by Snakemake's log."""
+        text = "".join(self.lines)
+        started = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    jobid: (\d+)", text, flags=re.M)
+        finished = set(re.findall(r"^Finished jobid: (\d+)", text, flags=re.M))
+        return sorted({rule for rule, jobid in started if jobid not in finished})
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=60)
+        self.reader.join(timeout=60)
+
+
+def _wait_until(condition, run: Run, deadline: float) -> bool:
+    """True once ``condition()`` holds; False if the run ended first."""
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        if run.process.poll() is not None:
+            return False
+        time.sleep(0.05)
+    raise AssertionError("the run neither reached the kill point nor ended in time")
+
+
+# Where the kills fall, in the order of the DAG: a job of each stage and of the studies,
+# and the moment just after a job's output appeared but before Snakemake recorded it
+# as complete (the case that needs --rerun-incomplete).
+KILL_POINTS = [
+    ("rule", "prepare_dataset"),
+    ("rule", "train"),
+    ("output", "results/ranks/nations/transe.parquet"),
+    ("rule", "ranks"),
+    ("rule", "metrics"),
+    ("rule", "openworld_family_tree"),
+    ("rule", "figure1"),
+]
+
+
+def test_kill_9_at_random_moments_then_the_documented_recovery(clean_run, tmp_path):
+    _, expected = clean_run
+    rng = random.Random(20261123)
+    killed_during: list[str] = []
+    for kind, target in KILL_POINTS:
+        run = Run(tmp_path)
+        deadline = time.monotonic() + TIMEOUT
+        if kind == "rule":
+            reached = _wait_until(lambda run=run, rule=target: run.started(rule), run, deadline)
+            # somewhere inside the job: loading, computing or writing its outputs
+            time.sleep(rng.uniform(0.0, 2.0))
+        else:
+            reached = _wait_until(lambda path=tmp_path / target: path.exists(), run, deadline)
+        if run.process.poll() is None:
+            killed_during.append(f"{target}: {', '.join(run.running_rules()) or 'scheduling'}")
+            run.kill()
+        else:
+            run.reader.join(timeout=60)
+            assert run.process.returncode == 0, "".join(run.lines)[-3000:]
+        assert reached or run.process.returncode == 0
+        # the one documented step after a crash
+        unlock = snakemake(tmp_path, "--unlock")
+        assert unlock.returncode == 0, unlock.stderr[-2000:]
+    assert len(killed_during) >= 5, killed_during
+    final = snakemake(tmp_path, *MAIN)
+    assert final.returncode == 0, final.stderr[-3000:]
+    assert debris(tmp_path) == [], f"debris after recovery (kills during {killed_during})"
+    recovered = fingerprint(tmp_path)
+    differing = sorted(
+        name for name in expected.keys() | recovered.keys() if expected.get(name) != recovered.get(name)
+    )
+    assert not differing, (
+        f"recovered outputs differ from a clean run: {differing} (kills during {killed_during})"
+    )
+
+
+def test_without_unlock_the_rerun_names_the_step(clean_run, tmp_path):
+    """A stale lock is the one thing the user must clear; Snakemake says how."""
+    run = Run(tmp_path)
+    _wait_until(lambda: run.started("train"), run, time.monotonic() + TIMEOUT)
+    run.kill()
+    result = snakemake(tmp_path, *MAIN)
+    assert result.returncode != 0
+    assert "--unlock" in result.stderr + result.stdout
+    assert snakemake(tmp_path, "--unlock").returncode == 0
