@@ -21,12 +21,22 @@ def positive_int(text: str) -> int:
 
 def open_probability(text: str) -> float:
     """An argparse type: a level strictly between 0 and 1."""
+    return _probability(text, include_one=False)
+
+
+def share(text: str) -> float:
+    """An argparse type: a share in (0, 1], 1 meaning all of it."""
+    return _probability(text, include_one=True)
+
+
+def _probability(text: str, include_one: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
+    if not (0.0 < value < 1.0 or (include_one and value == 1.0)):
+        interval = "(0, 1]" if include_one else "strictly between 0 and 1"
+        raise argparse.ArgumentTypeError(f"{value} is not in {interval}")
     return value
 
 
@@ -38,14 +48,16 @@ def add_figure_paths(command: argparse.ArgumentParser) -> None:
     )
 
 
-def add_table_paths(command: argparse.ArgumentParser, latex: bool = True) -> None:
-    """A report table is written as Markdown and, for papers, as LaTeX."""
+def add_table_paths(command: argparse.ArgumentParser, latex: bool = True, prefix: str = "") -> None:
+    """A report table is written as Markdown and, for papers, as LaTeX (``--<prefix>markdown``)."""
     command.add_argument(
-        "--markdown", required=True, help="where to write the table as Markdown (report, README)"
+        f"--{prefix}markdown", required=True, help="where to write the table as Markdown (report, README)"
     )
     if latex:
         command.add_argument(
-            "--latex", required=True, help="where to write the table as LaTeX (with caption and label)"
+            f"--{prefix}latex",
+            required=True,
+            help="where to write the table as LaTeX (with caption and label)",
         )
 
 
@@ -57,9 +69,20 @@ def add_caption(command: argparse.ArgumentParser) -> None:
     )
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (numpy's seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more")
+    return value
+
+
 def add_seed(command: argparse.ArgumentParser, what: str) -> None:
     command.add_argument(
-        "--seed", type=int, required=True, help=f"seed of {what} (the same seed, the same bytes)"
+        "--seed", type=non_negative_int, required=True, help=f"seed of {what} (the same seed, the same bytes)"
     )
 
 

@@ -7,7 +7,6 @@ every study can name sides and rank types without loading the rank engine.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,18 +33,12 @@ def select_side(table: pd.DataFrame, side: str) -> pd.DataFrame:
 
 
 def check_rank_table(table: pd.DataFrame, source: str) -> None:
-    """A rank table must have every column, candidate counts of at least 1 and ranks in
+    """A rank table's values: candidate counts of at least 1 and ranks in
     [1, num_candidates]; the first violation names ``source``, the triple and the side."""
     import numpy as np
 
     from kgrank.errors import KgrankInputError
 
-    missing = [column for column in RANK_TABLE_COLUMNS if column not in table.columns]
-    if missing:
-        raise KgrankInputError(
-            f"{source}: column(s) {missing} missing; a rank table has {list(RANK_TABLE_COLUMNS)} "
-            "(pass the file `kgrank ranks` wrote, or rerun that step)"
-        )
     if table.empty:
         raise KgrankInputError(f"{source}: no rows; rerun `kgrank ranks`")
     num_candidates = table["num_candidates"].to_numpy()
@@ -65,21 +58,9 @@ def check_rank_table(table: pd.DataFrame, source: str) -> None:
 
 
 def read_rank_table(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A rank table as `kgrank ranks` writes it, checked (see ``check_rank_table``)."""
-    import pandas as pd
-    import pyarrow
+    """A rank table as `kgrank ranks` writes it: every column, its values checked."""
+    from kgrank.io import read_parquet_table
 
-    from kgrank.errors import KgrankInputError
-
-    if not Path(path).is_file():
-        raise KgrankInputError(f"{path}: no such rank table; check the path, or run `kgrank ranks` first")
-    try:
-        table = pd.read_parquet(path)
-    except (pyarrow.ArrowException, OSError) as error:
-        reason = str(error).splitlines()[0]
-        raise KgrankInputError(
-            f"{path}: not a readable parquet file ({reason}); pass the rank table `kgrank ranks` wrote, "
-            "or rerun that step"
-        ) from None
+    table = read_parquet_table(path, RANK_TABLE_COLUMNS, "`kgrank ranks`")
     check_rank_table(table, str(path))
     return table

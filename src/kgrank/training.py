@@ -314,7 +314,8 @@ def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cp
         state = torch.load(model_dir / "model.pt", map_location=device, weights_only=True)
     except (RuntimeError, OSError, EOFError, pickle.UnpicklingError) as error:
         # a truncated or foreign file: torch's message is a paragraph, its first sentence says enough
-        reason = str(error).split(". ")[0].splitlines()[0]
+        lines = str(error).split(". ")[0].splitlines()
+        reason = lines[0] if lines else f"{type(error).__name__}: the file ends too early"
         raise KgrankInputError(
             f"{model_dir / 'model.pt'}: not a readable PyTorch state dict ({reason}); "
             "retrain it (delete the model folder and rerun the workflow)"

@@ -15,7 +15,20 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import add_figure_paths, add_filter_splits, add_quiet, open_probability, positive_int
+from kgrank.cli_options import (
+    add_caption,
+    add_dataset_dir,
+    add_figure_paths,
+    add_filter_splits,
+    add_model_dir,
+    add_quiet,
+    add_seed,
+    add_table_paths,
+    add_threads,
+    open_probability,
+    positive_int,
+    share,
+)
 
 SHOWN_IN_VARIANTS = (
     "arithmetic_mean_rank",
@@ -39,16 +52,6 @@ def _candidate_size(text: str) -> int | None:
             f"{size} candidates leave nothing to rank against; give 2 or more, or all"
         )
     return size
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{value} is not a share of the test set in (0, 1]")
-    return value
 
 
 def _random_like(rank_tables: dict, alpha: float) -> dict[tuple[str, str], bool]:
@@ -201,6 +204,7 @@ def _subsets(args: argparse.Namespace) -> None:
         known_answers(factories, args.filter_splits),
         plan,
         batch_size=args.batch_size,
+        progress=not args.quiet,
     )
     write_table(args.out, table)
 
@@ -311,7 +315,9 @@ def _table1(args: argparse.Namespace) -> None:
         "published filtered mean ranks, with E[MR] from the full entity count N (every task ranks all "
         "N entities: E[MR] = (N + 1)/2) and from the per-task filtered candidate counts N_i of this run's "
         "rank tables (E[MR] = mean (N_i + 1)/2; empty where the dataset is not in this run), and their "
-        "difference; kgrank's models below (realistic ranks, both sides; entities: our prepared dataset). "
+        "difference, the effect of filtering alone: both use the entities of our prepared dataset "
+        "(`entities`: those seen in training). `amri_published_count` uses the paper's entity count "
+        "(`entities_published`) instead. kgrank's models below (realistic ranks, both sides). "
         + _random_note(args.alpha),
         label="tab:ambiguity-table1",
         floatfmt=".4g",
@@ -396,46 +402,37 @@ def _add_bootstrap(command: argparse.ArgumentParser) -> None:
     command.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples")
 
 
-def _add_report_table(command: argparse.ArgumentParser, prefix: str = "") -> None:
-    command.add_argument(
-        f"--{prefix}markdown", required=True, help="report table (Markdown, caption under it)"
-    )
-    command.add_argument(f"--{prefix}latex", required=True, help="the same table in LaTeX")
-
-
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser(
         "ambiguity-variants", help="rank definitions: ties, and every metric under each definition"
     )
     _add_ranks(command)
-    command.add_argument("--seed", type=int, required=True, help="seed of the baseline scorers")
+    add_seed(command, "the baseline scorers")
     _add_alpha(command)
     command.add_argument("--out", required=True, help="tidy metrics TSV")
     command.add_argument("--ties", required=True, help="tie statistics TSV")
-    _add_report_table(command)
-    _add_report_table(command, "ties-")
+    add_table_paths(command)
+    add_table_paths(command, prefix="ties-")
     add_figure_paths(command)
     command.set_defaults(handler=_variants)
 
     command = commands.add_parser(
         "ambiguity-subsets", help="ranks on random test subsets, candidates restricted to their entities"
     )
-    command.add_argument("--dataset-dir", required=True, help="prepared dataset (results/data/<dataset>)")
-    command.add_argument(
-        "--model-dir", required=True, help="trained model (results/models/<dataset>/<model>)"
-    )
+    add_dataset_dir(command)
+    add_model_dir(command)
     command.add_argument("--out", required=True, help="subset rank table (.parquet)")
     command.add_argument(
         "--fractions",
-        type=_fraction,
+        type=share,
         nargs="+",
         default=[0.1, 0.25, 0.5, 1.0],
         help="shares of the test triples",
     )
     command.add_argument("--replicates", type=positive_int, default=5, help="random subsets per fraction")
-    command.add_argument("--seed", type=int, required=True, help="the config's seed")
+    add_seed(command, "the subsets")
     command.add_argument("--batch-size", type=positive_int, default=256, help="test triples scored at once")
-    command.add_argument("--threads", type=positive_int, default=1, help="torch threads")
+    add_threads(command)
     add_filter_splits(command)
     add_quiet(command)
     command.set_defaults(handler=_subsets)
@@ -453,17 +450,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="candidates per task (the true one included), or all",
     )
     command.add_argument("--replicates", type=positive_int, default=5, help="seeds per sampled size")
-    command.add_argument("--seed", type=int, required=True, help="the config's seed")
+    add_seed(command, "the sampled candidates and the bootstrap")
     _add_bootstrap(command)
     _add_alpha(command)
     command.add_argument("--out", required=True, help="drift TSV")
     command.add_argument("--slopes", required=True, help="slopes TSV")
-    _add_report_table(command)
+    add_table_paths(command)
     command.set_defaults(handler=_drift)
 
     command = commands.add_parser("ambiguity-drift-figure", help="the drift figure")
     command.add_argument("--drift", required=True, help="drift TSV of ambiguity-drift")
-    command.add_argument("--caption", default="", help="text under the figure")
+    add_caption(command)
     add_figure_paths(command)
     command.set_defaults(handler=_drift_figure)
 
@@ -473,15 +470,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--stats", nargs="*", default=[], help="stats.json of the datasets (entity counts)")
     _add_alpha(command)
     command.add_argument("--out", required=True, help="result TSV")
-    _add_report_table(command)
+    add_table_paths(command)
     command.set_defaults(handler=_table1)
 
     command = commands.add_parser("ambiguity-pairwise", help="which differences between models are real")
     _add_ranks(command)
-    command.add_argument("--seed", type=int, required=True, help="the config's seed")
+    add_seed(command, "the bootstrap")
     _add_alpha(command)
     _add_bootstrap(command)
     command.add_argument("--out", required=True, help="result TSV")
-    _add_report_table(command)
+    add_table_paths(command)
     add_figure_paths(command)
     command.set_defaults(handler=_pairwise)

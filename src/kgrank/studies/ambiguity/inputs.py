@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
+from kgrank.io import read_parquet_table
 from kgrank.rank_table import read_rank_table
 
 
@@ -32,15 +33,7 @@ def read_pair_tables(
         pair = pair_of(path)
         if pair in tables:
             raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
-        tables[pair] = read_rank_table(path) if columns is None else _read_checked(path, columns)
+        tables[pair] = (
+            read_rank_table(path) if columns is None else read_parquet_table(path, columns, "its step")
+        )
     return tables
-
-
-def _read_checked(path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
-    if not Path(path).is_file():
-        raise KgrankInputError(f"{path}: not found; run the step that writes it first")
-    table = pd.read_parquet(path)
-    missing = [column for column in columns if column not in table.columns]
-    if missing:
-        raise KgrankInputError(f"{path}: column(s) {missing} missing; pass the table its step wrote")
-    return table

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
+from tqdm.auto import tqdm
 
 from kgrank.candidates import KnownAnswers
 from kgrank.rank_table import SIDES
@@ -86,6 +87,7 @@ def subset_rank_table(
     plan: Sequence[Subset],
     *,
     batch_size: int = 256,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Ranks of every task of every subset with the candidates restricted to the
     subset's entities (``SUBSET_COLUMNS``). ``score_batch(triples, side)`` gives the
@@ -93,16 +95,16 @@ def subset_rank_table(
     test_triples = np.asarray(test_triples, dtype=np.int64)
     masks = torch.as_tensor(np.stack([subset.entities for subset in plan], axis=1))
     counts: dict[str, dict[str, list[torch.Tensor]]] = {side: {} for side in SIDES}
-    for side in SIDES:
-        for start in range(0, len(test_triples), batch_size):
-            batch = test_triples[start : start + batch_size]
-            scores = score_batch(batch, side).float().cpu()
-            true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
-            filter_rows, filter_cols = known.answers(side, batch)
-            # the rank engine's own filtering: known answers but the true one become NaN
-            ranks_from_scores(scores, true_entities, filter_rows, filter_cols)
-            for name, values in restricted_counts(scores, true_entities, masks).items():
-                counts[side].setdefault(name, []).append(values)
+    starts = [(side, start) for side in SIDES for start in range(0, len(test_triples), batch_size)]
+    for side, start in tqdm(starts, desc="scoring test batches", unit="batch", disable=not progress):
+        batch = test_triples[start : start + batch_size]
+        scores = score_batch(batch, side).float().cpu()
+        true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
+        filter_rows, filter_cols = known.answers(side, batch)
+        # the rank engine's own filtering: known answers but the true one become NaN
+        ranks_from_scores(scores, true_entities, filter_rows, filter_cols)
+        for name, values in restricted_counts(scores, true_entities, masks).items():
+            counts[side].setdefault(name, []).append(values)
     frames = []
     for side in SIDES:
         above, at_or_above, admissible = (
