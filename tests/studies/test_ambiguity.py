@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from scipy import stats
 
 from kgrank.candidates import KnownAnswers
+from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup, metric_rows
 from kgrank.ranks import ranks_from_scores, sampled_ranks
 from kgrank.studies.ambiguity.drift import (
@@ -22,7 +24,8 @@ from kgrank.studies.ambiguity.drift import (
     sampled_ranks_from_counts,
     slope_per_decade,
 )
-from kgrank.studies.ambiguity.pairwise import compare_pair, holm, pairwise_table
+from kgrank.studies.ambiguity.figures import plot_pairwise
+from kgrank.studies.ambiguity.pairwise import PAIRWISE_COLUMNS, compare_pair, holm, pairwise_table
 from kgrank.studies.ambiguity.settings import subset_pairs
 from kgrank.studies.ambiguity.subsets import Subset, subset_plan, subset_rank_table
 from kgrank.studies.ambiguity.table1 import (
@@ -169,12 +172,18 @@ def test_published_table1_rows():
     ranks = _tasks([40001] * 4).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
     table = table1(published, {("wn18rr", "transe"): ranks}, {"wn18rr": 40559}, alpha=0.05)
     distmult = table[(table["model"] == "DistMult") & (table["dataset"] == "wn18rr")].iloc[0]
-    # AMRI = 1 - (MR - 1)/((N + 1)/2 - 1) = 1 - 2 (MR - 1)/(N - 1)
-    assert distmult["amri_full"] == pytest.approx(1 - 2 * 6999 / 40942)
+    # AMRI = 1 - (MR - 1)/((N + 1)/2 - 1) = 1 - 2 (MR - 1)/(N - 1); full and filtered both
+    # on our 40,559 entities, so that their difference is filtering alone
+    assert distmult["amri_full"] == pytest.approx(1 - 2 * 6999 / 40558)
     assert distmult["amri_filtered"] == pytest.approx(1 - 2 * 6999 / 40000)
-    assert distmult["amri_difference"] == pytest.approx(2 * 6999 / 40942 - 2 * 6999 / 40000)
-    # FB15k-237 is not in this run: no per-task value
-    assert table[table["dataset"] == "fb15k237"]["amri_filtered"].isna().all()
+    assert distmult["amri_difference"] == pytest.approx(2 * 6999 / 40558 - 2 * 6999 / 40000)
+    # the paper's own count, 40,943 entities
+    assert distmult["entities_published"] == 40943 and distmult["entities"] == 40559
+    assert distmult["amri_published_count"] == pytest.approx(1 - 2 * 6999 / 40942)
+    # FB15k-237 is not in this run: no per-task value, the full count is the paper's
+    fb15k237 = table[table["dataset"] == "fb15k237"]
+    assert fb15k237["amri_filtered"].isna().all()
+    assert (fb15k237["amri_full"] == fb15k237["amri_published_count"]).all()
     ours = table[table["source"] == "kgrank"].iloc[0]
     assert ours["mean_rank"] == 1.0 and ours["amri_filtered"] == pytest.approx(1.0)
     assert not ours["random_like"]
@@ -209,6 +218,18 @@ def test_sampled_ranks_from_counts_follow_the_rank_engines_sampling():
     for name, expected in (("optimistic", 1 + 90 / 49), ("pessimistic", 1 + 135 / 49)):
         assert drawn[name].mean() == pytest.approx(expected, abs=0.08)
         assert engine[name].mean() == pytest.approx(expected, abs=0.08)
+    # the joint law of (above, tied): 9 draws from 10 above, 5 tied and 34 below, a
+    # multivariate hypergeometric (means alone would not tell a wrong joint law apart)
+    law = stats.multivariate_hypergeom(m=[10, 5, 34], n=9)
+    cells = [(above, tied) for above in range(10) for tied in range(6) if above + tied <= 9]
+    expected_share = np.array([law.pmf([above, tied, 9 - above - tied]) for above, tied in cells])
+    common = expected_share * rows >= 5  # chi-square cells with enough expected counts
+    for sample in (drawn, engine):
+        pairs = list(zip(sample["optimistic"] - 1, sample["pessimistic"] - sample["optimistic"], strict=True))
+        observed = np.array([pairs.count(cell) for cell in cells])
+        observed_cells = np.append(observed[common], observed[~common].sum())
+        expected_cells = np.append(expected_share[common], expected_share[~common].sum()) * rows
+        assert stats.chisquare(observed_cells, expected_cells).pvalue > 1e-3
     everything = sampled_ranks_from_counts(table, None, np.random.default_rng(2))
     assert (everything["optimistic"] == 11).all() and (everything["realistic"] == 13.5).all()
 
@@ -232,6 +253,17 @@ def test_sampled_drift_keeps_amri_and_moves_mr():
     assert by_size.to_numpy() == pytest.approx(np.full(4, 0.6), abs=0.02)
     mr = drift[drift["metric"] == "arithmetic_mean_rank"].groupby("size")["value"].mean()
     assert mr["10"] < 3 < 200 < mr["1000"] < mr["all"] == 2001
+
+
+def test_sizes_that_keep_every_candidate_are_the_all_point_once():
+    # every task has at most 40 candidates: k = 100 keeps them all, as `all` does
+    table = _tasks([20, 40] * 50).assign(optimistic=3, pessimistic=3, realistic=3.0)
+    drift = sampled_drift(table, [10, 100, None], replicates=3, seed=5)
+    counts = drift[drift["metric"] == AMRI].groupby("size").size().to_dict()
+    assert counts == {"10": 3, "all": 1}
+    # without `all` among the sizes, the saturated size stands for it, once
+    drift = sampled_drift(table, [10, 100], replicates=3, seed=5)
+    assert drift[drift["metric"] == AMRI].groupby("size").size().to_dict() == {"10": 3, "100": 1}
 
 
 def test_slope_per_decade_flat_and_drifting():
@@ -310,8 +342,6 @@ def test_subset_pairs_setting():
         ("nations", "complex"),
     ]
     assert subset_pairs(["nations/complex"], ["nations"], ["transe", "complex"]) == [("nations", "complex")]
-    from kgrank.errors import KgrankInputError
-
     with pytest.raises(KgrankInputError, match="studies.ambiguity.subsets.pairs"):
         subset_pairs(["wn18rr/complex"], ["nations"], ["complex"])
 
@@ -355,3 +385,20 @@ def test_pairwise_table_corrects_over_every_pair():
     significant = {(row.first, row.second): row.wilcoxon_significant for row in table.itertuples()}
     assert significant[("good", "bad")] and significant[("also_good", "bad")]
     assert not significant[("good", "also_good")]
+
+
+def test_one_model_per_dataset_leaves_an_empty_table_with_every_column(tmp_path):
+    ranks = _tasks([30] * 10).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
+    table = pairwise_table({("toy", "only"): ranks}, alpha=0.05, confidence=0.95, resamples=100, seed=0)
+    assert table.empty and list(table.columns) == list(PAIRWISE_COLUMNS)
+    plot_pairwise(table, {}, tmp_path / "p.pdf", tmp_path / "p.png", caption="one model")
+    assert (tmp_path / "p.pdf").stat().st_size > 0 and (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_tables_of_different_tasks_are_named_not_compared():
+    first = _tasks([30] * 10).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
+    second = first.iloc[:8]
+    with pytest.raises(KgrankInputError, match="rank tables of toy/a and toy/b do not hold the same tasks"):
+        pairwise_table(
+            {("toy", "a"): first, ("toy", "b"): second}, alpha=0.05, confidence=0.9, resamples=50, seed=0
+        )

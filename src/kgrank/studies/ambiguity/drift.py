@@ -104,9 +104,15 @@ def sampled_drift(
     """Drift metrics of one rank table against each candidate-set size and seed
     (protocol, size, replicate, mean_candidates, metric, value)."""
     rows = []
+    all_candidates = table["num_candidates"].to_numpy()
     for size in sizes:
+        # k at least every N_i keeps every candidate, as `all` does: the same point again
+        # would weigh that end of the slope fit twice over
+        saturated = size is not None and bool((all_candidates <= size).all())
+        if saturated and None in sizes:
+            continue
         # with every candidate kept nothing is drawn: one replicate says it all
-        for replicate in range(replicates if size is not None else 1):
+        for replicate in range(1 if size is None or saturated else replicates):
             generator = np.random.default_rng([*np.atleast_1d(seed), size or 0, replicate])
             ranks = sampled_ranks_from_counts(table, size, generator)
             n = ranks["num_candidates"].to_numpy()

@@ -181,6 +181,14 @@ def plot_pairwise(
 
     set_style()
     datasets = list(dict.fromkeys(pairwise["dataset"]))
+    if not datasets:
+        # one model per dataset: say so rather than draw an empty matrix
+        figure, axis = plt.subplots(figsize=(5.0, 2.0))
+        axis.axis("off")
+        axis.text(0.5, 0.5, "No dataset has two models: nothing to compare.", ha="center", va="center")
+        add_caption(figure, caption)
+        save_figure(figure, pdf, png)
+        return
     figure, axes = plt.subplots(1, len(datasets), figsize=(5.0 * len(datasets), 4.2), squeeze=False)
     figure.subplots_adjust(wspace=0.55)
     limit = float(np.nanmax(np.abs(pairwise["mrr_difference"]))) or 1.0

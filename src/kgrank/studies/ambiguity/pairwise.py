@@ -18,26 +18,50 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup
 
 TASK_KEYS = ["triple_id", "side"]
+PAIRWISE_COLUMNS = (
+    "dataset",
+    "first",
+    "second",
+    "tasks",
+    "mrr_first",
+    "mrr_second",
+    "mrr_difference",
+    "mrr_difference_low",
+    "mrr_difference_high",
+    "amrr_difference",
+    "amrr_difference_low",
+    "amrr_difference_high",
+    "wilcoxon_p",
+    "t_statistic",
+    "t_p",
+    "wilcoxon_p_holm",
+    "wilcoxon_significant",
+    "t_p_holm",
+    "t_significant",
+)
 
 
-def reciprocal_ranks(first: pd.DataFrame, second: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def reciprocal_ranks(
+    first: pd.DataFrame, second: pd.DataFrame, names: tuple[str, str] = ("first", "second")
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Realistic reciprocal ranks of two models aligned task by task, and the tasks'
-    candidate counts (which must agree: the same dataset and filter)."""
+    candidate counts (which must agree: the same dataset and filter); ``names`` name the
+    two tables in errors."""
     merged = first[[*TASK_KEYS, "realistic", "num_candidates"]].merge(
         second[[*TASK_KEYS, "realistic", "num_candidates"]],
         on=TASK_KEYS,
         suffixes=("_a", "_b"),
         validate="1:1",
     )
+    pair = f"the rank tables of {names[0]} and {names[1]}"
     if len(merged) != len(first) or len(merged) != len(second):
-        raise ValueError(
-            "the two rank tables do not hold the same tasks; rank both models on the same test set"
-        )
+        raise KgrankInputError(f"{pair} do not hold the same tasks; rank both models on the same test set")
     if not np.array_equal(merged["num_candidates_a"], merged["num_candidates_b"]):
-        raise ValueError("the two rank tables filter differently; rank both with the same filter splits")
+        raise KgrankInputError(f"{pair} filter differently; rank both with the same filter splits")
     return (
         1.0 / merged["realistic_a"].to_numpy(dtype=float),
         1.0 / merged["realistic_b"].to_numpy(dtype=float),
@@ -124,16 +148,19 @@ def pairwise_table(
     rows = []
     for dataset, models in by_dataset.items():
         for index, (first, second) in enumerate(itertools.combinations(models, 2)):
-            a, b, n = reciprocal_ranks(rank_tables[dataset, first], rank_tables[dataset, second])
+            a, b, n = reciprocal_ranks(
+                rank_tables[dataset, first],
+                rank_tables[dataset, second],
+                (f"{dataset}/{first}", f"{dataset}/{second}"),
+            )
             fit = compare_pair(
                 a, b, n, confidence=confidence, resamples=resamples, seed=[seed, index, len(rows)]
             )
             rows.append({"dataset": dataset, "first": first, "second": second, "tasks": len(a), **fit})
-    table = pd.DataFrame(rows)
-    if table.empty:
-        return table
+    table = pd.DataFrame(rows, columns=PAIRWISE_COLUMNS[: len(PAIRWISE_COLUMNS) - 4])
     for test in ("wilcoxon", "t"):
-        rejected, adjusted = holm(table[f"{test}_p"], alpha)
-        table[f"{test}_p_holm"] = adjusted
-        table[f"{test}_significant"] = rejected
-    return table
+        # one model per dataset leaves no pair: an empty table with every column
+        rejected, adjusted = holm(table[f"{test}_p"], alpha) if len(table) else ([], [])
+        table[f"{test}_p_holm"] = np.asarray(adjusted, dtype=float)
+        table[f"{test}_significant"] = np.asarray(rejected, dtype=bool)
+    return table[list(PAIRWISE_COLUMNS)]
