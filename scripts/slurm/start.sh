@@ -137,8 +137,9 @@ SelectTypeParameters=CR_Core
 # schedule by the declared node, whatever the machine has
 SlurmdParameters=config_overrides
 ReturnToService=2
-# finished jobs stay visible to squeue and scontrol for 10 minutes
-MinJobAge=600
+# finished jobs stay visible to squeue (the plugin's status command here) and scontrol
+# (the test reads each job's request back) for 30 minutes: longer than a whole test run
+MinJobAge=1800
 MailProg=/bin/true
 $gres_types
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEMORY $node_gres State=UNKNOWN
