@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import hashlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,3 +37,78 @@ def markdown_row(markdown: str, label: str) -> list[str]:
     """The cells of the first Markdown table row that mentions ``label``."""
     line = next(line for line in markdown.splitlines() if label in line)
     return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+# -- the tiny CI config run end to end, and what its outputs must equal ------------------
+
+# Snakemake on the tiny CI config (.test/config.yaml); add `--directory DIR` and options.
+TINY_SNAKEMAKE = [
+    sys.executable,
+    *("-m", "snakemake", "-s", str(REPO / "Snakefile")),
+    *("--configfile", str(REPO / ".test" / "config.yaml")),
+]
+# The README's main command (`snakemake --cores 2`), run on the tiny config.
+MAIN = ("--cores", "2")
+
+# Outputs that record measured time. They are compared without it: the seconds a
+# training took are a measurement, not a result.
+TIMED_JSON_KEYS = {"training.json": "seconds"}
+TIMED_TABLE_COLUMNS = {"learning_curve.tsv": "seconds"}
+# The learning-curve figure plots validation MRR against those seconds.
+TIMED_FIGURES = {"learning_curves.pdf", "learning_curves.png"}
+
+
+def _content(path: Path) -> bytes:
+    if path.name in TIMED_JSON_KEYS:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record.pop(TIMED_JSON_KEYS[path.name])
+        return json.dumps(record, sort_keys=True).encode()
+    if path.name in TIMED_TABLE_COLUMNS:
+        table = pd.read_csv(path, sep="\t").drop(columns=TIMED_TABLE_COLUMNS[path.name])
+        return table.to_csv(sep="\t", index=False).encode()
+    return path.read_bytes()
+
+
+def fingerprint(workdir: Path) -> dict[str, str]:
+    """sha256 of every file under results/ except logs, benchmark timings and the
+    learning-curve figure; files with a timing field are hashed without it."""
+    results = workdir / "results"
+    hashes = {}
+    for path in sorted(results.rglob("*")):
+        relative = path.relative_to(results)
+        if not path.is_file() or relative.parts[0] in {"logs", "benchmarks"} or path.name in TIMED_FIGURES:
+            continue
+        hashes[str(relative)] = hashlib.sha256(_content(path)).hexdigest()
+    return hashes
+
+
+def differing(expected: dict[str, str], found: dict[str, str]) -> list[str]:
+    """Names of the outputs missing from one fingerprint or hashed differently."""
+    return sorted(name for name in expected.keys() | found.keys() if expected.get(name) != found.get(name))
+
+
+def debris(workdir: Path) -> list[str]:
+    """Partial files of killed steps, and Snakemake's marks of incomplete outputs."""
+    from kgrank.io import PARTIAL_SUFFIX
+
+    partial = [str(path) for path in (workdir / "results").rglob(f"*{PARTIAL_SUFFIX}")]
+    incomplete = workdir / ".snakemake" / "incomplete"
+    marks = [str(path) for path in incomplete.iterdir()] if incomplete.is_dir() else []
+    return partial + marks
+
+
+@pytest.fixture(scope="session")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The README's main command on the tiny config, once per session, and the
+    fingerprint of its outputs: what a crashed-and-recovered run (test_recovery.py) and a
+    cluster run (test_cluster.py) must reproduce. Nothing may write into its folder."""
+    workdir = tmp_path_factory.mktemp("local-run")
+    result = subprocess.run(
+        [*TINY_SNAKEMAKE, "--directory", str(workdir), *MAIN],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir, fingerprint(workdir)

@@ -9,41 +9,22 @@ recovered run must equal those of an uninterrupted one, with no debris left behi
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import random
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
-from conftest import REPO
-
-from kgrank.io import PARTIAL_SUFFIX
+from conftest import MAIN, TINY_SNAKEMAKE, debris, fingerprint
 
 pytestmark = pytest.mark.slow
 
-SNAKEMAKE = [
-    sys.executable,
-    *("-m", "snakemake", "-s", str(REPO / "Snakefile")),
-    *("--configfile", str(REPO / ".test" / "config.yaml")),
-]
-# The README's main command (`snakemake --cores 2`), run on the tiny config.
-MAIN = ("--cores", "2")
+SNAKEMAKE = TINY_SNAKEMAKE
 TIMEOUT = 600
-
-# Outputs that record measured time. They are compared without it: the seconds a
-# training took are a measurement, not a result.
-TIMED_JSON_KEYS = {"training.json": "seconds"}
-TIMED_TABLE_COLUMNS = {"learning_curve.tsv": "seconds"}
-# The learning-curve figure plots validation MRR against those seconds.
-TIMED_FIGURES = {"learning_curves.pdf", "learning_curves.png"}
 
 
 def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
@@ -56,44 +37,10 @@ def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
     )
 
 
-def _content(path: Path) -> bytes:
-    if path.name in TIMED_JSON_KEYS:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        record.pop(TIMED_JSON_KEYS[path.name])
-        return json.dumps(record, sort_keys=True).encode()
-    if path.name in TIMED_TABLE_COLUMNS:
-        table = pd.read_csv(path, sep="\t").drop(columns=TIMED_TABLE_COLUMNS[path.name])
-        return table.to_csv(sep="\t", index=False).encode()
-    return path.read_bytes()
-
-
-def fingerprint(workdir: Path) -> dict[str, str]:
-    """sha256 of every file under results/ except logs, benchmark timings and the
-    learning-curve figure; files with a timing field are hashed without it."""
-    results = workdir / "results"
-    hashes = {}
-    for path in sorted(results.rglob("*")):
-        relative = path.relative_to(results)
-        if not path.is_file() or relative.parts[0] in {"logs", "benchmarks"} or path.name in TIMED_FIGURES:
-            continue
-        hashes[str(relative)] = hashlib.sha256(_content(path)).hexdigest()
-    return hashes
-
-
-def debris(workdir: Path) -> list[str]:
-    """Partial files of killed steps, and Snakemake's marks of incomplete outputs."""
-    partial = [str(path) for path in (workdir / "results").rglob(f"*{PARTIAL_SUFFIX}")]
-    incomplete = workdir / ".snakemake" / "incomplete"
-    marks = [str(path) for path in incomplete.iterdir()] if incomplete.is_dir() else []
-    return partial + marks
-
-
 @pytest.fixture(scope="module")
-def clean_run(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    workdir = tmp_path_factory.mktemp("clean")
-    result = snakemake(workdir, *MAIN)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return workdir, fingerprint(workdir)
+def clean_run(local_run) -> tuple[Path, dict[str, str]]:
+    """The uninterrupted run (conftest.py: shared with the cluster test)."""
+    return local_run
 
 
 def test_the_workflow_profile_applies_by_default(clean_run):
