@@ -22,7 +22,8 @@
 # `slurmd -C` finds, no GPU), so that a profile's requests (8 threads, 64000 MB and a GPU
 # for training) are accepted as written on a small machine. SLURM then schedules by the
 # declared sizes (SlurmdParameters=config_overrides) and enforces nothing: no cgroups.
-# A declared GPU is a counted generic resource with no device behind it.
+# A declared GPU (--gpus 1) is a generic resource whose device file is /dev/null: jobs
+# that ask for it are scheduled as GPU jobs and compute on the CPU.
 #
 # Exit status: 0 up; 2 bad option; 3 this machine cannot host the cluster (not root, no
 # apt-get, packages not installable, /etc/slurm/slurm.conf belongs to another cluster);
@@ -44,7 +45,8 @@ while (($#)); do
         --state) STATE=${2:?}; shift 2 ;;
         --cpus) positive "$1" "${2-}"; CPUS=$2; shift 2 ;;
         --memory) positive "$1" "${2-}"; MEMORY=$2; shift 2 ;;
-        --gpus) [[ ${2-} =~ ^[0-9]+$ ]] || die 2 "--gpus needs a count, got '${2-}'"; GPUS=$2; shift 2 ;;
+        # one device file (/dev/null) stands for the GPU, so one at most
+        --gpus) [[ ${2-} =~ ^[01]$ ]] || die 2 "--gpus needs 0 or 1, got '${2-}'"; GPUS=$2; shift 2 ;;
         --partitions)
             [[ ${2-} =~ ^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$ ]] || die 2 "--partitions needs names separated by commas, got '${2-}'"
             PARTITIONS=$2; shift 2 ;;
