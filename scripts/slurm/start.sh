@@ -2,7 +2,7 @@
 # Start a one-node SLURM cluster on this machine, to run the workflow through the SLURM
 # executor plugin for real (tests/test_cluster.py; README, "The published configurations").
 #
-#   scripts/slurm/start.sh [--state DIR] [--cpus N] [--memory MB] [--gpus N] [--partitions A,B]
+#   scripts/slurm/start.sh [--state DIR] [--cpus N] [--memory MB] [--gpus 0|1] [--partitions A,B]
 #   scripts/slurm/stop.sh  [--state DIR]
 #
 # Debian or Ubuntu, as root; no systemd, no cgroups, no accounting database. Idempotent:
@@ -11,8 +11,8 @@
 # What it changes on the machine:
 #   - installs Debian's slurmctld, slurmd, slurm-client and munge (apt-get) when missing;
 #   - writes everything else under the state folder (default /tmp/kgrank-slurm): the
-#     config, a munge key of its own, spool and state folders, logs and the daemons' PID
-#     files, which are the only thing stop.sh stops;
+#     config, a munge key of its own, spool and state folders, logs (apt-get's too) and
+#     the daemons' PID files, which are the only thing stop.sh stops;
 #   - links /etc/slurm/slurm.conf to the state folder's slurm.conf: slurm-jobstep clears the
 #     SLURM_* variables before its inner srun, so SLURM_CONF alone does not reach it;
 #   - creates munge's runtime folder /run/munge, where SLURM's auth/munge plugin finds
@@ -77,11 +77,11 @@ done
 if ((${#missing[@]})); then
     command -v apt-get >/dev/null || die 3 "${missing[*]} missing and no apt-get to install them"
     # update once: a fresh container has no package lists
+    mkdir -p "$STATE/log"
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends slurmctld slurmd slurm-client munge; } >"/tmp/kgrank-slurm-apt.$$.log" 2>&1; then
-        die 3 "could not install ${missing[*]} (no package access?): $(tail -n 1 "/tmp/kgrank-slurm-apt.$$.log")"
+        --no-install-recommends slurmctld slurmd slurm-client munge; } >"$STATE/log/apt.log" 2>&1; then
+        die 3 "could not install ${missing[*]} (no package access?): $(tail -n 1 "$STATE/log/apt.log")"
     fi
-    rm -f "/tmp/kgrank-slurm-apt.$$.log"
     echo "slurm/start.sh: installed ${missing[*]} in $(elapsed "$started") s"
 fi
 
