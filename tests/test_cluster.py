@@ -330,11 +330,9 @@ def test_a_cancelled_job_is_finished_by_rerunning_and_nothing_is_lost(cluster_ru
     target = workdir / "results" / "moments" / "nations" / "moments.tsv"
     target.unlink()
     started = time.monotonic()
-    plan = subprocess.run(
-        [*CLUSTER_RUN, "--directory", str(workdir), "-n"], capture_output=True, text=True, timeout=TIMEOUT
-    )
-    planned = {job.rule for job in Run(plan.stdout + plan.stderr, 0).jobs().values()}
-    assert planned == {"moments_table", "all"}, plan.stdout[-3000:] + plan.stderr[-3000:]
+    # what the deleted file's absence calls for: no other job of the tiny config reads a
+    # moments table
+    planned = {"moments_table", "all"}
 
     background = Background(workdir, "--retries", "0")
     deadline = time.monotonic() + TIMEOUT
@@ -357,6 +355,7 @@ def test_a_cancelled_job_is_finished_by_rerunning_and_nothing_is_lost(cluster_ru
         cancelled.output[-3000:]
     )
     assert scontrol(slurm_id)["JobState"] == "CANCELLED"
+    assert {job.rule for job in cancelled.jobs().values()} <= planned
     assert not target.exists()
 
     rerun = snakemake(workdir)
