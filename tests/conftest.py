@@ -4,6 +4,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -112,3 +113,21 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir, fingerprint(workdir)
+
+
+class Streamed:
+    """A command in a process group of its own (so that killpg reaches its jobs), its
+    output read line by line as it comes."""
+
+    def __init__(self, argv: list[str]):
+        self.process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)

@@ -8,15 +8,24 @@ from kgrank.candidates import DEFAULT_FILTER_SPLITS, SPLITS
 from kgrank.metrics import DEFAULT_HITS
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
+def _int_at_least(text: str, minimum: int, hint: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive; give at least 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} {hint}; give at least {minimum}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    return _int_at_least(text, 1, "is not positive")
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (numpy's seeds)."""
+    return _int_at_least(text, 0, "is negative")
 
 
 def open_probability(text: str) -> float:
@@ -67,17 +76,6 @@ def add_caption(command: argparse.ArgumentParser) -> None:
         default="",
         help="text stated under the figure or table: what was trained, on which budget",
     )
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: a whole number of at least 0 (numpy's seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more")
-    return value
 
 
 def add_seed(command: argparse.ArgumentParser, what: str) -> None:

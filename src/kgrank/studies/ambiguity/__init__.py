@@ -330,7 +330,7 @@ def _pairwise(args: argparse.Namespace) -> None:
     from kgrank.labels import dataset_label
     from kgrank.studies.ambiguity.figures import plot_pairwise
     from kgrank.studies.ambiguity.inputs import read_pair_tables
-    from kgrank.studies.ambiguity.pairwise import pairwise_table
+    from kgrank.studies.ambiguity.pairwise import REPORTED_COLUMNS, pairwise_table
 
     tables = read_pair_tables(args.ranks)
     table = pairwise_table(
@@ -342,23 +342,7 @@ def _pairwise(args: argparse.Namespace) -> None:
         dataset=table["dataset"].map(dataset_label),
         first=[_marked(m, flagged[(d, m)]) for d, m in zip(table["dataset"], table["first"], strict=True)],
         second=[_marked(m, flagged[(d, m)]) for d, m in zip(table["dataset"], table["second"], strict=True)],
-    )[
-        [
-            "dataset",
-            "first",
-            "second",
-            "mrr_difference",
-            "mrr_difference_low",
-            "mrr_difference_high",
-            "amrr_difference",
-            "amrr_difference_low",
-            "amrr_difference_high",
-            "wilcoxon_p_holm",
-            "t_p_holm",
-            "wilcoxon_significant",
-            "t_significant",
-        ]
-    ]
+    )[list(REPORTED_COLUMNS)]
     caption = (
         "Pairwise model comparisons per dataset on per-task reciprocal ranks (realistic, both sides): MRR "
         f"and AMRR difference (first - second) with {args.confidence:.0%} paired percentile bootstrap "

@@ -18,14 +18,13 @@ a metric is flat when the interval contains 0.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from kgrank.metrics import Variant, lookup, metric_rows
+from kgrank.studies.ambiguity.intervals import paired_percentile_interval
 
 ALL_CANDIDATES = "all"
 # The metrics whose drift is measured: the raw ones, their adjusted indices, their z-scores.
@@ -190,21 +189,9 @@ def slope_per_decade(
         # one candidate count, or a constant metric: no drift to resample
         low = high = slope
     else:
-        with warnings.catch_warnings():
-            # a resampling that draws one point many times is degenerate; the percentile
-            # interval is still what it is
-            warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-            result = stats.bootstrap(
-                (x, y),
-                _slope,
-                paired=True,
-                vectorized=True,
-                confidence_level=confidence,
-                n_resamples=resamples,
-                method="percentile",
-                random_state=np.random.default_rng(seed),
-            )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        low, high = paired_percentile_interval(
+            x, y, _slope, confidence=confidence, resamples=resamples, seed=seed
+        )
     return {
         "slope_per_decade": slope,
         "low": low,

@@ -20,6 +20,7 @@ from statsmodels.stats.multitest import multipletests
 
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup
+from kgrank.studies.ambiguity.intervals import paired_percentile_interval
 
 TASK_KEYS = ["triple_id", "side"]
 PAIRWISE_COLUMNS = (
@@ -39,9 +40,17 @@ PAIRWISE_COLUMNS = (
     "t_statistic",
     "t_p",
     "wilcoxon_p_holm",
-    "wilcoxon_significant",
     "t_p_holm",
+    "wilcoxon_significant",
     "t_significant",
+)
+
+
+# What the report table prints of each pair (the TSV keeps every column).
+REPORTED_COLUMNS = tuple(
+    column
+    for column in PAIRWISE_COLUMNS
+    if column not in {"tasks", "mrr_first", "mrr_second", "wilcoxon_p", "t_statistic", "t_p"}
 )
 
 
@@ -92,18 +101,15 @@ def compare_pair(
             float(paired_t.pvalue),
             float(paired_t.statistic),
         )
-        interval = stats.bootstrap(
-            (first, second),
+        low, high = paired_percentile_interval(
+            first,
+            second,
             _mean_difference,
-            paired=True,
-            vectorized=True,
-            confidence_level=confidence,
-            n_resamples=resamples,
-            method="percentile",
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
             batch=max(1, 20_000_000 // (8 * len(first))),  # about 20 MB of resampled indices a batch
-            random_state=np.random.default_rng(seed),
-        ).confidence_interval
-        low, high = float(interval.low), float(interval.high)
+        )
     else:
         # identical reciprocal ranks: nothing to test, the difference is exactly 0
         wilcoxon_p = t_p = 1.0
