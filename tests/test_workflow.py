@@ -47,10 +47,12 @@ def planned_jobs(result: subprocess.CompletedProcess) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("workflow")
-    result = snakemake(workdir, "--cores", "2")
-    assert result.returncode == 0, result.stderr[-3000:]
+def workdir(tmp_path_factory, local_run) -> Path:
+    """A copy of the session's run of the tiny config (conftest.local_run), which these
+    tests may change: one run of the DAG serves every end-to-end test module."""
+    workdir = tmp_path_factory.mktemp("workflow") / "run"
+    # copy2 keeps modification times, so Snakemake sees the copy as up to date
+    shutil.copytree(local_run[0], workdir, symlinks=True)
     return workdir
 
 
