@@ -306,6 +306,11 @@ def _table1(args: argparse.Namespace) -> None:
                 table["model"], table["random_like"].fillna(False), table["source"], strict=True
             )
         ],
+        # counts as whole numbers, not in the table's 4-digit float format
+        **{
+            column: [f"{int(count):,}" if count == count else "" for count in table[column]]
+            for column in ("entities_published", "entities")
+        },
     ).drop(columns=["random_like"])
     write_report_table(
         printed,
