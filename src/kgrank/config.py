@@ -104,6 +104,33 @@ def study_enabled(config: Mapping[str, Any], name: str) -> bool:
     return name in studies and (studies[name] or {}).get("enabled", True)
 
 
+def study_pairs(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(dataset, model) pairs that enabled studies train beyond ``datasets`` x ``models``.
+
+    A study's settings may name a ``dataset`` and the ``systems`` it compares there (the
+    `ir` study's seven systems on FB15k-237); those not in ``models`` train like every
+    other pair, with their own hyperparameter file and budget. Call it after the study
+    settings got their schema defaults.
+    """
+    models = set(config.get("models") or [])
+    pairs = []
+    for name, settings in (config.get("studies") or {}).items():
+        if not study_enabled(config, name) or not isinstance(settings, Mapping):
+            continue
+        dataset, systems = settings.get("dataset"), settings.get("systems") or []
+        if dataset is None:
+            continue
+        if dataset not in (config.get("datasets") or {}):
+            raise KgrankInputError(
+                f"the config: key studies.{name}.dataset: {dataset!r} is not one of `datasets` "
+                f"({sorted(config.get('datasets') or {})}); add it there or name another"
+            )
+        pairs += [
+            (dataset, model) for model in systems if model not in models and (dataset, model) not in pairs
+        ]
+    return pairs
+
+
 def hyperparameter_path(hyperparameters_dir: str | Path, dataset: str, model: str) -> Path:
     return Path(hyperparameters_dir) / dataset / f"{model}.yaml"
 
@@ -133,12 +160,18 @@ def check_pairs(
     return checked
 
 
-def check_budget(budget: Mapping[str, Any], datasets: Iterable[str], models: Iterable[str]) -> None:
+def check_budget(
+    budget: Mapping[str, Any],
+    datasets: Iterable[str],
+    models: Iterable[str],
+    extra_pairs: Iterable[tuple[str, str]] = (),
+) -> None:
     """Refuse a per-pair budget for a dataset or model the run does not train (a typo would be ignored)."""
-    datasets, models = set(datasets), set(models)
+    datasets, models, extra_pairs = set(datasets), set(models), set(extra_pairs)
     for dataset, entries in (budget.get("by_dataset") or {}).items():
         for model in entries:
-            if dataset not in datasets or model not in models:
+            trained = (dataset in datasets and model in models) or (dataset, model) in extra_pairs
+            if not trained:
                 raise KgrankInputError(
                     f"the config: key budget.by_dataset.{dataset}.{model}: no such trained pair "
                     f"(datasets trained: {sorted(datasets)}, models: {sorted(models)}); correct or remove it"

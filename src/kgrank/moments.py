@@ -22,6 +22,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import special, stats
 
 CLOSED_FORM = "closed form"
@@ -139,10 +140,7 @@ def rank_variance_moments(num_candidates: np.ndarray) -> Moments:
     second_of_sum = total_variance + total_mean**2
     # E[S^4] from the cumulants; the 4 k3 k1 term vanishes with every third central moment
     fourth_of_sum = (
-        fourth_cumulant
-        + 3.0 * total_variance**2
-        + 6.0 * total_variance * total_mean**2
-        + total_mean**4
+        fourth_cumulant + 3.0 * total_variance**2 + 6.0 * total_variance * total_mean**2 + total_mean**4
     )
     # E[y_i^2 S^2] with T = S - y_i independent of y_i.
     rest_mean = total_mean - m1
@@ -384,3 +382,69 @@ def sample_mean_variance(sample: np.ndarray) -> tuple[Estimate, Estimate]:
         Estimate(float(sample.mean()), float(np.sqrt(variance / replicates))),
         Estimate(variance, float(np.sqrt(max(fourth - second**2, 0.0) / replicates))),
     )
+
+
+def apply_familywise(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Verdicts at family-wise level ``alpha`` over every test in ``table`` (two per row:
+    mean and variance), Bonferroni-corrected; call it again on a concatenation of
+    several checks (e.g. all sides of a dataset) to make them one family."""
+    critical = stats.norm.isf(alpha / (2 * len(table)) / 2)
+    return table.assign(
+        ratio_ci_low=table["variance_ratio"] - critical * table["variance_ratio_error"],
+        ratio_ci_high=table["variance_ratio"] + critical * table["variance_ratio_error"],
+        passed=(table["z_mean"].abs() < critical) & (table["z_variance"].abs() < critical),
+        familywise_alpha=alpha,
+        critical_z=critical,
+    )
+
+
+def best_rank_moments(
+    transform: Callable[[np.ndarray], np.ndarray], num_other: np.ndarray, num_relevant: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per task, E[f(K)] and E[f(K)^2] of the best rank K of ``num_relevant`` (R) relevant
+    items among ``num_other`` (M) other items in uniformly random order.
+
+    K is the position of the first relevant item: P(K >= k) = prod_{j<k-1} (M - j) / (M + R - j)
+    for k = 1..M+1, and P(K = k) = P(K >= k) R / (M + R - k + 1). In log space the
+    survival is a ratio of falling factorials, i.e. of gamma functions:
+    log P(K >= k) = lnG(M+1) - lnG(M-k+2) - lnG(M+R+1) + lnG(M+R-k+2). scipy has no
+    distribution for this (it is a negative hypergeometric in the number of failures
+    before the first success, absent from scipy.stats), so it is summed here. Tasks are
+    grouped by distinct (M, R) pairs and summed over a padded support in chunks, so that
+    ~20k queries among ~15k candidates take seconds. With R = 1, K is uniform on 1..M+1.
+    """
+    num_other = np.asarray(num_other, dtype=np.int64)
+    num_relevant = np.asarray(num_relevant, dtype=np.int64)
+    if num_other.shape != num_relevant.shape:
+        raise ValueError("num_other and num_relevant must have the same shape")
+    if num_other.size and (num_other.min() < 0 or num_relevant.min() < 1):
+        raise ValueError("need num_other >= 0 and num_relevant >= 1 for every task")
+    pairs, inverse = np.unique(
+        np.stack([num_other.ravel(), num_relevant.ravel()], axis=1), axis=0, return_inverse=True
+    )
+    first = np.empty(len(pairs))
+    second = np.empty(len(pairs))
+    if len(pairs):
+        support_size = int(pairs[:, 0].max()) + 1
+        support = np.arange(1, support_size + 1, dtype=float)
+        values = transform(support).astype(float)
+        chunk = max(1, 4_000_000 // support_size)
+        for start in range(0, len(pairs), chunk):
+            other = pairs[start : start + chunk, 0].astype(float)[:, None]
+            relevant = pairs[start : start + chunk, 1].astype(float)[:, None]
+            inside = support[None, :] <= other + 1.0
+            # clipped to 1 outside the support, where the probability is set to zero below
+            after_other = np.where(inside, other - support + 2.0, 1.0)
+            remaining = np.where(inside, other + relevant - support + 1.0, 1.0)
+            log_survival = (
+                special.gammaln(other + 1.0)
+                - special.gammaln(after_other)
+                - special.gammaln(other + relevant + 1.0)
+                + special.gammaln(remaining + 1.0)
+            )
+            log_probability = log_survival + np.log(relevant) - np.log(remaining)
+            probability = np.where(inside, np.exp(log_probability), 0.0)
+            first[start : start + chunk] = probability @ values
+            second[start : start + chunk] = probability @ (values * values)
+    inverse = inverse.reshape(num_other.shape)
+    return first[inverse], second[inverse]

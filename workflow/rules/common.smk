@@ -18,6 +18,7 @@ from kgrank.config import (
     hyperparameter_path,
     pair_budget,
     study_enabled,
+    study_pairs,
     study_schemas,
 )
 
@@ -54,12 +55,17 @@ MODELS = list(config["models"])
 HYPERPARAMETERS_DIR = Path(workflow.basedir) / config["hyperparameters_dir"]
 # Every hyperparameter file is checked here, at parse time, before any job runs.
 HYPERPARAMETERS = check_pairs(TRAIN_DATASETS, MODELS, HYPERPARAMETERS_DIR)
-check_budget(config["budget"], TRAIN_DATASETS, MODELS)
+# Pairs a study trains beyond datasets x models (the `ir` study's extra systems).
+STUDY_PAIRS = study_pairs(config)
+for _dataset, _model in STUDY_PAIRS:
+    HYPERPARAMETERS.update(check_pairs([_dataset], [_model], HYPERPARAMETERS_DIR))
+check_budget(config["budget"], TRAIN_DATASETS, MODELS, STUDY_PAIRS)
+TRAINED_MODELS = MODELS + sorted({model for _, model in STUDY_PAIRS} - set(MODELS))
 
 
 wildcard_constraints:
     dataset="|".join(DATASETS),
-    model="|".join(MODELS),
+    model="|".join(TRAINED_MODELS),
 
 
 RESULTS = "results"

@@ -20,12 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from tqdm.auto import tqdm
 
 from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
-from kgrank.moments import sample_mean_variance, sample_ranks
+from kgrank.moments import apply_familywise, sample_mean_variance, sample_ranks
 
 
 def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
@@ -166,20 +165,6 @@ def check_dataset(
         table.insert(0, "side", side)
         tables.append(table)
     return apply_familywise(pd.concat(tables, ignore_index=True), alpha)
-
-
-def apply_familywise(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """Verdicts at family-wise level ``alpha`` over every test in ``table`` (two per row:
-    mean and variance), Bonferroni-corrected; call it again on a concatenation of
-    several checks (e.g. all sides of a dataset) to make them one family."""
-    critical = stats.norm.isf(alpha / (2 * len(table)) / 2)
-    return table.assign(
-        ratio_ci_low=table["variance_ratio"] - critical * table["variance_ratio_error"],
-        ratio_ci_high=table["variance_ratio"] + critical * table["variance_ratio_error"],
-        passed=(table["z_mean"].abs() < critical) & (table["z_variance"].abs() < critical),
-        familywise_alpha=alpha,
-        critical_z=critical,
-    )
 
 
 def plot_check(table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, title: str = "") -> None:
