@@ -137,3 +137,81 @@ def test_sampled_subsets_are_views_of_one_seeded_draw():
         assert moments.expectation_error == pytest.approx(np.sqrt(moments.variance / 3000))
     both = first["both"]["mr"]
     assert abs(both.expectation - (5.5 + 500.5) / 2) < 5 * both.expectation_error
+
+
+# --- best_rank_moments: the best rank of R relevant among M + R items in random order ---
+
+
+def _enumerated_best_rank(transform, num_other: int, num_relevant: int) -> tuple[float, float]:
+    """E[f(K)], E[f(K)^2] by listing every placement of the relevant items (all equally likely)."""
+    from itertools import combinations
+
+    size = num_other + num_relevant
+    values = [
+        float(transform(np.array([min(places) + 1.0]))[0])
+        for places in combinations(range(size), num_relevant)
+    ]
+    values = np.array(values)
+    return float(values.mean()), float((values**2).mean())
+
+
+@pytest.mark.parametrize("transform", [lambda k: k, lambda k: 1.0 / k, lambda k: (k <= 2).astype(float)])
+def test_best_rank_moments_equal_enumeration(transform):
+    from kgrank.moments import best_rank_moments
+
+    pairs = [(0, 1), (0, 3), (1, 1), (3, 2), (4, 4), (6, 3), (7, 1)]
+    num_other = np.array([m for m, _ in pairs])
+    num_relevant = np.array([r for _, r in pairs])
+    first, second = best_rank_moments(transform, num_other, num_relevant)
+    for index, (m, r) in enumerate(pairs):
+        expected_first, expected_second = _enumerated_best_rank(transform, m, r)
+        assert first[index] == pytest.approx(expected_first, rel=1e-12)
+        assert second[index] == pytest.approx(expected_second, rel=1e-12)
+
+
+def test_best_rank_moments_by_hand():
+    from kgrank.moments import best_rank_moments
+
+    # M = 3, R = 2: P(K = 1..4) = 2/5, 3/10, 1/5, 1/10
+    first, second = best_rank_moments(lambda k: k, np.array([3]), np.array([2]))
+    assert first[0] == pytest.approx(0.4 + 0.6 + 0.6 + 0.4)
+    assert second[0] == pytest.approx(0.4 + 1.2 + 1.8 + 1.6)
+
+
+def test_best_rank_moments_with_one_relevant_are_uniform():
+    from kgrank.moments import best_rank_moments
+
+    num_other = np.array([0, 1, 9, 120, 14_000])
+    for transform in (lambda k: k, lambda k: 1.0 / k, lambda k: (k <= 10).astype(float)):
+        first, second = best_rank_moments(transform, num_other, np.ones_like(num_other))
+        for index, m in enumerate(num_other):
+            support = transform(np.arange(1, m + 2, dtype=float))
+            assert first[index] == pytest.approx(support.mean(), rel=1e-10)
+            assert second[index] == pytest.approx((support**2).mean(), rel=1e-10)
+
+
+def test_best_rank_moments_agree_with_simulation():
+    from kgrank.moments import best_rank_moments
+
+    generator = np.random.default_rng(7)
+    num_other, num_relevant, replicates = 500, 7, 40_000
+    # the best rank is 1 + the smallest of R distinct positions among M + R, minus nothing:
+    # draw the positions of the relevant items as a random subset
+    keys = generator.random((replicates, num_other + num_relevant))
+    positions = np.argsort(keys, axis=1)[:, :num_relevant]
+    best = positions.min(axis=1) + 1.0
+    values = 1.0 / best
+    first, second = best_rank_moments(lambda k: 1.0 / k, np.array([num_other]), np.array([num_relevant]))
+    standard_error = values.std(ddof=1) / np.sqrt(replicates)
+    assert abs(values.mean() - first[0]) < 4 * standard_error
+    assert values.var(ddof=1) == pytest.approx(second[0] - first[0] ** 2, rel=0.05)
+
+
+def test_best_rank_moments_keep_the_task_shape_and_refuse_bad_counts():
+    from kgrank.moments import best_rank_moments
+
+    first, second = best_rank_moments(lambda k: k, np.array([[2, 2], [5, 0]]), np.array([[1, 1], [2, 1]]))
+    assert first.shape == (2, 2) and first[0, 0] == first[0, 1] == pytest.approx(2.0)
+    assert first[1, 1] == second[1, 1] == 1.0
+    with pytest.raises(ValueError):
+        best_rank_moments(lambda k: k, np.array([3]), np.array([0]))
