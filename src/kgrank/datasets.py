@@ -109,16 +109,24 @@ def _splits_from_archive(name: str, archive: str | Path, sha256: str | None) -> 
                 f"dataset {name!r}: archive {archive} has sha256 {actual}, the config expects "
                 f"{sha256}; replace the archive or correct datasets.{name}.sha256"
             )
-    splits: dict[str, np.ndarray] = {}
+    return read_archive_splits(archive)
+
+
+def read_archive_splits(archive: str | Path, splits: tuple[str, ...] = SPLITS) -> dict[str, np.ndarray]:
+    """The raw labelled triples of ``splits`` inside a dataset archive, as the files hold
+    them (file order, nothing dropped); a missing member or malformed line names the archive."""
+    archive = Path(archive)
+    result: dict[str, np.ndarray] = {}
     with tarfile.open(archive) as tar:
         members = {Path(member.name).name: member for member in tar.getmembers() if member.isfile()}
-        for split, member_name in ARCHIVE_MEMBERS.items():
+        for split in splits:
+            member_name = ARCHIVE_MEMBERS[split]
             if member_name not in members:
                 raise KgrankInputError(f"{archive}: no {member_name} inside the archive")
             extracted = tar.extractfile(members[member_name])
             assert extracted is not None
-            splits[split] = parse_triples(extracted, f"{archive}:{member_name}")
-    return splits
+            result[split] = parse_triples(extracted, f"{archive}:{member_name}")
+    return result
 
 
 def _drop_unseen(train: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, int]:
