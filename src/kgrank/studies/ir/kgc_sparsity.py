@@ -1,0 +1,378 @@
+"""The kgc-sparsity data of Zhou et al. (2022), read through a prepared dataset's PyKEEN ids.
+
+The folder holds FB-Test-S (a seeded sample of the raw FB15k-237 test file), FB-Test-S-C
+(the sample plus the pooled candidates that people judged relevant, with the pool depth at
+which each candidate entered) and FB-Test-O's queries and relation categories. Here they
+become evaluation sets, one row per (evaluation, relevant triple) in training ids:
+
+- ``test``: the prepared test split; ``sample``: FB-Test-S; ``pooled``: FB-Test-S-C's test.txt;
+- ``pooled-d{d}``: FB-Test-S plus the pooled candidates labelled Y whose depth is <= d.
+
+Every file is counted as read and after dropping triples whose entities or relation are
+unseen in training (what PyKEEN, and so every model, can score).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import tarfile
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kgrank.datasets import load_factories, read_archive_splits, read_triples
+from kgrank.errors import KgrankInputError
+from kgrank.io import read_json
+
+SAMPLES = "FB-Test-S/samples.txt"
+SAMPLE_INDICES = "FB-Test-S/sample_idxs.txt"
+ANNOTATIONS = "FB-Test-S-C/annotations.txt"
+POOLED_TEST = "FB-Test-S-C/test.txt"
+POOLED_QUERIES = "FB-Test-S-C/trec_queries.txt"
+POOLING_DEPTH = "FB-Test-S-C/supplementary/pooling_depth.txt"
+FILTERED = "FB-Test-S-C/supplementary/filtered.txt"
+HUMAN_LABELED = "FB-Test-S-C/supplementary/human_labeled.txt"
+TEST_QUERIES = "FB-Test-O/trec_queries.txt"
+ENTITY_NAMES = "FB-Test-O/mid2name.txt"
+CATEGORY_FILES = {
+    "1-1": "FB-Test-O/type_information/one_to_one.txt",
+    "1-N": "FB-Test-O/type_information/one_to_many.txt",
+    "N-1": "FB-Test-O/type_information/many_to_one.txt",
+    "N-N": "FB-Test-O/type_information/many_to_many.txt",
+}
+UNKNOWN_CATEGORY = "unknown"
+# FB-Test-S is random.Random(SAMPLE_SEED).sample(range(test lines), sample size), sorted.
+SAMPLE_SEED = 42
+
+EVALUATION_COLUMNS = ("evaluation", "head", "relation", "tail")
+COUNT_COLUMNS = ("file", "quantity", "value")
+RELATION_COLUMNS = ("relation", "label", "category")
+LABELS = ("Y", "N")
+QUERY_ID = re.compile(r"^(head|tail)\d+$")
+
+
+def depth_evaluation(depth: int) -> str:
+    """The name of the evaluation set of pooling depth ``depth``."""
+    return f"pooled-d{depth}"
+
+
+@dataclass(frozen=True)
+class KgcSparsity:
+    """The evaluation sets, the counts of every file read and the relation categories."""
+
+    evaluations: pd.DataFrame  # EVALUATION_COLUMNS
+    counts: pd.DataFrame  # COUNT_COLUMNS
+    relations: pd.DataFrame  # RELATION_COLUMNS
+
+
+def read_fields(path: Path, num_fields: int, source: str, empty_last: bool = False) -> list[list[str]]:
+    """The tab-separated rows of a file, each with ``num_fields`` fields; a missing file or
+    a malformed line stops with one line naming ``source`` (and the line). Fields are kept
+    as written (a label's stray spaces are judged by the caller); with ``empty_last`` the
+    last field may be empty (a label left blank). Blank lines are malformed too, so that
+    row i is line i + 1 in every message."""
+    if not path.is_file():
+        raise KgrankInputError(f"{source}: file not found; restore the kgc-sparsity folder")
+    rows = []
+    with path.open("rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise KgrankInputError(f"{source}:{line_number}: not UTF-8; save the file as UTF-8") from None
+            fields = line.split("\t")
+            required = fields[:-1] if empty_last else fields
+            if len(fields) != num_fields or any(not field.strip() for field in required):
+                raise KgrankInputError(
+                    f"{source}:{line_number}: expected {num_fields} non-empty tab-separated fields, "
+                    f"found {len(fields)}: {line[:80]!r}; fix or delete this line"
+                )
+            rows.append(fields)
+    return rows
+
+
+def raw_test_triples(source: str | Path) -> np.ndarray:
+    """The raw test triples (labels, file order, nothing dropped) of an archive holding
+    ``test.txt`` or of a plain triple file."""
+    source = Path(source)
+    if not source.is_file():
+        raise KgrankInputError(f"{source}: raw test file or archive not found; fix the path")
+    if tarfile.is_tarfile(source):
+        return read_archive_splits(source, ("test",))["test"]
+    return read_triples(source)
+
+
+def check_sample(kgc_dir: str | Path, raw_test: np.ndarray) -> tuple[int, int]:
+    """Reproduce FB-Test-S: the sorted seeded sample of line numbers of the raw test file
+    must equal sample_idxs.txt and those lines must equal samples.txt. Returns
+    (raw test lines, sample size); the sizes are read, not assumed."""
+    kgc_dir = Path(kgc_dir)
+    samples = read_fields(kgc_dir / SAMPLES, 3, SAMPLES)
+    indices_rows = read_fields(kgc_dir / SAMPLE_INDICES, 1, SAMPLE_INDICES)
+    try:
+        indices = [int(row[0]) for row in indices_rows]
+    except ValueError as error:
+        raise KgrankInputError(f"{SAMPLE_INDICES}: {error}; every line must be one integer") from None
+    expected = sorted(random.Random(SAMPLE_SEED).sample(range(len(raw_test)), len(samples)))
+    if indices != expected:
+        first = next((i for i, (a, b) in enumerate(zip(indices, expected, strict=False)) if a != b), None)
+        where = f"line {first + 1}" if first is not None else f"{len(indices)} lines vs {len(expected)}"
+        raise KgrankInputError(
+            f"{SAMPLE_INDICES}: {where} differs from sorted(random.Random({SAMPLE_SEED}).sample("
+            f"range({len(raw_test)}), {len(samples)})); give the raw test file the sample was drawn from"
+        )
+    for line_number, (index, row) in enumerate(zip(indices, samples, strict=True), start=1):
+        if list(raw_test[index]) != row:
+            raise KgrankInputError(
+                f"{SAMPLES}:{line_number}: {row} is not line {index} of the raw test file "
+                f"({list(raw_test[index])}); give the raw test file the sample was drawn from"
+            )
+    return len(raw_test), len(samples)
+
+
+class _Vocabulary:
+    """Label -> training id, and the counts of the rows kept."""
+
+    def __init__(self, training: Any):
+        self.entity_to_id = training.entity_to_id
+        self.relation_to_id = training.relation_to_id
+
+    def map_triples(self, rows: Iterable[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids of the rows whose head, relation and tail are known to training, their mask)."""
+        ids, keep = [], []
+        for row in rows:
+            head, relation, tail = (field.strip() for field in row[:3])
+            seen = head in self.entity_to_id and relation in self.relation_to_id and tail in self.entity_to_id
+            keep.append(seen)
+            if seen:
+                ids.append((self.entity_to_id[head], self.relation_to_id[relation], self.entity_to_id[tail]))
+        return np.asarray(ids, dtype=np.int64).reshape(-1, 3), np.asarray(keep, dtype=bool)
+
+
+def _labels(rows: list[list[str]], source: str, lenient: bool) -> tuple[np.ndarray, int]:
+    """Y/N labels of labelled rows (the 4th field) and the number of stray labels.
+
+    With ``lenient`` (filtered.txt, human_labeled.txt) a label with stray spaces or an
+    empty one counts as N, as the issue asks; otherwise the label must be Y or N after
+    stripping.
+    """
+    labels, stray = [], 0
+    for line_number, row in enumerate(rows, start=1):
+        raw = row[3]
+        stripped = raw.strip()
+        if lenient and (raw != stripped or not stripped):
+            stray += 1
+            labels.append("N")
+            continue
+        if stripped not in LABELS:
+            raise KgrankInputError(f"{source}:{line_number}: label {raw!r} is not Y or N; correct the label")
+        labels.append(stripped)
+    return np.asarray(labels, dtype=str), stray
+
+
+def _count_rows(file: str, quantities: dict[str, int]) -> list[dict]:
+    return [
+        {"file": file, "quantity": quantity, "value": int(value)} for quantity, value in quantities.items()
+    ]
+
+
+def _evaluation_frame(name: str, triples: np.ndarray) -> pd.DataFrame:
+    unique = np.unique(np.asarray(triples, dtype=np.int64).reshape(-1, 3), axis=0)
+    return pd.DataFrame(
+        {"evaluation": name, "head": unique[:, 0], "relation": unique[:, 1], "tail": unique[:, 2]}
+    )
+
+
+def split_evaluation(dataset_dir: str | Path) -> pd.DataFrame:
+    """The ``test`` evaluation alone: the prepared test split of a dataset folder (WN18RR's
+    way into the study, which has no kgc-sparsity data)."""
+    factories = load_factories(dataset_dir)
+    return _evaluation_frame("test", factories.testing.mapped_triples.numpy())
+
+
+def evaluation_queries(evaluations: pd.DataFrame) -> pd.DataFrame:
+    """The distinct queries of each evaluation: evaluation, side, given, relation."""
+    frames = [
+        evaluations.assign(side="head", given=evaluations["tail"]),
+        evaluations.assign(side="tail", given=evaluations["head"]),
+    ]
+    queries = pd.concat(frames, ignore_index=True)[["evaluation", "side", "given", "relation"]]
+    return queries.drop_duplicates().reset_index(drop=True)
+
+
+def _query_counts(kgc_dir: Path, file: str, vocabulary: _Vocabulary, queries: pd.DataFrame) -> list[dict]:
+    """Counts of a trec_queries.txt file against the queries of its evaluation."""
+    rows = read_fields(kgc_dir / file, 3, file)
+    for line_number, row in enumerate(rows, start=1):
+        if not QUERY_ID.match(row[0]):
+            raise KgrankInputError(
+                f"{file}:{line_number}: query id {row[0]!r} is not head<i> or tail<i>; fix the id"
+            )
+    known = [
+        (QUERY_ID.match(qid).group(1), vocabulary.entity_to_id[given], vocabulary.relation_to_id[relation])
+        for qid, given, relation in rows
+        if given in vocabulary.entity_to_id and relation in vocabulary.relation_to_id
+    ]
+    in_file = set(known)
+    ours = set(zip(queries["side"], queries["given"], queries["relation"], strict=True))
+    counts = {
+        "rows_read": len(rows),
+        "rows_kept": len(known),
+        "head_queries_kept": sum(side == "head" for side, _, _ in in_file),
+        "tail_queries_kept": sum(side == "tail" for side, _, _ in in_file),
+        "queries_of_evaluation": len(ours),
+        "queries_in_both": len(ours & in_file),
+    }
+    return _count_rows(file, counts)
+
+
+def relation_categories(kgc_dir: str | Path, training: Any) -> pd.DataFrame:
+    """relation (training id), label, category (1-1, 1-N, N-1, N-N from FB-Test-O's
+    type_information; ``unknown`` for a relation no file names)."""
+    kgc_dir = Path(kgc_dir)
+    category_of: dict[str, str] = {}
+    for category, file in CATEGORY_FILES.items():
+        for (label,) in read_fields(kgc_dir / file, 1, file):
+            category_of[label.strip()] = category
+    labels = sorted(training.relation_to_id, key=training.relation_to_id.get)
+    return pd.DataFrame(
+        {
+            "relation": [training.relation_to_id[label] for label in labels],
+            "label": labels,
+            "category": [category_of.get(label, UNKNOWN_CATEGORY) for label in labels],
+        }
+    )
+
+
+def read_kgc_sparsity(
+    kgc_dir: str | Path, dataset_dir: str | Path, raw_test: str | Path | None = None
+) -> KgcSparsity:
+    """Every evaluation set of the study, the counts of every file and the relation categories.
+
+    ``raw_test``: the dataset archive (holding test.txt) or a raw test file from which
+    FB-Test-S was drawn; without it the prepared test.tsv is used, which is the raw file
+    only where preparing dropped no test triple (Nations), so it is refused otherwise.
+    """
+    kgc_dir, dataset_dir = Path(kgc_dir), Path(dataset_dir)
+    if raw_test is None:
+        dropped = read_json(dataset_dir / "stats.json").get("dropped_unseen", {}).get("test", 0)
+        if dropped:
+            raise KgrankInputError(
+                f"{dataset_dir / 'stats.json'}: preparing dropped {dropped} test triples, so test.tsv is "
+                "not the raw test file FB-Test-S was drawn from; pass the dataset archive"
+            )
+        raw_test = dataset_dir / "test.tsv"
+    raw = raw_test_triples(raw_test)
+    num_test_lines, sample_size = check_sample(kgc_dir, raw)
+    factories = load_factories(dataset_dir)
+    vocabulary = _Vocabulary(factories.training)
+    counts: list[dict] = [
+        *_count_rows(str(raw_test), {"rows_read": num_test_lines}),
+        *_count_rows(SAMPLE_INDICES, {"rows_read": sample_size}),
+    ]
+
+    def read_triple_file(file: str) -> np.ndarray:
+        rows = read_fields(kgc_dir / file, 3, file)
+        ids, keep = vocabulary.map_triples(rows)
+        counts.extend(_count_rows(file, {"rows_read": len(rows), "rows_kept": int(keep.sum())}))
+        return ids
+
+    def read_labelled_file(file: str, lenient: bool) -> tuple[np.ndarray, np.ndarray, int]:
+        rows = read_fields(kgc_dir / file, 4, file, empty_last=True)
+        labels, stray = _labels(rows, file, lenient)
+        ids, keep = vocabulary.map_triples(rows)
+        kept = labels[keep]
+        counts.extend(
+            _count_rows(
+                file,
+                {
+                    "rows_read": len(rows),
+                    "rows_kept": int(keep.sum()),
+                    "distinct_triples_kept": len(np.unique(ids, axis=0)),
+                    "label_Y_kept": int((kept == "Y").sum()),
+                    "label_N_kept": int((kept == "N").sum()),
+                    "stray_labels": stray,
+                },
+            )
+        )
+        return ids, kept, stray
+
+    sample = read_triple_file(SAMPLES)
+    pooled = read_triple_file(POOLED_TEST)
+    annotated, annotation_labels, _ = read_labelled_file(ANNOTATIONS, lenient=False)
+    stray = {file: read_labelled_file(file, lenient=True)[2] for file in (FILTERED, HUMAN_LABELED)}
+    if sum(stray.values()):
+        # once for the whole folder: the labels of these files only feed the counts
+        warnings.warn(
+            f"{sum(stray.values())} labels of {' and '.join(f for f, n in stray.items() if n)} are empty "
+            "or carry stray spaces; counted as N",
+            stacklevel=2,
+        )
+    depth_rows = read_fields(kgc_dir / POOLING_DEPTH, 4, POOLING_DEPTH)
+    try:
+        depths = np.asarray([int(row[3]) for row in depth_rows], dtype=np.int64)
+    except ValueError as error:
+        raise KgrankInputError(
+            f"{POOLING_DEPTH}: {error}; the 4th field is the pool depth, an integer"
+        ) from None
+    depth_ids, depth_keep = vocabulary.map_triples(depth_rows)
+    depths = depths[depth_keep]
+    counts.extend(
+        _count_rows(POOLING_DEPTH, {"rows_read": len(depth_rows), "rows_kept": int(depth_keep.sum())})
+    )
+    label_of = {
+        tuple(triple): label for triple, label in zip(annotated.tolist(), annotation_labels, strict=True)
+    }
+    candidate_labels = []
+    for triple in depth_ids.tolist():
+        if tuple(triple) not in label_of:
+            raise KgrankInputError(
+                f"{POOLING_DEPTH}: pooled candidate {triple} (ids) has no label in {ANNOTATIONS}; "
+                "restore the kgc-sparsity folder"
+            )
+        candidate_labels.append(label_of[tuple(triple)])
+    relevant = np.asarray(candidate_labels) == "Y"
+    names = read_fields(kgc_dir / ENTITY_NAMES, 2, ENTITY_NAMES)
+    counts.extend(
+        _count_rows(
+            ENTITY_NAMES,
+            {"rows_read": len(names), "rows_kept": sum(row[0] in vocabulary.entity_to_id for row in names)},
+        )
+    )
+
+    frames = [
+        _evaluation_frame("test", factories.testing.mapped_triples.numpy()),
+        _evaluation_frame("sample", sample),
+        _evaluation_frame("pooled", pooled),
+    ]
+    max_depth = int(depths.max()) if len(depths) else 0
+    for depth in range(max_depth + 1):
+        chosen = depth_ids[relevant & (depths <= depth)]
+        frames.append(_evaluation_frame(depth_evaluation(depth), np.concatenate([sample, chosen])))
+    evaluations = pd.concat(frames, ignore_index=True)
+    queries = evaluation_queries(evaluations)
+    for file, evaluation in ((TEST_QUERIES, "test"), (POOLED_QUERIES, "pooled")):
+        counts.extend(_query_counts(kgc_dir, file, vocabulary, queries[queries["evaluation"] == evaluation]))
+    for evaluation, frame in evaluations.groupby("evaluation", sort=False):
+        selected = queries[queries["evaluation"] == evaluation]
+        counts.extend(
+            _count_rows(
+                f"evaluation {evaluation}",
+                {
+                    "triples": len(frame),
+                    "head_queries": int((selected["side"] == "head").sum()),
+                    "tail_queries": int((selected["side"] == "tail").sum()),
+                },
+            )
+        )
+    return KgcSparsity(
+        evaluations=evaluations[list(EVALUATION_COLUMNS)],
+        counts=pd.DataFrame(counts, columns=list(COUNT_COLUMNS)),
+        relations=relation_categories(kgc_dir, factories.training),
+    )
