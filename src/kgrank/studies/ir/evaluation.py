@@ -1,0 +1,449 @@
+"""One scoring pass of a model over every query of the evaluation sets: the item table,
+the run lists and the qrels.
+
+A query of an evaluation is a unique (side, given entity, relation); its relevant answers
+are the evaluation's answers of it. Its filter is every known true triple (train, valid,
+test) plus its relevant answers. Each relevant answer is ranked against the entities
+outside the filter, itself put back (the micro rank, as kgrank.ranks.compute_ranks), and
+the query's run list holds every entity but the filtered non-relevant ones, by score
+descending, ties by entity id ascending.
+
+Every distinct (side, triple) of all evaluations is scored once by kgrank.scoring.Scorer
+with the triple itself as the batch row, exactly as compute_ranks scores it, so the
+product form's near ties are settled around that answer and the micro ranks equal
+compute_ranks' bit for bit. The run list of a query is taken from the row of its
+answer with the smallest entity id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from kgrank import metrics
+from kgrank.candidates import DEFAULT_FILTER_SPLITS, KnownAnswers, known_answers
+from kgrank.metrics import DEFAULT_HITS
+from kgrank.moments import best_rank_moments
+from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
+from kgrank.ranks import random_tie_ranks
+from kgrank.studies.ir import trec
+
+AVERAGINGS = ("micro", "macro", "macro-pykeen")
+ITEM_ID_COLUMNS = (
+    "evaluation",
+    "averaging",
+    "item",
+    "query",
+    "side",
+    "relation",
+    "num_relevant",
+    "num_candidates",
+    "position",
+    "weight",
+)
+MICRO_COLUMNS = (
+    "evaluation",
+    "query",
+    "side",
+    "head",
+    "relation",
+    "tail",
+    "answer",
+    "optimistic",
+    "pessimistic",
+    "num_other",
+    "position",
+)
+ScoreBatch = Callable[[np.ndarray, str], torch.Tensor]
+
+
+def metric_keys(hits: Sequence[int] = DEFAULT_HITS) -> list[str]:
+    """The metric keys of the item table: MR, MRR and Hits@k for each k."""
+    return ["arithmetic_mean_rank", "inverse_harmonic_mean_rank", *(f"hits_at_{k}" for k in hits)]
+
+
+def item_columns(hits: Sequence[int] = DEFAULT_HITS) -> list[str]:
+    """Every column of the item table, in order."""
+    measured = [f"{key}{suffix}" for key in metric_keys(hits) for suffix in ("", "_expectation", "_variance")]
+    return [*ITEM_ID_COLUMNS, *measured, *trec.MEASURE_COLUMNS[1:]]
+
+
+@dataclass(frozen=True)
+class EvaluationPass:
+    """What one pass gives: the item table, the micro detail (MICRO_COLUMNS), the run lists
+    (evaluation + trec.RUN_COLUMNS, ``run_depth`` deep, for the exported evaluations) and the
+    qrels (evaluation + trec.QRELS_COLUMNS, for the same evaluations)."""
+
+    items: pd.DataFrame
+    micro: pd.DataFrame
+    runs: pd.DataFrame
+    qrels: pd.DataFrame
+
+
+def plan_items(evaluations: pd.DataFrame) -> pd.DataFrame:
+    """One row per (evaluation, side, relevant triple) with its query id: dense per
+    evaluation in the order (side, relation, given), and the answer entity."""
+    frames = []
+    for side in SIDES:
+        given, answer = ("tail", "head") if side == "head" else ("head", "tail")
+        frames.append(
+            evaluations.assign(side=side, given=evaluations[given], answer=evaluations[answer])[
+                ["evaluation", "side", "head", "relation", "tail", "given", "answer"]
+            ]
+        )
+    items = pd.concat(frames, ignore_index=True).drop_duplicates()
+    items = items.sort_values(["evaluation", "side", "relation", "given", "answer"], kind="stable")
+    keys = items[["side", "relation", "given"]]
+    new_query = keys.ne(keys.shift()).any(axis=1) | items["evaluation"].ne(items["evaluation"].shift())
+    items["query"] = new_query.astype(np.int64).groupby(items["evaluation"]).cumsum() - 1
+    return items.reset_index(drop=True)
+
+
+def _run_order(run_scores: torch.Tensor) -> list[np.ndarray]:
+    """Per row, the entity ids of the run list: non-NaN entries by score descending, ties by
+    id ascending (a stable sort keeps the ascending column order within ties)."""
+    filled = torch.nan_to_num(run_scores, nan=-torch.inf)
+    order = torch.sort(filled, dim=1, descending=True, stable=True).indices.numpy()
+    kept = ~np.isnan(np.take_along_axis(run_scores.numpy(), order, axis=1))
+    return [row[mask] for row, mask in zip(order, kept, strict=True)]
+
+
+def _evaluate_block(
+    scores: torch.Tensor,
+    triples: np.ndarray,
+    side: str,
+    answers: np.ndarray,
+    known: KnownAnswers,
+    relevant: KnownAnswers,
+    representative: np.ndarray,
+    depth: int,
+) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """Ranks, positions and run lists of one block of items of one evaluation and side.
+
+    ``scores`` (n, entities) are the items' own score rows (modified in place).
+    """
+    num_items, num_entities = scores.shape
+    rows = torch.arange(num_items)
+    answer_ids = torch.as_tensor(answers)
+    true_scores = scores[rows, answer_ids].clone()
+    relevant_rows, relevant_columns = (torch.as_tensor(a) for a in relevant.answers(side, triples))
+    relevant_scores = scores[relevant_rows, relevant_columns].clone()
+    known_rows, known_columns = known.answers(side, triples)
+    run = scores
+    run[torch.as_tensor(known_rows), torch.as_tensor(known_columns)] = float("nan")
+    run[relevant_rows, relevant_columns] = relevant_scores  # relevant answers stay in the list
+    true_column = true_scores.unsqueeze(1)
+    above = (run > true_column).sum(dim=1)
+    tied_before = ((run == true_column) & (torch.arange(num_entities) < answer_ids.unsqueeze(1))).sum(dim=1)
+    orders = _run_order(run[torch.as_tensor(representative)]) if representative.any() else []
+    orders = [order[:depth] for order in orders]
+    run[relevant_rows, relevant_columns] = float("nan")  # now the non-relevant candidates only
+    return {
+        "optimistic": ((run > true_column).sum(dim=1) + 1).numpy(),
+        "pessimistic": ((run >= true_column).sum(dim=1) + 1).numpy(),
+        "num_other": (~torch.isnan(run)).sum(dim=1).numpy(),
+        "position": (above + tied_before + 1).numpy(),
+    }, orders
+
+
+@torch.inference_mode()
+def score_pass(
+    score_batch: ScoreBatch,
+    known: KnownAnswers,
+    evaluations: pd.DataFrame,
+    *,
+    run_depth: int = 1000,
+    export: Sequence[str] = (),
+    batch_size: int = 256,
+    progress: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Score every distinct (side, triple) of ``evaluations`` once with ``score_batch``
+    ((n, 3) triples, side) -> (n, entities) scores, and rank each evaluation's items.
+
+    Returns the micro detail (MICRO_COLUMNS) and the run lists (evaluation +
+    trec.RUN_COLUMNS): ``run_depth`` deep for the ``export`` evaluations, MEASURE_DEPTH
+    deep for the others (enough for AP@20 and nDCG@20).
+    """
+    items = plan_items(evaluations)
+    rows = items[["side", "head", "relation", "tail"]].drop_duplicates().reset_index(drop=True)
+    rows["row"] = np.arange(len(rows))
+    items = items.merge(rows, on=["side", "head", "relation", "tail"], how="left")
+    # the run list of a query comes from its first item (smallest answer id)
+    items["representative"] = ~items.duplicated(["evaluation", "query"])
+    relevant = {
+        name: KnownAnswers(
+            [frame[["head", "relation", "tail"]].to_numpy()], known.num_entities, known.num_relations
+        )
+        for name, frame in evaluations.groupby("evaluation", sort=False)
+    }
+    by_evaluation = {
+        name: frame.sort_values("row") for name, frame in items.groupby("evaluation", sort=False)
+    }
+    measured: list[pd.DataFrame] = []
+    run_parts: list[pd.DataFrame] = []
+    bar = tqdm(total=len(rows), desc="ir evaluation", unit="triple", disable=not progress)
+    for side in SIDES:
+        side_rows = rows[rows["side"] == side]
+        for start in range(0, len(side_rows), batch_size):
+            batch = side_rows.iloc[start : start + batch_size]
+            triples = batch[["head", "relation", "tail"]].to_numpy(dtype=np.int64)
+            scores = score_batch(triples, side).detach().float().cpu()
+            first_row, last_row = int(batch["row"].iloc[0]), int(batch["row"].iloc[-1])
+            for name, frame in by_evaluation.items():
+                positions = frame["row"].to_numpy()
+                low, high = np.searchsorted(positions, [first_row, last_row + 1])
+                if low == high:
+                    continue
+                block = frame.iloc[low:high]
+                block_triples = block[["head", "relation", "tail"]].to_numpy(dtype=np.int64)
+                representative = block["representative"].to_numpy()
+                depth = run_depth if name in export else trec.MEASURE_DEPTH
+                values, orders = _evaluate_block(
+                    scores[torch.as_tensor(block["row"].to_numpy() - first_row)],
+                    block_triples,
+                    side,
+                    block["answer"].to_numpy(),
+                    known,
+                    relevant[name],
+                    representative,
+                    depth,
+                )
+                measured.append(block.drop(columns=["representative", "row", "given"]).assign(**values))
+                chosen = block[representative]
+                if len(orders):
+                    lengths = [len(order) for order in orders]
+                    run_parts.append(
+                        pd.DataFrame(
+                            {
+                                "evaluation": name,
+                                "query": np.repeat(chosen["query"].to_numpy(), lengths),
+                                "side": side,
+                                "entity": np.concatenate(orders),
+                                "position": np.concatenate([np.arange(1, n + 1) for n in lengths]),
+                            }
+                        )
+                    )
+            bar.update(len(batch))
+    bar.close()
+    micro = pd.concat(measured, ignore_index=True)
+    micro = micro.sort_values(["evaluation", "query", "answer"], kind="stable").reset_index(drop=True)
+    runs = pd.concat(run_parts, ignore_index=True).sort_values(["evaluation", "query", "position"])
+    return micro[list(MICRO_COLUMNS)], runs.reset_index(drop=True)
+
+
+def _moment_columns(
+    keys: Sequence[str],
+    ranks: np.ndarray,
+    first_second: Callable[[metrics.Metric], tuple[np.ndarray, np.ndarray]],
+) -> dict[str, np.ndarray]:
+    columns = {}
+    for key in keys:
+        metric = metrics.lookup(key)
+        first, second = first_second(metric)
+        columns[key] = metric.transform.function(np.asarray(ranks, dtype=float))
+        columns[f"{key}_expectation"] = first
+        columns[f"{key}_variance"] = np.maximum(second - first * first, 0.0)
+    return columns
+
+
+def item_table(
+    micro: pd.DataFrame, runs: pd.DataFrame, labels: Sequence[str], hits: Sequence[int] = DEFAULT_HITS
+) -> pd.DataFrame:
+    """The item table (item_columns) from a pass's micro detail and run lists.
+
+    micro: one item per relevant answer, its realistic rank among num_other + 1 candidates;
+    macro: one item per query, the best realistic rank of its answers among
+    num_other + num_relevant, moments from best_rank_moments, AP@20 and nDCG@20 from
+    ir-measures on the run cut at depth 20; macro-pykeen: the micro items weighted
+    1 / num_relevant (variance NaN: the answers of a query are not independent).
+    """
+    keys = metric_keys(hits)
+    micro = micro.copy()
+    micro["realistic"] = (micro["optimistic"] + micro["pessimistic"]) / 2.0
+    micro["num_relevant"] = micro.groupby(["evaluation", "query"])["answer"].transform("size")
+    num_candidates = micro["num_other"].to_numpy() + 1
+    micro_values = _moment_columns(
+        keys, micro["realistic"].to_numpy(), lambda metric: metric.transform.task_moments(num_candidates)
+    )
+    base = {
+        "evaluation": micro["evaluation"].to_numpy(),
+        "item": micro.groupby("evaluation").cumcount().to_numpy(),
+        "query": micro["query"].to_numpy(),
+        "side": micro["side"].to_numpy(),
+        "relation": micro["relation"].to_numpy(),
+        "num_relevant": micro["num_relevant"].to_numpy(),
+        "num_candidates": num_candidates,
+        "position": micro["position"].to_numpy(),
+    }
+    micro_rows = pd.DataFrame({**base, "averaging": "micro", "weight": 1.0, **micro_values})
+    pykeen_rows = micro_rows.assign(averaging="macro-pykeen", weight=1.0 / micro_rows["num_relevant"])
+    for key in keys:
+        pykeen_rows[f"{key}_variance"] = np.nan
+
+    macro = (
+        micro.groupby(["evaluation", "query"], sort=True)
+        .agg(
+            side=("side", "first"),
+            relation=("relation", "first"),
+            num_relevant=("num_relevant", "first"),
+            num_other=("num_other", "first"),
+            realistic=("realistic", "min"),
+            position=("position", "min"),
+        )
+        .reset_index()
+    )
+    num_other = macro["num_other"].to_numpy()
+    num_relevant = macro["num_relevant"].to_numpy()
+    macro_values = _moment_columns(
+        keys,
+        macro["realistic"].to_numpy(),
+        lambda metric: best_rank_moments(metric.transform.function, num_other, num_relevant),
+    )
+    measures = _macro_measures(micro, runs, labels)
+    macro = macro.merge(measures, on=["evaluation", "query"], how="left")
+    macro_rows = pd.DataFrame(
+        {
+            "evaluation": macro["evaluation"].to_numpy(),
+            "averaging": "macro",
+            "item": macro.groupby("evaluation").cumcount().to_numpy(),
+            "query": macro["query"].to_numpy(),
+            "side": macro["side"].to_numpy(),
+            "relation": macro["relation"].to_numpy(),
+            "num_relevant": num_relevant,
+            "num_candidates": num_other + num_relevant,
+            "position": macro["position"].to_numpy(),
+            "weight": 1.0,
+            **macro_values,
+            "ap_at_20": macro["ap_at_20"].to_numpy(),
+            "ndcg_at_20": macro["ndcg_at_20"].to_numpy(),
+        }
+    )
+    table = pd.concat([micro_rows, macro_rows, pykeen_rows], ignore_index=True)
+    return table.reindex(columns=item_columns(hits))
+
+
+def qrels_of(micro: pd.DataFrame) -> pd.DataFrame:
+    """The relevant answers of every query (evaluation + trec.QRELS_COLUMNS)."""
+    return micro[["evaluation", "query", "side", "answer"]].rename(columns={"answer": "entity"})
+
+
+def _macro_measures(micro: pd.DataFrame, runs: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """evaluation, query, ap_at_20, ndcg_at_20 of every query, on the run cut at depth 20."""
+    frames = []
+    qrels = qrels_of(micro)
+    for name, run in runs.groupby("evaluation", sort=False):
+        measured = trec.per_query_measures(
+            trec.run_frame(run, labels, trec.MEASURE_DEPTH),
+            trec.qrels_frame(qrels[qrels["evaluation"] == name], labels),
+        )
+        query = measured["qid"].str.split("-", n=1).str[1].astype(np.int64)
+        frames.append(measured.drop(columns="qid").assign(evaluation=name, query=query))
+    return pd.concat(frames, ignore_index=True)
+
+
+def evaluate_scores(
+    score_batch: ScoreBatch,
+    known: KnownAnswers,
+    evaluations: pd.DataFrame,
+    labels: Sequence[str],
+    *,
+    hits: Sequence[int] = DEFAULT_HITS,
+    run_depth: int = 1000,
+    export: Sequence[str] = (),
+    batch_size: int = 256,
+    progress: bool = True,
+) -> EvaluationPass:
+    """The whole pass from a score function: items, micro detail, run lists and qrels
+    (run lists and qrels of the ``export`` evaluations only, run lists ``run_depth`` deep)."""
+    micro, runs = score_pass(
+        score_batch,
+        known,
+        evaluations,
+        run_depth=run_depth,
+        export=export,
+        batch_size=batch_size,
+        progress=progress,
+    )
+    items = item_table(micro, runs, labels, hits)
+    exported_runs = runs[runs["evaluation"].isin(list(export))].reset_index(drop=True)
+    qrels = qrels_of(micro)
+    return EvaluationPass(
+        items=items,
+        micro=micro,
+        runs=exported_runs,
+        qrels=qrels[qrels["evaluation"].isin(list(export))].reset_index(drop=True),
+    )
+
+
+def entity_labels(factories: Any) -> list[str]:
+    """Entity labels in id order (the docnos of the TREC files)."""
+    entity_to_id = factories.training.entity_to_id
+    return sorted(entity_to_id, key=entity_to_id.get)
+
+
+def evaluate_model(
+    model: Any,
+    factories: Any,
+    evaluations: pd.DataFrame,
+    *,
+    filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS,
+    hits: Sequence[int] = DEFAULT_HITS,
+    run_depth: int = 1000,
+    export: Sequence[str] = (),
+    batch_size: int = 256,
+    progress: bool = True,
+) -> EvaluationPass:
+    """One pass of a trained model (``kgrank.training.load_model``) over ``evaluations``
+    (kgc_sparsity's EVALUATION_COLUMNS), filtered by ``filter_splits`` of ``factories``."""
+    from kgrank.scoring import Scorer
+
+    model.eval()
+    scorer = Scorer(model)
+    device = next(model.parameters()).device
+
+    def score_batch(triples: np.ndarray, side: str) -> torch.Tensor:
+        return scorer(torch.as_tensor(triples, device=device), side)
+
+    return evaluate_scores(
+        score_batch,
+        known_answers(factories, filter_splits),
+        evaluations,
+        entity_labels(factories),
+        hits=hits,
+        run_depth=run_depth,
+        export=export,
+        batch_size=batch_size,
+        progress=progress,
+    )
+
+
+def micro_rank_table(micro: pd.DataFrame, evaluation: str, seed: int = 0) -> pd.DataFrame:
+    """The micro items of one evaluation as a kgrank rank table (RANK_TABLE_COLUMNS), so
+    that kgrank.metrics.evaluate_rank_table computes every registry metric on it.
+    ``triple_id`` numbers the evaluation's distinct triples; the random rank is drawn as
+    compute_ranks draws it (seeded, in table order: all head rows, then all tail rows)."""
+    selected = micro[micro["evaluation"] == evaluation]
+    if selected.empty:
+        from kgrank.errors import KgrankInputError
+
+        raise KgrankInputError(f"evaluation {evaluation!r}: no items in this pass; choose one it scored")
+    triples = (
+        selected[["head", "relation", "tail"]].drop_duplicates().sort_values(["head", "relation", "tail"])
+    )
+    triples["triple_id"] = np.arange(len(triples))
+    table = selected.merge(triples, on=["head", "relation", "tail"])
+    table["side"] = pd.Categorical(table["side"], categories=list(SIDES))
+    table = table.sort_values(["side", "triple_id"]).reset_index(drop=True)
+    table["side"] = table["side"].astype(str)
+    optimistic = table["optimistic"].to_numpy(dtype=np.int64)
+    pessimistic = table["pessimistic"].to_numpy(dtype=np.int64)
+    table["realistic"] = (optimistic + pessimistic) / 2.0
+    table["random"] = random_tie_ranks(optimistic, pessimistic, seed)
+    table["num_candidates"] = table["num_other"].to_numpy() + 1
+    return table[list(RANK_TABLE_COLUMNS)]

@@ -1,0 +1,141 @@
+"""TREC run and qrels files of kgrank's run lists, and trec_eval's measures on them.
+
+A query's qid is ``{side}-{query}`` (the query's dense id within its evaluation), a
+document is an entity, named by its label. trec_eval orders a run by score and breaks
+ties by document id, not by our rule (score descending, entity id ascending), so the
+score written is derived from the position alone (``-position``: strictly decreasing
+down the list) and any IR tool reads the list in our order. AP@20 and nDCG@20 are
+trec_eval's ``map_cut_20`` and ``ndcg_cut_20``, computed by ir-measures with its
+pytrec_eval backend rather than written here.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+import ir_measures
+import numpy as np
+import pandas as pd
+
+from kgrank.errors import KgrankInputError
+from kgrank.io import atomic_path
+
+# run list rows: the query, its side, an entity and its 1-based position in the list
+RUN_COLUMNS = ("query", "side", "entity", "position")
+# qrels rows: a relevant answer of a query
+QRELS_COLUMNS = ("query", "side", "entity")
+MEASURE_COLUMNS = ("qid", "ap_at_20", "ndcg_at_20")
+MEASURES = {"ap_at_20": ir_measures.AP @ 20, "ndcg_at_20": ir_measures.nDCG @ 20}
+# the cutoff of the measures: a run truncated here gives the same values
+MEASURE_DEPTH = 20
+RUN_TAG = "kgrank"
+
+
+def query_ids(side: Sequence[str] | np.ndarray, query: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The stable TREC qid of each (side, query): ``{side}-{query}``."""
+    return np.char.add(np.char.add(np.asarray(side, dtype=str), "-"), np.asarray(query).astype(str))
+
+
+def document_ids(entities: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """The docno of each entity id: its label (no whitespace, which would split a TREC line)."""
+    labels = np.asarray(labels, dtype=str)
+    names = labels[np.asarray(entities, dtype=np.int64)]
+    spaced = np.char.count(names, " ") + np.char.count(names, "\t") > 0
+    if spaced.any():
+        raise KgrankInputError(
+            f"entity label {names[spaced][0]!r} holds whitespace, which TREC files cannot carry; "
+            "rename the entity in the dataset"
+        )
+    return names
+
+
+def run_frame(run: pd.DataFrame, labels: Sequence[str], depth: int | None = None) -> pd.DataFrame:
+    """ir-measures' run layout (query_id, doc_id, score) of run lists (RUN_COLUMNS), cut at ``depth``."""
+    if depth is not None:
+        run = run[run["position"] <= depth]
+    return pd.DataFrame(
+        {
+            "query_id": query_ids(run["side"], run["query"]),
+            "doc_id": document_ids(run["entity"].to_numpy(), labels),
+            "score": -run["position"].to_numpy(dtype=float),
+        }
+    )
+
+
+def qrels_frame(qrels: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """ir-measures' qrels layout (query_id, doc_id, relevance) of relevant answers (QRELS_COLUMNS)."""
+    return pd.DataFrame(
+        {
+            "query_id": query_ids(qrels["side"], qrels["query"]),
+            "doc_id": document_ids(qrels["entity"].to_numpy(), labels),
+            "relevance": np.ones(len(qrels), dtype=np.int64),
+        }
+    )
+
+
+def _open_text(path: Path, handle: IO[bytes]) -> IO[str]:
+    import io
+
+    if path.name.endswith(".gz"):
+        # mtime 0: the same lists give the same bytes
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=handle, mode="wb", mtime=0), encoding="utf-8")
+    return io.TextIOWrapper(handle, encoding="utf-8")
+
+
+def write_run(path: str | Path, run: pd.DataFrame, labels: Sequence[str], tag: str = RUN_TAG) -> None:
+    """A TREC run file ``qid Q0 docno rank score tag`` of run lists (RUN_COLUMNS); gzip for ``.gz``."""
+    frame = run_frame(run, labels)
+    path = Path(path)
+    lines = (
+        frame["query_id"]
+        + " Q0 "
+        + frame["doc_id"]
+        + " "
+        + run["position"].astype(str).to_numpy()
+        + " "
+        + (-run["position"]).astype(str).to_numpy()
+        + f" {tag}\n"
+    )
+    with atomic_path(path) as temporary, temporary.open("wb") as handle, _open_text(path, handle) as text:
+        text.write("".join(lines))
+
+
+def write_qrels(path: str | Path, qrels: pd.DataFrame, labels: Sequence[str]) -> None:
+    """A TREC qrels file ``qid 0 docno 1`` of relevant answers (QRELS_COLUMNS); gzip for ``.gz``."""
+    frame = qrels_frame(qrels, labels)
+    path = Path(path)
+    lines = frame["query_id"] + " 0 " + frame["doc_id"] + " 1\n"
+    with atomic_path(path) as temporary, temporary.open("wb") as handle, _open_text(path, handle) as text:
+        text.write("".join(lines))
+
+
+def per_query_measures(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """AP@20 and nDCG@20 of every query of ``qrels`` (ir-measures layouts), by pytrec_eval.
+
+    Columns MEASURE_COLUMNS; a query absent from the run scores 0 as in trec_eval with -c.
+    """
+    values: dict[str, dict[str, float]] = {column: {} for column in MEASURES}
+    names = {str(measure): column for column, measure in MEASURES.items()}
+    for metric in ir_measures.pytrec_eval.iter_calc(list(MEASURES.values()), qrels, run):
+        values[names[str(metric.measure)]][metric.query_id] = metric.value
+    qids = pd.unique(qrels["query_id"])
+    return pd.DataFrame(
+        {
+            "qid": qids,
+            **{column: [values[column].get(qid, 0.0) for qid in qids] for column in MEASURES},
+        }
+    )
+
+
+def read_trec_files(run_path: str | Path, qrels_path: str | Path) -> pd.DataFrame:
+    """AP@20 and nDCG@20 per query (MEASURE_COLUMNS) of a run and a qrels file on disk,
+    read back with ir-measures' own readers (gzip by the ``.gz`` suffix)."""
+    for path in (run_path, qrels_path):
+        if not Path(path).is_file():
+            raise KgrankInputError(f"{path}: file not found; rerun the ir evaluation step")
+    run = pd.DataFrame(ir_measures.read_trec_run(str(run_path)))
+    qrels = pd.DataFrame(ir_measures.read_trec_qrels(str(qrels_path)))
+    return per_query_measures(run, qrels)
