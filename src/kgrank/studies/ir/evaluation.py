@@ -130,7 +130,7 @@ def _evaluate_block(
     """
     num_items, num_entities = scores.shape
     rows = torch.arange(num_items)
-    answer_ids = torch.as_tensor(answers)
+    answer_ids = torch.as_tensor(np.array(answers, dtype=np.int64))
     true_scores = scores[rows, answer_ids].clone()
     relevant_rows, relevant_columns = (torch.as_tensor(a) for a in relevant.answers(side, triples))
     relevant_scores = scores[relevant_rows, relevant_columns].clone()
@@ -192,7 +192,7 @@ def score_pass(
         side_rows = rows[rows["side"] == side]
         for start in range(0, len(side_rows), batch_size):
             batch = side_rows.iloc[start : start + batch_size]
-            triples = batch[["head", "relation", "tail"]].to_numpy(dtype=np.int64)
+            triples = batch[["head", "relation", "tail"]].to_numpy(dtype=np.int64, copy=True)
             scores = score_batch(triples, side).detach().float().cpu()
             first_row, last_row = int(batch["row"].iloc[0]), int(batch["row"].iloc[-1])
             for name, frame in by_evaluation.items():
@@ -201,7 +201,7 @@ def score_pass(
                 if low == high:
                     continue
                 block = frame.iloc[low:high]
-                block_triples = block[["head", "relation", "tail"]].to_numpy(dtype=np.int64)
+                block_triples = block[["head", "relation", "tail"]].to_numpy(dtype=np.int64, copy=True)
                 representative = block["representative"].to_numpy()
                 depth = run_depth if name in export else trec.MEASURE_DEPTH
                 values, orders = _evaluate_block(
