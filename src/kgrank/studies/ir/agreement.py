@@ -1,0 +1,322 @@
+"""Label sparsity: how the systems' ranking changes from FB-Test-S (`sample`, one known
+answer per query) to FB-Test-S-C (`pooled`, the pooled and judged answers added).
+
+Per metric and averaging, and for the raw value, the adjusted index and the z-score, the
+ranking on one evaluation is compared with the ranking on another by Kendall's tau-b
+(scipy.stats.kendalltau, with its p-value): `sample` vs `pooled`; every pooling depth
+`pooled-d{d}` vs `pooled` and vs `sample`; `sample` vs `pooled` restricted to one relation
+category (1-1, 1-N, N-1, N-N) and side; and `sample` vs `pooled` with the pooled rows
+re-weighted per relation so that every relation carries the share it has in `sample`
+(micro: its share of answers; macro: its share of queries), which separates the effect of
+the added labels from that of the changed relation mix.
+
+Within one evaluation (and one restriction and weighting) every system ranks the same
+items against the same candidates, so the expectation and the variance of the aggregate
+under the random model are the same for every system. The adjusted index
+(v - E) / (optimum - E) and the z-score ±(v - E) / sqrt(Var) are then one strictly
+monotone map of the raw value v applied to every system alike, with the same direction
+on both sides of a comparison (the map's slope has the metric's direction), so each
+ranking, and hence Kendall's tau between two of them, is the same for all three variants.
+The variants differ in the *values* compared across evaluations (the values table), not
+in the rankings; the tau rows of all three are reported so that this is visible.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from kgrank.errors import KgrankInputError
+from kgrank.studies.ir.aggregate import (
+    AVERAGINGS,
+    VALUE_COLUMNS,
+    VARIANT_COLUMNS,
+    aggregate_rows,
+    check_aligned,
+    defined_metrics,
+    higher_is_better,
+)
+
+SAMPLE = "sample"
+POOLED = "pooled"
+DEPTHS = tuple(range(11))
+CATEGORIES = ("1-1", "1-N", "N-1", "N-N")
+ALL = "all"
+BOTH = "both"
+SIDES = ("head", "tail")
+AS_IS = "as is"
+SAMPLE_MIX = "relation mix of sample"
+
+AGREEMENT_COLUMNS = (
+    "comparison",
+    "evaluation_a",
+    "evaluation_b",
+    "depth",
+    "category",
+    "side",
+    "weighting",
+    "averaging",
+    "metric",
+    "variant",
+    "tau",
+    "p_value",
+    "num_systems",
+)
+SPARSITY_VALUE_COLUMNS = (
+    "model",
+    "evaluation",
+    "depth",
+    "category",
+    "side",
+    "weighting",
+    "averaging",
+    "metric",
+    *VALUE_COLUMNS,
+    "rank",
+)
+
+
+def depth_evaluation(depth: int) -> str:
+    """The evaluation of FB-Test-S plus the pooled answers of depth <= ``depth``."""
+    return f"pooled-d{depth}"
+
+
+def kendall_tau(first: np.ndarray, second: np.ndarray) -> tuple[float, float]:
+    """Kendall's tau-b between two value vectors over the same systems, with its p-value;
+    NaN for fewer than two systems, missing values or a constant vector."""
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if len(first) < 2 or not (np.isfinite(first).all() and np.isfinite(second).all()):
+        return float("nan"), float("nan")
+    if np.ptp(first) == 0 or np.ptp(second) == 0:
+        return float("nan"), float("nan")  # every system tied: no ranking to compare
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.kendalltau(first, second)
+    return float(result.statistic), float(result.pvalue)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Rows of one evaluation (optionally one relation category and side) and their weighting."""
+
+    evaluation: str
+    depth: float = float("nan")
+    category: str = ALL
+    side: str = BOTH
+    weighting: str = AS_IS
+
+    @property
+    def key(self) -> tuple:
+        # the depth is a function of the evaluation, so it does not identify a selection
+        return (self.evaluation, self.category, self.side, self.weighting)
+
+
+def relation_mix_weights(target: pd.DataFrame, source: pd.DataFrame) -> np.ndarray:
+    """Weights for the rows of ``target`` (one averaging) under which every relation carries
+    the share of the total weight that it has in ``source``; relations absent from
+    ``source`` get weight 0. The share is of the weight column: answers for micro rows
+    (weight 1 per answer), queries for macro rows (1 per query) and for macro-pykeen rows
+    (1/num_relevant per answer, summing to 1 per query). Within a relation the rows keep
+    their relative weights."""
+    source_weight = source.groupby("relation")["weight"].sum()
+    share = source_weight / source_weight.sum()
+    target_weight = target.groupby("relation")["weight"].sum()
+    factor = (share.reindex(target_weight.index).fillna(0.0) / target_weight).to_dict()
+    relation_factor = target["relation"].map(factor).to_numpy(dtype=float)
+    return target["weight"].to_numpy(dtype=float) * relation_factor
+
+
+def _category_of(reference: pd.DataFrame, relations: pd.DataFrame) -> np.ndarray:
+    """Each row's relation category from the table ``relation, category``."""
+    for column in ("relation", "category"):
+        if column not in relations.columns:
+            raise KgrankInputError(f"relations table: no column {column}; give columns relation, category")
+    duplicated = relations["relation"].duplicated()
+    if duplicated.any():
+        relation = relations.loc[duplicated, "relation"].iloc[0]
+        raise KgrankInputError(f"relations table: relation {relation} listed twice; give one category each")
+    category = reference["relation"].map(relations.set_index("relation")["category"])
+    if category.isna().any():
+        relation = reference.loc[category.isna(), "relation"].iloc[0]
+        raise KgrankInputError(
+            f"relations table: no category for relation {relation}; add it (one of {', '.join(CATEGORIES)})"
+        )
+    return category.to_numpy()
+
+
+def _selections(evaluations: list[str], depths: Iterable[int], categories: list[str]) -> list[Selection]:
+    selections = [Selection(SAMPLE), Selection(POOLED)]
+    selections += [
+        Selection(depth_evaluation(depth), depth=depth)
+        for depth in depths
+        if depth_evaluation(depth) in evaluations
+    ]
+    for evaluation in (SAMPLE, POOLED):
+        for category in (ALL, *categories):
+            for side in (BOTH, *SIDES):
+                if (category, side) != (ALL, BOTH):
+                    selections.append(Selection(evaluation, category=category, side=side))
+    selections.append(Selection(POOLED, weighting=SAMPLE_MIX))
+    return selections
+
+
+def sparsity_values(
+    items_by_system: Mapping[str, pd.DataFrame],
+    relations: pd.DataFrame,
+    *,
+    depths: Iterable[int] = DEPTHS,
+) -> pd.DataFrame:
+    """Every system's aggregated values on every selection that the label-sparsity
+    comparisons need (columns SPARSITY_VALUE_COLUMNS; ``rank`` 1 = the best system of the
+    selection, averaging and metric, ties sharing the mean rank)."""
+    systems = check_aligned(items_by_system)
+    reference = items_by_system[systems[0]]
+    evaluations = list(dict.fromkeys(reference["evaluation"]))
+    for needed in (SAMPLE, POOLED):
+        if needed not in evaluations:
+            raise KgrankInputError(
+                f"item tables: no evaluation {needed!r} (they hold {', '.join(evaluations)}); "
+                "evaluate the systems on FB-Test-S and FB-Test-S-C"
+            )
+    category = _category_of(reference, relations)
+    present = set(category[reference["evaluation"].isin([SAMPLE, POOLED]).to_numpy()])
+    categories = [name for name in (*CATEGORIES, *sorted(set(relations["category"]) - set(CATEGORIES)))]
+    categories = [name for name in categories if name in present]
+    rows = []
+    for selection in _selections(evaluations, depths, categories):
+        for averaging in AVERAGINGS:
+            mask = (reference["evaluation"] == selection.evaluation) & (reference["averaging"] == averaging)
+            if selection.category != ALL:
+                mask &= category == selection.category
+            if selection.side != BOTH:
+                mask &= reference["side"] == selection.side
+            mask = mask.to_numpy()
+            if not mask.any():
+                continue
+            weights = None
+            if selection.weighting == SAMPLE_MIX:
+                source = reference[
+                    (reference["evaluation"] == SAMPLE) & (reference["averaging"] == averaging)
+                ]
+                weights = relation_mix_weights(reference[mask], source)
+            for system in systems:
+                subset = items_by_system[system][mask]
+                for metric in defined_metrics(subset):
+                    rows.append(
+                        {
+                            "model": system,
+                            "evaluation": selection.evaluation,
+                            "depth": selection.depth,
+                            "category": selection.category,
+                            "side": selection.side,
+                            "weighting": selection.weighting,
+                            "averaging": averaging,
+                            "metric": metric,
+                            **aggregate_rows(subset, metric, weights),
+                        }
+                    )
+    values = pd.DataFrame(rows, columns=list(SPARSITY_VALUE_COLUMNS[:-1]))
+    # rank 1 = best: negate the value of metrics where higher is better
+    direction = values["metric"].map(lambda metric: -1.0 if higher_is_better(metric) else 1.0)
+    group = ["evaluation", "category", "side", "weighting", "averaging", "metric"]
+    values["rank"] = (values["value"] * direction).groupby([values[c] for c in group]).rank(method="average")
+    return values
+
+
+def _comparisons(values: pd.DataFrame) -> list[tuple[str, Selection, Selection]]:
+    """(name, first, second) for every comparison whose selections have values."""
+    keys = set(
+        map(tuple, values[["evaluation", "category", "side", "weighting"]].drop_duplicates().to_numpy())
+    )
+    depths = values.loc[values["depth"].notna(), ["evaluation", "depth"]].drop_duplicates()
+    sample, pooled = Selection(SAMPLE), Selection(POOLED)
+    comparisons = [("sample vs pooled", sample, pooled)]
+    for evaluation, depth in sorted(depths.itertuples(index=False), key=lambda pair: pair[1]):
+        at_depth = Selection(evaluation, depth=depth)
+        comparisons += [("depth vs pooled", at_depth, pooled), ("depth vs sample", at_depth, sample)]
+    for _, category, side, weighting in sorted(key for key in keys if key[0] == SAMPLE):
+        if (category, side) != (ALL, BOTH) and weighting == AS_IS:
+            comparisons.append(
+                (
+                    "sample vs pooled by category and side",
+                    Selection(SAMPLE, category=category, side=side),
+                    Selection(POOLED, category=category, side=side),
+                )
+            )
+    comparisons.append(
+        ("sample vs pooled, relation mix of sample", sample, Selection(POOLED, weighting=SAMPLE_MIX))
+    )
+    return [
+        (name, first, second)
+        for name, first, second in comparisons
+        if first.key in keys and second.key in keys
+    ]
+
+
+def _by_system(values: pd.DataFrame, selection: Selection, column: str, systems: list[str]) -> pd.DataFrame:
+    """One value column of a selection as a table (averaging, metric) x system."""
+    evaluation, category, side, weighting = selection.key
+    cell = values[
+        (values["evaluation"] == evaluation)
+        & (values["category"] == category)
+        & (values["side"] == side)
+        & (values["weighting"] == weighting)
+    ]
+    table = cell.pivot_table(
+        index=["averaging", "metric"], columns="model", values=column, sort=False, dropna=False
+    )
+    return table.reindex(columns=systems)
+
+
+def agreement_table(values: pd.DataFrame) -> pd.DataFrame:
+    """Kendall's tau-b (and p-value) of every comparison, averaging, metric and variant
+    (raw, adjusted index, z-score) from the values of :func:`sparsity_values`, as a tidy
+    table with the columns AGREEMENT_COLUMNS. Variants without values (AP@20 and nDCG@20
+    have no adjusted index) are left out."""
+    systems = list(dict.fromkeys(values["model"]))
+    rows = []
+    for name, first, second in _comparisons(values):
+        for variant, column in VARIANT_COLUMNS.items():
+            table_a, table_b = (
+                _by_system(values, selection, column, systems) for selection in (first, second)
+            )
+            for averaging, metric in table_a.index.intersection(table_b.index, sort=False):
+                vector_a, vector_b = table_a.loc[(averaging, metric)], table_b.loc[(averaging, metric)]
+                if vector_a.isna().all() or vector_b.isna().all():
+                    continue
+                tau, p_value = kendall_tau(vector_a.to_numpy(), vector_b.to_numpy())
+                rows.append(
+                    {
+                        "comparison": name,
+                        "evaluation_a": first.evaluation,
+                        "evaluation_b": second.evaluation,
+                        "depth": first.depth,
+                        "category": first.category,
+                        "side": first.side,
+                        "weighting": second.weighting,
+                        "averaging": averaging,
+                        "metric": metric,
+                        "variant": variant,
+                        "tau": tau,
+                        "p_value": p_value,
+                        "num_systems": int(vector_a.notna().sum()),
+                    }
+                )
+    return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
+
+
+def label_sparsity(
+    items_by_system: Mapping[str, pd.DataFrame],
+    relations: pd.DataFrame,
+    *,
+    depths: Iterable[int] = DEPTHS,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The label-sparsity comparisons: (tau table, per-system values table); see
+    :func:`agreement_table` and :func:`sparsity_values` for their columns."""
+    values = sparsity_values(items_by_system, relations, depths=depths)
+    return agreement_table(values), values
