@@ -141,7 +141,9 @@ def _evaluate_block(
     true_column = true_scores.unsqueeze(1)
     above = (run > true_column).sum(dim=1)
     tied_before = ((run == true_column) & (torch.arange(num_entities) < answer_ids.unsqueeze(1))).sum(dim=1)
-    orders = _run_order(run[torch.as_tensor(representative)]) if representative.any() else []
+    orders = (
+        _run_order(run[torch.as_tensor(np.array(representative, dtype=bool))]) if representative.any() else []
+    )
     orders = [order[:depth] for order in orders]
     run[relevant_rows, relevant_columns] = float("nan")  # now the non-relevant candidates only
     return {
@@ -171,7 +173,13 @@ def score_pass(
     deep for the others (enough for AP@20 and nDCG@20).
     """
     items = plan_items(evaluations)
-    rows = items[["side", "head", "relation", "tail"]].drop_duplicates().reset_index(drop=True)
+    # rows sorted by side first, so that each side's rows form one contiguous range of row ids
+    rows = (
+        items[["side", "head", "relation", "tail"]]
+        .drop_duplicates()
+        .sort_values(["side", "relation", "head", "tail"])
+        .reset_index(drop=True)
+    )
     rows["row"] = np.arange(len(rows))
     items = items.merge(rows, on=["side", "head", "relation", "tail"], how="left")
     # the run list of a query comes from its first item (smallest answer id)

@@ -1,0 +1,400 @@
+"""Study ir: the kgc-sparsity reader, the scoring pass, the item table and the TREC files."""
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import SHARED
+
+from kgrank.candidates import KnownAnswers, known_answers
+from kgrank.datasets import load_factories
+from kgrank.errors import KgrankInputError
+from kgrank.metrics import evaluate_rank_table
+from kgrank.ranks import compute_ranks
+from kgrank.studies.ir import trec
+from kgrank.studies.ir.evaluation import (
+    evaluate_model,
+    evaluate_scores,
+    item_columns,
+    micro_rank_table,
+    plan_items,
+)
+from kgrank.studies.ir.kgc_sparsity import (
+    check_sample,
+    raw_test_triples,
+    read_kgc_sparsity,
+    split_evaluation,
+)
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "kgc-sparsity-nations"
+KGC = SHARED / "data" / "kgc-sparsity"
+FB15K237_ARCHIVE = SHARED / "data" / "fb15k237" / "FB15k-237.tar.gz"
+real_data = pytest.mark.skipif(
+    not (KGC.is_dir() and FB15K237_ARCHIVE.is_file()),
+    reason="the kgc-sparsity data or the FB15k-237 archive is not under ../shared/data",
+)
+
+
+# --- a hand-made query set -------------------------------------------------------------
+# Six entities, one relation. Evaluation "hand": (0, 0, 1) and (0, 0, 2). Known in training:
+# (0, 0, 3) (a known tail of the query (0, 0, ?)) and (4, 0, 1) (a known head of (?, 0, 1)).
+TAIL_SCORES = {0: [0.5, 0.9, 0.3, 1.0, 0.7, 0.3]}  # by head: scores of every tail
+HEAD_SCORES = {1: [0.2, 0.2, 0.1, 0.2, 0.9, 0.0], 2: [0.1, 0.5, 0.0, 0.6, 0.05, 0.2]}  # by tail
+LABELS = [f"e{i}" for i in range(6)]
+
+
+def hand_scores(triples: np.ndarray, side: str) -> torch.Tensor:
+    if side == "tail":
+        return torch.tensor([TAIL_SCORES[int(head)] for head in triples[:, 0]])
+    return torch.tensor([HEAD_SCORES[int(tail)] for tail in triples[:, 2]])
+
+
+@pytest.fixture(scope="module")
+def hand_pass():
+    evaluations = pd.DataFrame({"evaluation": "hand", "head": [0, 0], "relation": [0, 0], "tail": [1, 2]})
+    known = KnownAnswers([np.array([[0, 0, 3], [4, 0, 1], [0, 0, 1], [0, 0, 2]])], 6, 1)
+    return evaluate_scores(
+        hand_scores, known, evaluations, LABELS, hits=(1, 3), run_depth=6, export=("hand",), progress=False
+    )
+
+
+def rows_of(items: pd.DataFrame, averaging: str) -> pd.DataFrame:
+    return items[items["averaging"] == averaging].set_index("query")
+
+
+def test_queries_are_numbered_by_side_relation_and_given():
+    evaluations = pd.DataFrame({"evaluation": "hand", "head": [0, 0], "relation": [0, 0], "tail": [1, 2]})
+    items = plan_items(evaluations)
+    # head queries (given tail 1, then 2) come before the tail query (given head 0)
+    assert items[["side", "given", "answer", "query"]].values.tolist() == [
+        ["head", 1, 0, 0],
+        ["head", 2, 0, 1],
+        ["tail", 0, 1, 2],
+        ["tail", 0, 2, 2],
+    ]
+
+
+def test_micro_ranks_and_positions_by_hand(hand_pass):
+    micro = hand_pass.micro.set_index(["query", "answer"])
+    # (?, 0, 1): answer 0 (0.2) against 1, 2, 3, 5 (4 is known): ties with 1 and 3 -> 1..3
+    # (?, 0, 2): answer 0 (0.1) against all five others: 1, 3, 5 above -> 4
+    # (0, 0, ?): answer 1 (0.9) against 0, 4, 5 -> 1; answer 2 (0.3) against 0, 4, 5: two
+    # above, a tie with 5 -> 3..4
+    expected = {
+        (0, 0): (1, 3, 4, 1),
+        (1, 0): (4, 4, 5, 4),
+        (2, 1): (1, 1, 3, 1),
+        (2, 2): (3, 4, 3, 4),  # run list 1, 4, 0, 2, 5: the tie 2 = 5 goes by id
+    }
+    for key, (optimistic, pessimistic, num_other, position) in expected.items():
+        row = micro.loc[key]
+        assert (row["optimistic"], row["pessimistic"], row["num_other"], row["position"]) == (
+            optimistic,
+            pessimistic,
+            num_other,
+            position,
+        )
+    items = rows_of(hand_pass.items, "micro")
+    assert items["arithmetic_mean_rank"].tolist() == [2.0, 4.0, 1.0, 3.5]
+    assert items["num_candidates"].tolist() == [5, 6, 4, 4]
+    assert items["hits_at_1"].tolist() == [0.0, 0.0, 1.0, 0.0]
+    # uniform on 1..4: E[1/K] = H_4 / 4, Var = H_4^(2) / 4 - E^2
+    harmonic, harmonic2 = 1 + 1 / 2 + 1 / 3 + 1 / 4, 1 + 1 / 4 + 1 / 9 + 1 / 16
+    tail_row = items.iloc[2]
+    assert tail_row["inverse_harmonic_mean_rank_expectation"] == pytest.approx(harmonic / 4)
+    assert tail_row["inverse_harmonic_mean_rank_variance"] == pytest.approx(
+        harmonic2 / 4 - (harmonic / 4) ** 2
+    )
+    assert tail_row["hits_at_3_expectation"] == pytest.approx(3 / 4)
+    assert np.isnan(items["ap_at_20"]).all()
+
+
+def test_macro_items_by_hand(hand_pass):
+    macro = rows_of(hand_pass.items, "macro")
+    assert macro["num_relevant"].tolist() == [1, 1, 2]
+    assert macro["num_candidates"].tolist() == [5, 6, 5]
+    assert macro["arithmetic_mean_rank"].tolist() == [2.0, 4.0, 1.0]  # best of 1 and 3.5
+    assert macro["position"].tolist() == [1, 4, 1]
+    assert macro["weight"].tolist() == [1.0, 1.0, 1.0]
+    # tail query: M = 3 others, R = 2 relevant: P(K = 1..4) = 2/5, 3/10, 1/5, 1/10
+    probabilities = np.array([0.4, 0.3, 0.2, 0.1])
+    reciprocal = 1.0 / np.arange(1, 5)
+    expectation = (probabilities * reciprocal).sum()
+    assert macro.loc[2, "inverse_harmonic_mean_rank_expectation"] == pytest.approx(expectation)
+    assert macro.loc[2, "inverse_harmonic_mean_rank_variance"] == pytest.approx(
+        (probabilities * reciprocal**2).sum() - expectation**2
+    )
+    assert macro.loc[2, "hits_at_1_expectation"] == pytest.approx(0.4)
+    assert macro.loc[2, "arithmetic_mean_rank_expectation"] == pytest.approx(0.4 + 0.6 + 0.6 + 0.4)
+    # AP@20: relevant at positions 1 and 4 -> (1/1 + 2/4) / 2; nDCG@20: (1 + 1/log2 5) / (1 + 1/log2 3)
+    assert macro.loc[2, "ap_at_20"] == pytest.approx(0.75)
+    assert macro.loc[2, "ndcg_at_20"] == pytest.approx((1 + 1 / math.log2(5)) / (1 + 1 / math.log2(3)))
+    assert macro.loc[0, "ap_at_20"] == pytest.approx(1.0)
+    assert macro.loc[1, "ap_at_20"] == pytest.approx(0.25)
+    assert macro.loc[1, "ndcg_at_20"] == pytest.approx(1 / math.log2(5))
+
+
+def test_macro_pykeen_items_are_micro_items_weighted_per_query(hand_pass):
+    pykeen = rows_of(hand_pass.items, "macro-pykeen")
+    micro = rows_of(hand_pass.items, "micro")
+    assert pykeen["weight"].tolist() == [1.0, 1.0, 0.5, 0.5]
+    assert pykeen["inverse_harmonic_mean_rank"].tolist() == micro["inverse_harmonic_mean_rank"].tolist()
+    assert pykeen["inverse_harmonic_mean_rank_variance"].isna().all()
+    # PyKEEN's macro MRR: mean over queries of the mean reciprocal rank of the answers
+    value = (pykeen["weight"] * pykeen["inverse_harmonic_mean_rank"]).sum() / pykeen["weight"].sum()
+    assert value == pytest.approx((1 / 2 + 1 / 4 + (1 + 1 / 3.5) / 2) / 3)
+    assert list(hand_pass.items.columns) == item_columns((1, 3))
+
+
+def test_run_lists_and_qrels_by_hand(hand_pass):
+    runs = hand_pass.runs
+    tail_run = runs[runs["query"] == 2]
+    assert tail_run["entity"].tolist() == [1, 4, 0, 2, 5]  # 3 is a known non-relevant answer
+    assert tail_run["position"].tolist() == [1, 2, 3, 4, 5]
+    assert runs[runs["query"] == 0]["entity"].tolist() == [0, 1, 3, 2, 5]  # ties by id
+    assert sorted(hand_pass.qrels[["query", "entity"]].values.tolist()) == [[0, 0], [1, 0], [2, 1], [2, 2]]
+
+
+def test_trec_files_read_back_equal_the_item_table(hand_pass, tmp_path):
+    run_path, qrels_path = tmp_path / "hand.run.gz", tmp_path / "hand.qrels"
+    trec.write_run(run_path, hand_pass.runs, LABELS)
+    trec.write_qrels(qrels_path, hand_pass.qrels, LABELS)
+    import gzip
+
+    with gzip.open(run_path, "rt") as handle:
+        first = handle.readline().split()
+    assert first == ["head-0", "Q0", "e0", "1", "-1", "kgrank"]
+    assert qrels_path.read_text().splitlines()[0] == "head-0 0 e0 1"
+    measured = trec.read_trec_files(run_path, qrels_path).set_index("qid")
+    macro = rows_of(hand_pass.items, "macro")
+    for query, row in macro.iterrows():
+        qid = f"{row['side']}-{query}"
+        assert measured.loc[qid, "ap_at_20"] == pytest.approx(row["ap_at_20"], abs=1e-12)
+        assert measured.loc[qid, "ndcg_at_20"] == pytest.approx(row["ndcg_at_20"], abs=1e-12)
+    with pytest.raises(KgrankInputError, match="not found"):
+        trec.read_trec_files(tmp_path / "missing.run", qrels_path)
+
+
+def test_micro_rank_table_feeds_the_metric_registry(hand_pass):
+    table = micro_rank_table(hand_pass.micro, "hand")
+    assert table["realistic"].tolist() == [2.0, 4.0, 1.0, 3.5]
+    assert table["num_candidates"].tolist() == [5, 6, 4, 4]
+    tidy = evaluate_rank_table(table)
+    mrr = tidy[(tidy["side"] == "both") & (tidy["rank_type"] == "realistic")].set_index("metric")
+    assert mrr.loc["inverse_harmonic_mean_rank", "value"] == pytest.approx((1 / 2 + 1 / 4 + 1 + 1 / 3.5) / 4)
+    with pytest.raises(KgrankInputError, match="no items"):
+        micro_rank_table(hand_pass.micro, "other")
+
+
+# --- the Nations fixture ------------------------------------------------------------------
+
+
+def test_fixture_reading(nations_dir):
+    with pytest.warns(UserWarning, match="1 labels"):
+        data = read_kgc_sparsity(FIXTURE, nations_dir)
+    counts = data.counts.set_index(["file", "quantity"])["value"]
+    assert counts["FB-Test-S/samples.txt", "rows_read"] == 50
+    assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 1
+    assert (
+        counts["FB-Test-O/trec_queries.txt", "queries_in_both"]
+        == counts["FB-Test-O/trec_queries.txt", "queries_of_evaluation"]
+    )
+    evaluations = data.evaluations
+    triples = {
+        name: set(map(tuple, frame[["head", "relation", "tail"]].values))
+        for name, frame in evaluations.groupby("evaluation")
+    }
+    assert triples["pooled-d0"] == triples["sample"]
+    assert triples["pooled-d10"] == triples["pooled"]
+    assert all(triples[f"pooled-d{d}"] <= triples[f"pooled-d{d + 1}"] for d in range(10))
+    assert len(triples["test"]) == 201
+    assert set(data.relations["category"]) <= {"1-1", "1-N", "N-1", "N-N", "unknown"}
+    assert split_evaluation(nations_dir).equals(
+        evaluations[evaluations["evaluation"] == "test"].reset_index(drop=True)
+    )
+
+
+def _broken_copy(tmp_path: Path, file: str, line_number: int, text: str) -> Path:
+    folder = tmp_path / "kgc"
+    shutil.copytree(FIXTURE, folder)
+    lines = (folder / file).read_text().splitlines(keepends=True)
+    lines[line_number - 1] = text
+    (folder / file).write_text("".join(lines))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "message"),
+    [
+        ("FB-Test-S-C/annotations.txt", "a\tb\n", r"FB-Test-S-C/annotations.txt:3: expected 4"),
+        ("FB-Test-S-C/annotations.txt", "brazil\taccusation\tusa\tX\n", r"annotations.txt:3: label 'X'"),
+        ("FB-Test-S/sample_idxs.txt", "0\n", r"sample_idxs.txt: line 3 differs"),
+        ("FB-Test-O/trec_queries.txt", "side0\tusa\taccusation\n", r"trec_queries.txt:3: query id"),
+    ],
+)
+def test_bad_inputs_name_file_and_line(nations_dir, tmp_path, file, text, message):
+    folder = _broken_copy(tmp_path, file, 3, text)
+    with pytest.raises(KgrankInputError, match=message):
+        read_kgc_sparsity(folder, nations_dir)
+
+
+def test_missing_file_and_wrong_sample_lines(nations_dir, tmp_path):
+    folder = _broken_copy(tmp_path, "FB-Test-S/samples.txt", 2, "usa\taccusation\tbrazil\n")
+    with pytest.raises(KgrankInputError, match=r"samples.txt:2: .* is not line"):
+        check_sample(folder, raw_test_triples(nations_dir / "test.tsv"))
+    (folder / "FB-Test-O/mid2name.txt").unlink()
+    with pytest.raises(KgrankInputError, match="samples.txt:2"):
+        read_kgc_sparsity(folder, nations_dir)
+    shutil.copy(FIXTURE / "FB-Test-S/samples.txt", folder / "FB-Test-S/samples.txt")
+    with pytest.raises(KgrankInputError, match="mid2name.txt: file not found"):
+        read_kgc_sparsity(folder, nations_dir)
+
+
+@pytest.fixture(scope="module")
+def trained_nations(nations_dir):
+    """TransE after two sLCWA epochs on Nations, so that scores are spread as after training."""
+    from pykeen.models import TransE
+    from pykeen.training import SLCWATrainingLoop
+
+    factories = load_factories(nations_dir)
+    model = TransE(triples_factory=factories.training, embedding_dim=16, random_seed=3)
+    SLCWATrainingLoop(model=model, triples_factory=factories.training, optimizer="adam").train(
+        triples_factory=factories.training, num_epochs=2, batch_size=512, use_tqdm=False
+    )
+    return model.eval(), factories
+
+
+def test_micro_ranks_equal_compute_ranks(trained_nations, nations_dir):
+    model, factories = trained_nations
+    result = evaluate_model(model, factories, split_evaluation(nations_dir), progress=False, batch_size=37)
+    ours = micro_rank_table(result.micro, "test")
+    reference = compute_ranks(
+        model, factories.testing.mapped_triples, known_answers(factories), progress=False
+    )
+    merged = ours.merge(reference, on=["side", "head", "relation", "tail"], suffixes=("", "_reference"))
+    assert len(merged) == len(ours) == len(reference)
+    for column in ("optimistic", "realistic", "pessimistic", "num_candidates"):
+        assert (merged[column] == merged[f"{column}_reference"]).all(), column
+    assert not result.items["inverse_harmonic_mean_rank"].isna().any()
+
+
+def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir, tmp_path):
+    model, factories = trained_nations
+    with pytest.warns(UserWarning):
+        data = read_kgc_sparsity(FIXTURE, nations_dir)
+    result = evaluate_model(
+        model, factories, data.evaluations, export=("pooled", "test"), run_depth=1000, progress=False
+    )
+    items = result.items
+    assert set(items["evaluation"]) == set(data.evaluations["evaluation"])
+    # the run list holds every relevant answer at its micro position
+    runs = result.runs.set_index(["evaluation", "query", "entity"])["position"]
+    micro = result.micro[result.micro["evaluation"].isin(["pooled", "test"])]
+    assert (
+        runs.loc[list(zip(micro["evaluation"], micro["query"], micro["answer"], strict=True))].to_numpy()
+        == micro["position"].to_numpy()
+    ).all()
+    # the depth-20 run of the item table gives the values of the full-depth exported run,
+    # and the files on disk give them too
+    labels = sorted(factories.training.entity_to_id, key=factories.training.entity_to_id.get)
+    for name in ("pooled", "test"):
+        run_path, qrels_path = tmp_path / f"{name}.run", tmp_path / f"{name}.qrels.gz"
+        trec.write_run(run_path, result.runs[result.runs["evaluation"] == name], labels)
+        trec.write_qrels(qrels_path, result.qrels[result.qrels["evaluation"] == name], labels)
+        measured = trec.read_trec_files(run_path, qrels_path)
+        macro = items[(items["evaluation"] == name) & (items["averaging"] == "macro")]
+        macro = macro.assign(qid=macro["side"] + "-" + macro["query"].astype(str)).merge(measured, on="qid")
+        assert len(macro) == len(measured) > 0
+        assert np.allclose(macro["ap_at_20_x"], macro["ap_at_20_y"], atol=1e-12)
+        assert np.allclose(macro["ndcg_at_20_x"], macro["ndcg_at_20_y"], atol=1e-12)
+
+
+def test_measures_of_the_depth_20_run_equal_those_of_the_full_run():
+    """60 entities and many answers per query, so that run lists run past depth 20."""
+    generator = np.random.default_rng(5)
+    num_entities, num_relations = 60, 2
+    tail_scores = torch.as_tensor(generator.random((num_entities, num_relations, num_entities)))
+    head_scores = torch.as_tensor(generator.random((num_entities, num_relations, num_entities)))
+
+    def scores(triples: np.ndarray, side: str) -> torch.Tensor:
+        if side == "tail":
+            return tail_scores[triples[:, 0], triples[:, 1]].clone()
+        return head_scores[triples[:, 2], triples[:, 1]].clone()
+
+    def random_triples(count: int) -> np.ndarray:
+        return np.column_stack(
+            [
+                generator.integers(0, 4, count),
+                generator.integers(0, 2, count),
+                generator.integers(0, 60, count),
+            ]
+        )
+
+    evaluation = np.unique(random_triples(80), axis=0)
+    known = KnownAnswers([random_triples(100), evaluation], num_entities, num_relations)
+    evaluations = pd.DataFrame(
+        {
+            "evaluation": "many",
+            "head": evaluation[:, 0],
+            "relation": evaluation[:, 1],
+            "tail": evaluation[:, 2],
+        }
+    )
+    labels = [f"e{i}" for i in range(num_entities)]
+    result = evaluate_scores(
+        scores, known, evaluations, labels, run_depth=1000, export=("many",), progress=False
+    )
+    assert result.runs["position"].max() > 40
+    assert (result.micro["position"] > trec.MEASURE_DEPTH).any()
+    full = trec.per_query_measures(
+        trec.run_frame(result.runs, labels), trec.qrels_frame(result.qrels, labels)
+    )
+    macro = result.items[result.items["averaging"] == "macro"]
+    macro = macro.assign(qid=macro["side"] + "-" + macro["query"].astype(str)).merge(full, on="qid")
+    assert len(macro) == len(full)
+    assert np.array_equal(macro["ap_at_20_x"], macro["ap_at_20_y"])
+    assert np.array_equal(macro["ndcg_at_20_x"], macro["ndcg_at_20_y"])
+    assert (macro["ap_at_20_x"] > 0).any() and (macro["ap_at_20_x"] < 1).any()
+
+
+# --- the real data ------------------------------------------------------------------------
+
+
+@real_data
+def test_fb_test_s_is_reproduced_from_the_raw_test_file():
+    raw = raw_test_triples(FB15K237_ARCHIVE)
+    assert check_sample(KGC, raw) == (20466, 1023)
+
+
+@pytest.fixture(scope="module")
+def fb15k237_dir(tmp_path_factory):
+    from kgrank.datasets import prepare_dataset
+
+    out_dir = tmp_path_factory.mktemp("data") / "fb15k237"
+    prepare_dataset("fb15k237", {"source": "archive", "archive": FB15K237_ARCHIVE}, out_dir)
+    return out_dir
+
+
+@real_data
+@pytest.mark.slow
+def test_real_depth_sets_span_sample_to_pooled(fb15k237_dir):
+    with pytest.warns(UserWarning, match="63 labels"):
+        data = read_kgc_sparsity(KGC, fb15k237_dir, FB15K237_ARCHIVE)
+    evaluations = data.evaluations
+    triples = {
+        name: set(map(tuple, frame[["head", "relation", "tail"]].values))
+        for name, frame in evaluations.groupby("evaluation")
+    }
+    assert triples["pooled-d0"] == triples["sample"]
+    assert triples["pooled-d10"] == triples["pooled"]
+    counts = data.counts.set_index(["file", "quantity"])["value"]
+    assert counts[str(FB15K237_ARCHIVE), "rows_read"] == 20466
+    assert counts["FB-Test-S/samples.txt", "rows_read"] == 1023
+    assert counts["FB-Test-S-C/test.txt", "rows_read"] == 2738
+    assert counts["FB-Test-S-C/annotations.txt", "rows_read"] == 22492
+    assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 63
+    assert (data.relations["category"] != "unknown").all()
