@@ -268,6 +268,7 @@ def trained_nations(nations_dir):
     return model.eval(), factories
 
 
+@pytest.mark.slow  # trains a model (about 7 s)
 def test_micro_ranks_equal_compute_ranks(trained_nations, nations_dir):
     model, factories = trained_nations
     result = evaluate_model(model, factories, split_evaluation(nations_dir), progress=False, batch_size=37)
@@ -282,6 +283,7 @@ def test_micro_ranks_equal_compute_ranks(trained_nations, nations_dir):
     assert not result.items["inverse_harmonic_mean_rank"].isna().any()
 
 
+@pytest.mark.slow  # trains a model (about 7 s)
 def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir, tmp_path):
     model, factories = trained_nations
     with pytest.warns(UserWarning):
