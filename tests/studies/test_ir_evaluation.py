@@ -179,6 +179,17 @@ def test_trec_files_read_back_equal_the_item_table(hand_pass, tmp_path):
         trec.read_trec_files(tmp_path / "missing.run", qrels_path)
 
 
+def test_nan_scores_are_refused():
+    evaluations = pd.DataFrame({"evaluation": "hand", "head": [0], "relation": [0], "tail": [1]})
+    known = KnownAnswers([np.array([[0, 0, 1]])], 6, 1)
+
+    def broken(triples: np.ndarray, side: str) -> torch.Tensor:
+        return torch.full((len(triples), 6), float("nan"))
+
+    with pytest.raises(KgrankInputError, match="scored NaN"):
+        evaluate_scores(broken, known, evaluations, LABELS, progress=False)
+
+
 def test_micro_rank_table_feeds_the_metric_registry(hand_pass):
     table = micro_rank_table(hand_pass.micro, "hand")
     assert table["realistic"].tolist() == [2.0, 4.0, 1.0, 3.5]

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 
 from kgrank import metrics
 from kgrank.candidates import DEFAULT_FILTER_SPLITS, KnownAnswers, known_answers
+from kgrank.errors import KgrankInputError
 from kgrank.metrics import DEFAULT_HITS
 from kgrank.moments import best_rank_moments
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
@@ -202,6 +203,12 @@ def score_pass(
             batch = side_rows.iloc[start : start + batch_size]
             triples = batch[["head", "relation", "tail"]].to_numpy(dtype=np.int64, copy=True)
             scores = score_batch(triples, side).detach().float().cpu()
+            if torch.isnan(scores).any():
+                row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
+                raise KgrankInputError(
+                    f"the model scored NaN for the {side} of triple {triples[row].tolist()}; "
+                    "it has diverged or its file is corrupt: retrain it"
+                )
             first_row, last_row = int(batch["row"].iloc[0]), int(batch["row"].iloc[-1])
             for name, frame in by_evaluation.items():
                 positions = frame["row"].to_numpy()
@@ -438,8 +445,6 @@ def micro_rank_table(micro: pd.DataFrame, evaluation: str, seed: int = 0) -> pd.
     compute_ranks draws it (seeded, in table order: all head rows, then all tail rows)."""
     selected = micro[micro["evaluation"] == evaluation]
     if selected.empty:
-        from kgrank.errors import KgrankInputError
-
         raise KgrankInputError(f"evaluation {evaluation!r}: no items in this pass; choose one it scored")
     triples = (
         selected[["head", "relation", "tail"]].drop_duplicates().sort_values(["head", "relation", "tail"])
