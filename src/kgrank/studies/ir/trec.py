@@ -12,9 +12,8 @@ pytrec_eval backend rather than written here.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO
 
 import ir_measures
 import numpy as np
@@ -76,40 +75,53 @@ def qrels_frame(qrels: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
     )
 
 
-def _open_text(path: Path, handle: IO[bytes]) -> IO[str]:
-    import io
+# Files are written in chunks of this many lines: a full-depth run of FB15k-237's test
+# queries has over 20 million lines, too many to hold as one string.
+WRITE_CHUNK_ROWS = 200_000
 
-    if path.name.endswith(".gz"):
-        # mtime 0: the same lists give the same bytes
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=handle, mode="wb", mtime=0), encoding="utf-8")
-    return io.TextIOWrapper(handle, encoding="utf-8")
+
+def _write_lines(path: str | Path, chunks: Iterator[str]) -> None:
+    """Write text chunks atomically; gzip (level 6, mtime 0: the same lists give the same
+    bytes) when the path ends in ``.gz``."""
+    path = Path(path)
+    with atomic_path(path) as temporary, temporary.open("wb") as handle:
+        if path.name.endswith(".gz"):
+            with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=6, mtime=0) as compressed:
+                for chunk in chunks:
+                    compressed.write(chunk.encode("utf-8"))
+        else:
+            for chunk in chunks:
+                handle.write(chunk.encode("utf-8"))
 
 
 def write_run(path: str | Path, run: pd.DataFrame, labels: Sequence[str], tag: str = RUN_TAG) -> None:
     """A TREC run file ``qid Q0 docno rank score tag`` of run lists (RUN_COLUMNS); gzip for ``.gz``."""
-    frame = run_frame(run, labels)
-    path = Path(path)
-    lines = (
-        frame["query_id"]
-        + " Q0 "
-        + frame["doc_id"]
-        + " "
-        + run["position"].astype(str).to_numpy()
-        + " "
-        + (-run["position"]).astype(str).to_numpy()
-        + f" {tag}\n"
-    )
-    with atomic_path(path) as temporary, temporary.open("wb") as handle, _open_text(path, handle) as text:
-        text.write("".join(lines))
+
+    def chunks() -> Iterator[str]:
+        for start in range(0, len(run), WRITE_CHUNK_ROWS):
+            part = run.iloc[start : start + WRITE_CHUNK_ROWS]
+            frame = run_frame(part, labels)
+            yield "".join(
+                f"{qid} Q0 {doc} {position} {-position} {tag}\n"
+                for qid, doc, position in zip(
+                    frame["query_id"], frame["doc_id"], part["position"].tolist(), strict=True
+                )
+            )
+
+    _write_lines(path, chunks())
 
 
 def write_qrels(path: str | Path, qrels: pd.DataFrame, labels: Sequence[str]) -> None:
     """A TREC qrels file ``qid 0 docno 1`` of relevant answers (QRELS_COLUMNS); gzip for ``.gz``."""
-    frame = qrels_frame(qrels, labels)
-    path = Path(path)
-    lines = frame["query_id"] + " 0 " + frame["doc_id"] + " 1\n"
-    with atomic_path(path) as temporary, temporary.open("wb") as handle, _open_text(path, handle) as text:
-        text.write("".join(lines))
+
+    def chunks() -> Iterator[str]:
+        for start in range(0, len(qrels), WRITE_CHUNK_ROWS):
+            frame = qrels_frame(qrels.iloc[start : start + WRITE_CHUNK_ROWS], labels)
+            yield "".join(
+                f"{qid} 0 {doc} 1\n" for qid, doc in zip(frame["query_id"], frame["doc_id"], strict=True)
+            )
+
+    _write_lines(path, chunks())
 
 
 def per_query_measures(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
