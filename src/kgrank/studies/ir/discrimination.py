@@ -1,0 +1,170 @@
+"""Discriminative power: for every pair of systems, per metric and averaging on one
+evaluation, a paired two-sided t-test (scipy.stats.ttest_rel) on the per-item values, the
+sorted p-values (a discriminative-power curve) and the number of pairs below the
+significance level, before and after Holm's correction over the pairs of that metric and
+averaging (statsmodels' multipletests).
+
+The paired items: micro, the answers (micro rows); macro, the queries (macro rows, AP@20
+and nDCG@20 included); macro-pykeen, also the queries, each scored by the weighted mean
+of its answers' values (its macro-pykeen rows), so that the test is on one value per
+query as the macro-pykeen average is a mean over queries.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from kgrank.errors import KgrankInputError
+from kgrank.studies.ir.aggregate import AVERAGINGS, check_aligned, defined_metrics
+
+ALPHA = 0.05
+DISCRIMINATION_COLUMNS = (
+    "dataset",
+    "evaluation",
+    "averaging",
+    "metric",
+    "system_a",
+    "system_b",
+    "num_items",
+    "mean_difference",
+    "statistic",
+    "p_value",
+    "p_holm",
+)
+DISCRIMINATION_SUMMARY_COLUMNS = (
+    "dataset",
+    "evaluation",
+    "averaging",
+    "metric",
+    "num_pairs",
+    "alpha",
+    "significant",
+    "significant_holm",
+)
+
+
+def per_item_values(items: pd.DataFrame, averaging: str, metric: str) -> np.ndarray:
+    """The paired values of one system: one per answer (micro) or per query (macro,
+    macro-pykeen: the weighted mean of the query's rows), in query order for the latter."""
+    rows = items[items["averaging"] == averaging]
+    values = rows[metric].to_numpy(dtype=float)
+    if averaging != "macro-pykeen":
+        return values
+    weight = rows["weight"].to_numpy(dtype=float)
+    query = rows["query"].to_numpy()
+    _, position = np.unique(query, return_inverse=True)
+    return np.bincount(position, weight * values) / np.bincount(position, weight)
+
+
+def paired_test(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float]:
+    """(mean difference, t statistic, two-sided p-value) of a paired t-test, first minus
+    second. Identical vectors leave nothing to test: statistic 0 and p-value 1, where
+    scipy would return NaN. A constant non-zero difference has no variance: the statistic
+    is infinite and p = 0 (scipy loses its precision there and warns)."""
+    difference = first - second
+    if not np.any(difference != 0):
+        return 0.0, 0.0, 1.0
+    if np.all(difference == difference[0]):
+        return float(difference[0]), float(np.copysign(np.inf, difference[0])), 0.0
+    result = stats.ttest_rel(first, second)
+    return float(difference.mean()), float(result.statistic), float(result.pvalue)
+
+
+def holm(p_values: Sequence[float], alpha: float = ALPHA) -> np.ndarray:
+    """Holm-adjusted p-values (statsmodels' multipletests, method holm)."""
+    p_values = np.asarray(p_values, dtype=float)
+    if not p_values.size:
+        return p_values
+    return multipletests(p_values, alpha=alpha, method="holm")[1]
+
+
+def discrimination(
+    items_by_system: Mapping[str, pd.DataFrame],
+    evaluation: str,
+    *,
+    alpha: float = ALPHA,
+    dataset: str = "",
+    metrics: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One row per (averaging, metric, pair of systems in the mapping's order) on one
+    evaluation, columns DISCRIMINATION_COLUMNS; Holm over the pairs of each averaging and
+    metric. ``dataset`` fills the dataset column, so that tables of several datasets can
+    be stacked; ``metrics`` restricts the metrics (default: every metric of the table).
+
+    statsmodels' Holm calls gc.collect() on every call (a tenth of a second in a process
+    holding many objects), so a table of many metrics takes seconds."""
+    systems = check_aligned(items_by_system)
+    reference = items_by_system[systems[0]]
+    present = list(dict.fromkeys(reference["evaluation"]))
+    if evaluation not in present:
+        raise KgrankInputError(
+            f"item tables: no evaluation {evaluation!r} (they hold {', '.join(present)}); "
+            "evaluate the systems on it or drop it"
+        )
+    mask = (reference["evaluation"] == evaluation).to_numpy()
+    tables = {system: items_by_system[system][mask] for system in systems}
+    frames = []
+    for averaging in AVERAGINGS:
+        rows_of_averaging = tables[systems[0]]["averaging"] == averaging
+        if not rows_of_averaging.any():
+            continue
+        defined = defined_metrics(tables[systems[0]][rows_of_averaging])
+        for metric in [key for key in metrics if key in defined] if metrics is not None else defined:
+            vectors = {system: per_item_values(tables[system], averaging, metric) for system in systems}
+            rows = []
+            for first, second in itertools.combinations(systems, 2):
+                mean_difference, statistic, p_value = paired_test(vectors[first], vectors[second])
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "evaluation": evaluation,
+                        "averaging": averaging,
+                        "metric": metric,
+                        "system_a": first,
+                        "system_b": second,
+                        "num_items": len(vectors[first]),
+                        "mean_difference": mean_difference,
+                        "statistic": statistic,
+                        "p_value": p_value,
+                    }
+                )
+            frame = pd.DataFrame(rows, columns=list(DISCRIMINATION_COLUMNS[:-1]))
+            frame["p_holm"] = holm(frame["p_value"].to_numpy(), alpha)
+            frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=list(DISCRIMINATION_COLUMNS))
+    return pd.concat(frames, ignore_index=True)[list(DISCRIMINATION_COLUMNS)]
+
+
+def discrimination_summary(pairs: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per dataset, evaluation, averaging and metric: the number of pairs and of those with p below
+    ``alpha`` before and after Holm (columns DISCRIMINATION_SUMMARY_COLUMNS)."""
+    group = ["dataset", "evaluation", "averaging", "metric"]
+    summary = (
+        pairs.assign(below=pairs["p_value"] < alpha, below_holm=pairs["p_holm"] < alpha)
+        .groupby(group, sort=False)
+        .agg(
+            num_pairs=("p_value", "size"),
+            significant=("below", "sum"),
+            significant_holm=("below_holm", "sum"),
+        )
+        .reset_index()
+    )
+    summary["alpha"] = alpha
+    return summary[list(DISCRIMINATION_SUMMARY_COLUMNS)]
+
+
+def sorted_p_values(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The discriminative-power curves: per dataset, evaluation, averaging and metric the
+    p-values in increasing order with their 1-based place (columns dataset, evaluation,
+    averaging, metric, place, p_value)."""
+    group = ["dataset", "evaluation", "averaging", "metric"]
+    ordered = pairs.sort_values([*group, "p_value"], kind="stable")
+    ordered = ordered.assign(place=ordered.groupby(group, sort=False).cumcount() + 1)
+    return ordered[[*group, "place", "p_value"]].reset_index(drop=True)

@@ -1,0 +1,366 @@
+"""The ir study's figures: Kendall's tau against the pooling depth and the systems' values
+against it (label sparsity), mean tau against the subset fraction (stability) and the
+sorted p-value curves of the paired t-tests (discriminative power). Each takes the
+tables of agreement.py, stability.py or discrimination.py and writes PDF and PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from kgrank.labels import dataset_label, model_label
+from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
+
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
+
+METRIC_LABELS = {
+    "arithmetic_mean_rank": "MR",
+    "inverse_harmonic_mean_rank": "MRR",
+    "ap_at_20": "MAP@20",
+    "ndcg_at_20": "nDCG@20",
+}
+ADJUSTED_LABELS = {"arithmetic_mean_rank": "AMRI", "inverse_harmonic_mean_rank": "AMRR"}
+AVERAGING_LABELS = {"micro": "micro", "macro": "macro (best answer)", "macro-pykeen": "macro (PyKEEN)"}
+EVALUATION_LABELS = {"test": "full test set", "sample": "FB-Test-S", "pooled": "FB-Test-S-C"}
+AVERAGING_STYLES = {"micro": "-", "macro": "--", "macro-pykeen": ":"}
+SMALLEST_P = 1e-16  # smaller p-values (and 0) are drawn at this floor of the log axis
+
+
+def metric_label(key: str) -> str:
+    if key.startswith("hits_at_"):
+        return f"Hits@{key.removeprefix('hits_at_')}"
+    return METRIC_LABELS.get(key, key)
+
+
+def adjusted_label(key: str) -> str:
+    if key.startswith("hits_at_"):
+        return f"AH@{key.removeprefix('hits_at_')}"
+    return ADJUSTED_LABELS.get(key, f"adjusted {metric_label(key)}")
+
+
+def evaluation_label(dataset: str, evaluation: str) -> str:
+    """A printed evaluation name, with its dataset's where there is one."""
+    label = EVALUATION_LABELS.get(evaluation, evaluation)
+    return f"{dataset_label(dataset)}, {label}" if dataset else label
+
+
+def _panels(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (dataset, evaluation) pairs of a table, in order; tables without a dataset
+    column have one evaluation per name."""
+    datasets = frame["dataset"] if "dataset" in frame.columns else pd.Series("", index=frame.index)
+    return list(dict.fromkeys(zip(datasets.fillna(""), frame["evaluation"], strict=True)))
+
+
+def _of_panel(frame: pd.DataFrame, panel: tuple[str, str]) -> pd.Series:
+    dataset, evaluation = panel
+    mask = frame["evaluation"] == evaluation
+    if "dataset" in frame.columns:
+        mask &= frame["dataset"].fillna("") == dataset
+    return mask
+
+
+def _colours(names: list[str]) -> dict[str, tuple]:
+    import seaborn as sns
+
+    return dict(zip(names, sns.color_palette(PALETTE, max(len(names), 1)), strict=False))
+
+
+def _averagings(frame: pd.DataFrame) -> list[str]:
+    return [name for name in AVERAGING_LABELS if name in set(frame["averaging"])]
+
+
+def _metrics(frame: pd.DataFrame) -> list[str]:
+    present = list(dict.fromkeys(frame["metric"]))
+    order = ["inverse_harmonic_mean_rank", "arithmetic_mean_rank"]
+    hits = sorted((key for key in present if key.startswith("hits_at_")), key=lambda key: int(key[8:]))
+    return [key for key in [*order, *hits, "ap_at_20", "ndcg_at_20"] if key in present] + [
+        key for key in present if key not in order and key not in hits and key not in METRIC_LABELS
+    ]
+
+
+def _nothing_to_draw(message: str, pdf: str | Path, png: str | Path, caption: str) -> None:
+    """A figure that says on its canvas why it is empty, so the workflow still has a file."""
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(5.0, 2.0))
+    axis.axis("off")
+    axis.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)
+
+
+def _grid(rows: int, columns: int, width: float = 3.0, height: float = 2.6) -> tuple[plt.Figure, np.ndarray]:
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(rows, columns, figsize=(width * columns, height * rows + 0.6), squeeze=False)
+
+
+def _finish(
+    figure: plt.Figure, axes: np.ndarray, title: str, caption: str, pdf: str | Path, png: str | Path
+) -> None:
+    """One legend for the whole figure under the panels, the title, the caption, both files."""
+    handles, labels = [], []
+    for axis in axes.flat:
+        for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    if handles:
+        figure.legend(
+            handles,
+            labels,
+            loc="lower center",
+            ncol=min(4, len(labels)),
+            fontsize=8,
+            bbox_to_anchor=(0.5, -0.01),
+        )
+    figure.suptitle(title)
+    rows = axes.shape[0]
+    figure.tight_layout(rect=(0, 0.12 / rows + 0.04 * ((len(labels) - 1) // 4), 1, 1))
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)
+
+
+def plot_tau_by_depth(agreement: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "") -> None:
+    """One panel per metric: Kendall's tau between the ranking at pooling depth d and the
+    ranking on FB-Test-S-C (solid) and on FB-Test-S (dashed), against d, one colour per
+    averaging. Raw values only: the adjusted index and z-score give the same tau."""
+    set_style()
+    frame = agreement[
+        agreement["comparison"].isin(["depth vs pooled", "depth vs sample"]) & (agreement["variant"] == "raw")
+    ]
+    if frame.empty:
+        _nothing_to_draw("No pooling depths evaluated: no tau to draw.", pdf, png, caption)
+        return
+    from matplotlib.ticker import MaxNLocator
+
+    metrics, averagings = _metrics(frame), _averagings(frame)
+    colours = _colours(list(AVERAGING_LABELS))
+    columns = min(4, len(metrics))
+    figure, axes = _grid(-(-len(metrics) // columns), columns)
+    for axis in axes.flat[len(metrics) :]:
+        axis.set_visible(False)
+    styles = {"depth vs pooled": ("-", "o", "vs FB-Test-S-C"), "depth vs sample": ("--", "s", "vs FB-Test-S")}
+    for axis, metric in zip(axes.flat, metrics, strict=False):
+        for averaging in averagings:
+            for comparison, (line, marker, text) in styles.items():
+                curve = frame[
+                    (frame["metric"] == metric)
+                    & (frame["averaging"] == averaging)
+                    & (frame["comparison"] == comparison)
+                ].sort_values("depth")
+                if curve.empty:
+                    continue
+                axis.plot(
+                    curve["depth"],
+                    curve["tau"],
+                    linestyle=line,
+                    marker=marker,
+                    markersize=3,
+                    linewidth=1,
+                    color=colours[averaging],
+                    label=f"{AVERAGING_LABELS[averaging]}, {text}",
+                )
+        axis.set_ylim(-1.05, 1.05)
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.set_title(metric_label(metric))
+        axis.set_xlabel("pooling depth d (rank cut-off)")
+        axis.set_ylabel("Kendall's τ (systems)")
+    _finish(
+        figure,
+        axes,
+        "Label sparsity: agreement of the system ranking at pooling depth d with FB-Test-S-C and FB-Test-S",
+        caption,
+        pdf,
+        png,
+    )
+
+
+def plot_values_by_depth(
+    values: pd.DataFrame,
+    pdf: str | Path,
+    png: str | Path,
+    *,
+    metric: str = "inverse_harmonic_mean_rank",
+    averaging: str = "macro",
+    caption: str = "",
+) -> None:
+    """Two panels, the raw value and the adjusted index of one metric and averaging (default
+    macro MRR and AMRR) on every pooling depth, one line per system."""
+    set_style()
+    frame = values[
+        values["depth"].notna()
+        & (values["category"] == "all")
+        & (values["side"] == "both")
+        & (values["weighting"] == "as is")
+        & (values["metric"] == metric)
+        & (values["averaging"] == averaging)
+    ]
+    if frame.empty:
+        _nothing_to_draw(
+            f"No pooling depths with {averaging} {metric_label(metric)}: nothing to draw.", pdf, png, caption
+        )
+        return
+    from matplotlib.ticker import MaxNLocator
+
+    systems = list(dict.fromkeys(frame["model"]))
+    colours = _colours(systems)
+    figure, axes = _grid(1, 2, width=3.8)
+    panels = (
+        ("value", metric_label(metric), "raw value"),
+        ("adjusted_index", adjusted_label(metric), "adjusted index (0: random, 1: optimum)"),
+    )
+    for axis, (column, label, title) in zip(axes.flat, panels, strict=True):
+        axis.set_title(title, fontsize=9)
+        for system in systems:
+            curve = frame[frame["model"] == system].sort_values("depth")
+            axis.plot(
+                curve["depth"],
+                curve[column],
+                marker="o",
+                markersize=3,
+                linewidth=1,
+                color=colours[system],
+                label=model_label(system),
+            )
+        if column == "adjusted_index":
+            axis.axhline(0.0, color="grey", linewidth=0.8)  # 0: the random model
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.set_xlabel("pooling depth d (rank cut-off)")
+        axis.set_ylabel(f"{label} (unitless)")
+    _finish(
+        figure,
+        axes,
+        f"{AVERAGING_LABELS.get(averaging, averaging)} {metric_label(metric)} and {adjusted_label(metric)} "
+        "against the pooling depth",
+        caption,
+        pdf,
+        png,
+    )
+
+
+def plot_stability(summary: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "") -> None:
+    """Rows: evaluations; columns: metrics; mean tau between the whole-set ranking and the
+    subset rankings against the subset fraction (log x), a band from the 5th to the 95th
+    percentile, one colour per averaging. Raw values (the adjusted ones give the same tau)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    set_style()
+    frame = summary[summary["variant"] == "raw"]
+    if frame.empty:
+        _nothing_to_draw("No stability results: nothing to draw.", pdf, png, caption)
+        return
+    metrics, averagings = _metrics(frame), _averagings(frame)
+    panels = _panels(frame)
+    colours = _colours(list(AVERAGING_LABELS))
+    fractions = sorted(set(frame["fraction"]))
+    # a common y range from the lowest 5th percentile to 1, so panels compare at a glance
+    lowest = float(np.nanmin(frame["tau_p05"])) if frame["tau_p05"].notna().any() else 0.0
+    bottom = min(0.0, lowest) - 0.05
+    figure, axes = _grid(len(panels), len(metrics), width=2.7, height=2.4)
+    for row, panel in enumerate(panels):
+        for column, metric in enumerate(metrics):
+            axis = axes[row, column]
+            for averaging in averagings:
+                curve = frame[
+                    (frame["metric"] == metric) & _of_panel(frame, panel) & (frame["averaging"] == averaging)
+                ].sort_values("fraction")
+                if curve.empty:
+                    continue
+                colour = colours[averaging]
+                axis.plot(
+                    curve["fraction"],
+                    curve["mean_tau"],
+                    marker="o",
+                    markersize=3,
+                    linewidth=1,
+                    linestyle=AVERAGING_STYLES[averaging],
+                    color=colour,
+                    label=AVERAGING_LABELS[averaging],
+                )
+                axis.fill_between(
+                    curve["fraction"],
+                    curve["tau_p05"],
+                    curve["tau_p95"],
+                    color=colour,
+                    alpha=0.15,
+                    linewidth=0,
+                )
+            axis.set_xscale("log")
+            # ticks at the fractions drawn (every other one when there are many)
+            axis.xaxis.set_major_locator(FixedLocator(fractions[:: 2 if len(fractions) > 5 else 1]))
+            axis.xaxis.set_minor_locator(NullLocator())
+            axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+            axis.tick_params(axis="x", labelsize=7)
+            axis.set_ylim(bottom, 1.05)
+            if row == 0:
+                axis.set_title(metric_label(metric), fontsize=9)
+            if row == len(panels) - 1:
+                axis.set_xlabel("subset fraction (log)", fontsize=8)
+            if column == 0:
+                axis.set_ylabel(f"{evaluation_label(*panel)}\nKendall's τ", fontsize=8)
+    _finish(
+        figure,
+        axes,
+        "Stability: Kendall's τ, whole-set vs subset ranking (mean, band: 5th–95th percentile)",
+        caption,
+        pdf,
+        png,
+    )
+
+
+def plot_discrimination(
+    pairs: pd.DataFrame, pdf: str | Path, png: str | Path, *, alpha: float = 0.05, caption: str = ""
+) -> None:
+    """Rows: evaluations; columns: metrics; the p-values of all system pairs sorted
+    increasingly (log y), one colour per averaging, the significance level as a line."""
+    set_style()
+    if pairs.empty:
+        _nothing_to_draw("Fewer than two systems: no pair to test.", pdf, png, caption)
+        return
+    metrics, averagings = _metrics(pairs), _averagings(pairs)
+    panels = _panels(pairs)
+    colours = _colours(list(AVERAGING_LABELS))
+    figure, axes = _grid(len(panels), len(metrics), width=2.8, height=2.5)
+    for row, panel in enumerate(panels):
+        for column, metric in enumerate(metrics):
+            axis = axes[row, column]
+            for averaging in averagings:
+                cell = pairs[
+                    _of_panel(pairs, panel) & (pairs["metric"] == metric) & (pairs["averaging"] == averaging)
+                ]
+                if cell.empty:
+                    continue
+                p_values = np.sort(np.maximum(cell["p_value"].to_numpy(dtype=float), SMALLEST_P))
+                axis.plot(
+                    np.arange(1, len(p_values) + 1),
+                    p_values,
+                    marker="o",
+                    markersize=3,
+                    linewidth=1,
+                    linestyle=AVERAGING_STYLES[averaging],
+                    color=colours[averaging],
+                    label=AVERAGING_LABELS[averaging],
+                )
+            axis.axhline(alpha, color="grey", linewidth=0.8, linestyle="--", label=f"p = {alpha:g}")
+            axis.set_yscale("log")
+            axis.set_ylim(SMALLEST_P / 3, 3.0)
+            if row == 0:
+                axis.set_title(metric_label(metric), fontsize=9)
+            if row == len(panels) - 1:
+                axis.set_xlabel("system pairs, sorted by p")
+            if column == 0:
+                axis.set_ylabel(f"{evaluation_label(*panel)}\np-value (paired t, log)", fontsize=8)
+    _finish(
+        figure,
+        axes,
+        f"Discriminative power: sorted p-values of paired t-tests over all system pairs (p < {SMALLEST_P:g} "
+        "drawn at it)",
+        caption,
+        pdf,
+        png,
+    )
