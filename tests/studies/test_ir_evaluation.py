@@ -319,6 +319,7 @@ def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir
         trec.write_run(run_path, result.runs[result.runs["evaluation"] == name], labels)
         trec.write_qrels(qrels_path, result.qrels[result.qrels["evaluation"] == name], labels)
         measured = trec.read_trec_files(run_path, qrels_path)
+        assert measured.equals(trec.read_trec_files(run_path, qrels_path, depth=20))
         macro = items[(items["evaluation"] == name) & (items["averaging"] == "macro")]
         macro = macro.assign(qid=macro["side"] + "-" + macro["query"].astype(str)).merge(measured, on="qid")
         assert len(macro) == len(measured) > 0
@@ -326,7 +327,7 @@ def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir
         assert np.allclose(macro["ndcg_at_20_x"], macro["ndcg_at_20_y"], atol=1e-12)
 
 
-def test_measures_of_the_depth_20_run_equal_those_of_the_full_run():
+def test_measures_of_the_depth_20_run_equal_those_of_the_full_run(tmp_path):
     """60 entities and many answers per query, so that run lists run past depth 20."""
     generator = np.random.default_rng(5)
     num_entities, num_relations = 60, 2
@@ -366,6 +367,12 @@ def test_measures_of_the_depth_20_run_equal_those_of_the_full_run():
     full = trec.per_query_measures(
         trec.run_frame(result.runs, labels), trec.qrels_frame(result.qrels, labels)
     )
+    trec.write_run(tmp_path / "many.run", result.runs, labels)
+    trec.write_qrels(tmp_path / "many.qrels", result.qrels, labels)
+    assert full.equals(trec.read_trec_files(tmp_path / "many.run", tmp_path / "many.qrels"))
+    assert full.equals(trec.read_trec_files(tmp_path / "many.run", tmp_path / "many.qrels", depth=20))
+    with pytest.raises(KgrankInputError, match="depth 19"):
+        trec.read_trec_files(tmp_path / "many.run", tmp_path / "many.qrels", depth=19)
     macro = result.items[result.items["averaging"] == "macro"]
     macro = macro.assign(qid=macro["side"] + "-" + macro["query"].astype(str)).merge(full, on="qid")
     assert len(macro) == len(full)

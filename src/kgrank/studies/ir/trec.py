@@ -12,8 +12,10 @@ pytrec_eval backend rather than written here.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator, Sequence
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import ir_measures
 import numpy as np
@@ -142,12 +144,34 @@ def per_query_measures(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def read_trec_files(run_path: str | Path, qrels_path: str | Path) -> pd.DataFrame:
+def _top_per_query(run: Iterable[Any], depth: int) -> list[Any]:
+    """The ``depth`` highest-scored documents of every query of a streamed run (ties as
+    trec_eval breaks them: by docno, descending), holding ``depth`` per query at a time."""
+    heaps: dict[str, list[tuple[float, str, Any]]] = {}
+    for scored in run:
+        heap = heaps.setdefault(scored.query_id, [])
+        entry = (scored.score, scored.doc_id, scored)
+        if len(heap) < depth:
+            heapq.heappush(heap, entry)
+        elif entry[:2] > heap[0][:2]:
+            heapq.heapreplace(heap, entry)
+    return [entry[2] for heap in heaps.values() for entry in heap]
+
+
+def read_trec_files(run_path: str | Path, qrels_path: str | Path, depth: int | None = None) -> pd.DataFrame:
     """AP@20 and nDCG@20 per query (MEASURE_COLUMNS) of a run and a qrels file on disk,
-    read back with ir-measures' own readers (gzip by the ``.gz`` suffix)."""
+    read back with ir-measures' own readers (gzip by the ``.gz`` suffix). With ``depth``
+    (at least 20, same values) only each query's top ``depth`` documents are kept while
+    reading: a full-depth FB15k-237 run held whole takes gigabytes."""
     for path in (run_path, qrels_path):
         if not Path(path).is_file():
             raise KgrankInputError(f"{path}: file not found; rerun the ir evaluation step")
-    run = pd.DataFrame(ir_measures.read_trec_run(str(run_path)))
+    if depth is not None and depth < MEASURE_DEPTH:
+        raise KgrankInputError(
+            f"depth {depth} cuts the run above {MEASURE_DEPTH}; pass {MEASURE_DEPTH} or more"
+        )
+    run = ir_measures.read_trec_run(str(run_path))
+    if depth is not None:
+        run = _top_per_query(run, depth)
     qrels = pd.DataFrame(ir_measures.read_trec_qrels(str(qrels_path)))
-    return per_query_measures(run, qrels)
+    return per_query_measures(pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), qrels)
