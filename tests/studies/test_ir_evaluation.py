@@ -418,3 +418,12 @@ def test_real_depth_sets_span_sample_to_pooled(fb15k237_dir):
     assert counts["FB-Test-S-C/annotations.txt", "rows_read"] == 22492
     assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 63
     assert (data.relations["category"] != "unknown").all()
+
+
+def test_run_order_breaks_ties_by_id_at_the_cut():
+    from kgrank.studies.ir.evaluation import _run_order
+
+    scores = torch.tensor([[0.5, 0.9, 0.5, float("nan"), 0.5, 0.1], [float("nan")] * 5 + [0.0]])
+    assert [order.tolist() for order in _run_order(scores, 2)] == [[1, 0], [5]]
+    assert [order.tolist() for order in _run_order(scores, 3)] == [[1, 0, 2], [5]]
+    assert [order.tolist() for order in _run_order(scores, 10)] == [[1, 0, 2, 4, 5], [5]]
