@@ -4,7 +4,7 @@ The layout is that of Zhou et al.'s kgc-sparsity data (FB-Test-S, FB-Test-S-C wi
 supplementary files, FB-Test-O's queries, names and relation categories), so the study
 `ir` runs on Nations in the tiny CI workflow. Deterministic: the sample is drawn as
 FB-Test-S was, sorted(random.Random(42).sample(range(test lines), size)) over Nations'
-test split in the order `kgrank prepare-dataset` writes it; the pooled candidates, their
+raw test file (as PyKEEN ships it, before any triple is dropped); the pooled candidates, their
 depths and labels come from one more random.Random(42) stream. One human label carries a
 stray space, as in the real files.
 
@@ -65,7 +65,9 @@ def main(out_dir: Path) -> None:
             ("test", dataset.testing),
         )
     }
-    test = splits["test"]
+    # the sample is drawn over the raw file's lines, as FB-Test-S over FB15k-237's test.txt
+    with Path(dataset.testing_path).open(encoding="utf-8") as handle:
+        test = [tuple(line.rstrip("\n").split("\t")) for line in handle if line.strip()]
     known = set(splits["train"]) | set(splits["valid"]) | set(test)
     entities = sorted({e for triples in splits.values() for h, _, t in triples for e in (h, t)})
 

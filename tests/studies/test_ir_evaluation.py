@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 from conftest import SHARED
+from pykeen.datasets.nations import NATIONS_TEST_PATH
 
 from kgrank.candidates import KnownAnswers, known_answers
 from kgrank.datasets import load_factories
@@ -30,6 +31,8 @@ from kgrank.studies.ir.kgc_sparsity import (
     split_evaluation,
 )
 
+# FB-Test-S of the fixture is drawn over PyKEEN's raw Nations test file, in its line order
+NATIONS_RAW_TEST = Path(NATIONS_TEST_PATH)
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "kgc-sparsity-nations"
 KGC = SHARED / "data" / "kgc-sparsity"
 FB15K237_ARCHIVE = SHARED / "data" / "fb15k237" / "FB15k-237.tar.gz"
@@ -206,7 +209,7 @@ def test_micro_rank_table_feeds_the_metric_registry(hand_pass):
 
 def test_fixture_reading(nations_dir):
     with pytest.warns(UserWarning, match="1 labels"):
-        data = read_kgc_sparsity(FIXTURE, nations_dir)
+        data = read_kgc_sparsity(FIXTURE, nations_dir, NATIONS_RAW_TEST)
     counts = data.counts.set_index(["file", "quantity"])["value"]
     assert counts["FB-Test-S/samples.txt", "rows_read"] == 50
     assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 1
@@ -250,19 +253,19 @@ def _broken_copy(tmp_path: Path, file: str, line_number: int, text: str) -> Path
 def test_bad_inputs_name_file_and_line(nations_dir, tmp_path, file, text, message):
     folder = _broken_copy(tmp_path, file, 3, text)
     with pytest.raises(KgrankInputError, match=message):
-        read_kgc_sparsity(folder, nations_dir)
+        read_kgc_sparsity(folder, nations_dir, NATIONS_RAW_TEST)
 
 
 def test_missing_file_and_wrong_sample_lines(nations_dir, tmp_path):
     folder = _broken_copy(tmp_path, "FB-Test-S/samples.txt", 2, "usa\taccusation\tbrazil\n")
     with pytest.raises(KgrankInputError, match=r"samples.txt:2: .* is not line"):
-        check_sample(folder, raw_test_triples(nations_dir / "test.tsv"))
+        check_sample(folder, raw_test_triples(NATIONS_RAW_TEST))
     (folder / "FB-Test-O/mid2name.txt").unlink()
     with pytest.raises(KgrankInputError, match="samples.txt:2"):
-        read_kgc_sparsity(folder, nations_dir)
+        read_kgc_sparsity(folder, nations_dir, NATIONS_RAW_TEST)
     shutil.copy(FIXTURE / "FB-Test-S/samples.txt", folder / "FB-Test-S/samples.txt")
     with pytest.raises(KgrankInputError, match="mid2name.txt: file not found"):
-        read_kgc_sparsity(folder, nations_dir)
+        read_kgc_sparsity(folder, nations_dir, NATIONS_RAW_TEST)
 
 
 @pytest.fixture(scope="module")
@@ -298,7 +301,7 @@ def test_micro_ranks_equal_compute_ranks(trained_nations, nations_dir):
 def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir, tmp_path):
     model, factories = trained_nations
     with pytest.warns(UserWarning):
-        data = read_kgc_sparsity(FIXTURE, nations_dir)
+        data = read_kgc_sparsity(FIXTURE, nations_dir, NATIONS_RAW_TEST)
     result = evaluate_model(
         model, factories, data.evaluations, export=("pooled", "test"), run_depth=1000, progress=False
     )
@@ -427,3 +430,17 @@ def test_run_order_breaks_ties_by_id_at_the_cut():
     assert [order.tolist() for order in _run_order(scores, 2)] == [[1, 0], [5]]
     assert [order.tolist() for order in _run_order(scores, 3)] == [[1, 0, 2], [5]]
     assert [order.tolist() for order in _run_order(scores, 10)] == [[1, 0, 2, 4, 5], [5]]
+
+
+def test_fixture_is_what_the_script_writes(tmp_path):
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "make_ir_fixture.py"
+    spec = importlib.util.spec_from_file_location("make_ir_fixture", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(tmp_path)
+    written = sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*.txt"))
+    assert written == sorted(path.relative_to(FIXTURE) for path in FIXTURE.rglob("*.txt"))
+    for relative in written:
+        assert (tmp_path / relative).read_bytes() == (FIXTURE / relative).read_bytes(), relative

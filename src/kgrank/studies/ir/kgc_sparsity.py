@@ -28,7 +28,6 @@ import pandas as pd
 
 from kgrank.datasets import load_factories, read_archive_splits, read_triples
 from kgrank.errors import KgrankInputError
-from kgrank.io import read_json
 
 SAMPLES = "FB-Test-S/samples.txt"
 SAMPLE_INDICES = "FB-Test-S/sample_idxs.txt"
@@ -128,10 +127,11 @@ def check_sample(kgc_dir: str | Path, raw_test: np.ndarray) -> tuple[int, int]:
             f"range({len(raw_test)}), {len(samples)})); give the raw test file the sample was drawn from"
         )
     for line_number, (index, row) in enumerate(zip(indices, samples, strict=True), start=1):
-        if list(raw_test[index]) != row:
+        line = [str(field) for field in raw_test[index]]
+        if line != row:
             raise KgrankInputError(
                 f"{SAMPLES}:{line_number}: {row} is not line {index} of the raw test file "
-                f"({list(raw_test[index])}); give the raw test file the sample was drawn from"
+                f"({line}); give the raw test file the sample was drawn from"
             )
     return len(raw_test), len(samples)
 
@@ -250,24 +250,15 @@ def relation_categories(kgc_dir: str | Path, training: Any) -> pd.DataFrame:
     )
 
 
-def read_kgc_sparsity(
-    kgc_dir: str | Path, dataset_dir: str | Path, raw_test: str | Path | None = None
-) -> KgcSparsity:
+def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: str | Path) -> KgcSparsity:
     """Every evaluation set of the study, the counts of every file and the relation categories.
 
-    ``raw_test``: the dataset archive (holding test.txt) or a raw test file from which
-    FB-Test-S was drawn; without it the prepared test.tsv is used, which is the raw file
-    only where preparing dropped no test triple (Nations), so it is refused otherwise.
+    ``raw_test``: the dataset archive (holding test.txt) or the raw test file from which
+    FB-Test-S was drawn, in its published line order (the prepared test.tsv is not: it
+    has dropped unseen triples and PyKEEN may reorder them), e.g.
+    kgrank.datasets.pykeen_test_path("nations") for the Nations fixture.
     """
     kgc_dir, dataset_dir = Path(kgc_dir), Path(dataset_dir)
-    if raw_test is None:
-        dropped = read_json(dataset_dir / "stats.json").get("dropped_unseen", {}).get("test", 0)
-        if dropped:
-            raise KgrankInputError(
-                f"{dataset_dir / 'stats.json'}: preparing dropped {dropped} test triples, so test.tsv is "
-                "not the raw test file FB-Test-S was drawn from; pass the dataset archive"
-            )
-        raw_test = dataset_dir / "test.tsv"
     raw = raw_test_triples(raw_test)
     num_test_lines, sample_size = check_sample(kgc_dir, raw)
     factories = load_factories(dataset_dir)
