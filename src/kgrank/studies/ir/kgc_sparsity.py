@@ -284,6 +284,8 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
                 file,
                 {
                     "rows_read": len(rows),
+                    "label_Y_read": int((labels == "Y").sum()),
+                    "label_N_read": int((labels == "N").sum()),
                     "rows_kept": int(keep.sum()),
                     "distinct_triples_kept": len(np.unique(ids, axis=0)),
                     "label_Y_kept": int((kept == "Y").sum()),
