@@ -29,6 +29,7 @@ include: "workflow/rules/studies/paper.smk"
 include: "workflow/rules/studies/moments.smk"
 include: "workflow/rules/studies/openworld.smk"
 include: "workflow/rules/studies/ambiguity.smk"
+include: "workflow/rules/studies/ir.smk"
 
 
 localrules:

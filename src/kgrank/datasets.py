@@ -77,8 +77,7 @@ def sha256_of(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _splits_from_pykeen(name: str) -> dict[str, np.ndarray]:
-    """Labelled splits of a PyKEEN dataset class (downloads unless the data ships with pykeen)."""
+def _pykeen_dataset(name: str) -> Any:
     from pykeen.datasets import dataset_resolver
 
     try:
@@ -88,7 +87,24 @@ def _splits_from_pykeen(name: str) -> dict[str, np.ndarray]:
             f"unknown dataset {name!r}: not a PyKEEN dataset; give it a local 'archive' "
             "source in the config or use one of pykeen.datasets.dataset_resolver's names"
         ) from error
-    dataset = dataset_class()
+    return dataset_class()
+
+
+def pykeen_test_path(name: str) -> Path:
+    """The raw test file of a PyKEEN dataset class (downloads unless the data ships with
+    pykeen): every line as published, before PyKEEN drops triples with unseen entities."""
+    dataset = _pykeen_dataset(name)
+    path = getattr(dataset, "testing_path", None)
+    if path is None:
+        raise KgrankInputError(
+            f"dataset {name!r}: PyKEEN's class keeps no test file; give the dataset a local 'archive' source"
+        )
+    return Path(path)
+
+
+def _splits_from_pykeen(name: str) -> dict[str, np.ndarray]:
+    """Labelled splits of a PyKEEN dataset class (downloads unless the data ships with pykeen)."""
+    dataset = _pykeen_dataset(name)
     return {
         "train": dataset.training.triples,
         "valid": dataset.validation.triples,

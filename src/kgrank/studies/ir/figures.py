@@ -364,3 +364,48 @@ def plot_discrimination(
         pdf,
         png,
     )
+
+
+# The bars of the systems figure: (averaging, metric) with the label each gets.
+SYSTEM_BARS = (
+    ("micro", "inverse_harmonic_mean_rank", "MRR, micro"),
+    ("macro-pykeen", "inverse_harmonic_mean_rank", "MRR, macro (PyKEEN)"),
+    ("macro", "inverse_harmonic_mean_rank", "MRR, macro (best answer)"),
+    ("macro", "ap_at_20", "MAP@20"),
+    ("macro", "ndcg_at_20", "nDCG@20"),
+)
+
+
+def plot_systems(table: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "") -> None:
+    """One panel per evaluation set: each system's MRR (micro, PyKEEN's macro, the best-answer
+    macro), MAP@20 and nDCG@20 as grouped bars (the aggregate table of aggregate.py)."""
+    set_style()
+    evaluations = [name for name in EVALUATION_LABELS if name in set(table["evaluation"])]
+    if not evaluations:
+        _nothing_to_draw("No evaluation set of the study in this table.", pdf, png, caption)
+        return
+    systems = list(dict.fromkeys(table["model"]))
+    colours = _colours([label for _, _, label in SYSTEM_BARS])
+    figure, axes = _grid(1, len(evaluations), width=max(3.2, 0.55 * len(systems) + 1.0), height=3.2)
+    width = 0.8 / len(SYSTEM_BARS)
+    positions = np.arange(len(systems))
+    for axis, evaluation in zip(axes[0], evaluations, strict=True):
+        shown = table[table["evaluation"] == evaluation]
+        for offset, (averaging, metric, label) in enumerate(SYSTEM_BARS):
+            values = (
+                shown[(shown["averaging"] == averaging) & (shown["metric"] == metric)]
+                .set_index("model")["value"]
+                .reindex(systems)
+            )
+            axis.bar(
+                positions + (offset - (len(SYSTEM_BARS) - 1) / 2) * width,
+                values.to_numpy(),
+                width,
+                color=colours[label],
+                label=label,
+            )
+        axis.set_xticks(positions, [model_label(system) for system in systems], rotation=45, ha="right")
+        axis.set_title(EVALUATION_LABELS[evaluation])
+        axis.set_ylim(0, 1)
+        axis.set_ylabel("value (higher is better)")
+    _finish(figure, axes, "Micro vs macro metrics of every system (FB15k-237, filtered)", caption, pdf, png)

@@ -1,0 +1,50 @@
+"""The `ir` study's settings as the workflow reads them (no torch: the rule file imports it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from kgrank.errors import KgrankInputError
+
+# The evaluation sets that get TREC files, the registry's micro metrics and a row in the
+# systems table: FB-Test-O, FB-Test-S and FB-Test-S-C (the depth sets feed the
+# label-sparsity analysis only).
+MAIN_EVALUATIONS = ("test", "sample", "pooled")
+# Stability and discriminative power: the full test set and the relabelled sample, as in
+# the paper; datasets without kgc-sparsity files have their test split only.
+ANALYSED_EVALUATIONS = ("test", "pooled")
+
+
+def exported_evaluations(dataset: str, study_dataset: str) -> tuple[str, ...]:
+    """The evaluation sets of ``dataset`` that get TREC files and micro metrics."""
+    return MAIN_EVALUATIONS if dataset == study_dataset else ("test",)
+
+
+def stability_evaluations(dataset: str, study_dataset: str) -> tuple[str, ...]:
+    """The evaluation sets of ``dataset`` whose rankings are subsampled and tested."""
+    return ANALYSED_EVALUATIONS if dataset == study_dataset else ("test",)
+
+
+def check_settings(settings: Mapping[str, Any], trained: Iterable[str], source: str) -> None:
+    """Refuse, before any job runs, settings that name an untrained dataset or a missing folder."""
+    trained = list(trained)
+    for key, names in (("dataset", [settings["dataset"]]), ("other_datasets", settings["other_datasets"])):
+        for name in names:
+            if name not in trained:
+                raise KgrankInputError(
+                    f"{source}: key studies.ir.{key}: {name!r} is not a trained dataset of `datasets` "
+                    f"({', '.join(trained)}); add it there or name another"
+                )
+    if settings["dataset"] in settings["other_datasets"]:
+        raise KgrankInputError(
+            f"{source}: key studies.ir.other_datasets: {settings['dataset']!r} is the study's dataset "
+            "already; remove it there"
+        )
+    folder = Path(settings["data_dir"])
+    if not (folder / "FB-Test-S-C").is_dir():
+        raise KgrankInputError(
+            f"{source}: key studies.ir.data_dir: {folder} holds no FB-Test-S-C folder; point it at the "
+            "kgc-sparsity folder (../shared/data/kgc-sparsity)"
+        )

@@ -1,0 +1,321 @@
+# Study `ir` (Zhou, Shi, Li, Liu & Ding 2022): link prediction evaluated as information
+# retrieval on FB15k-237 (micro vs macro metrics, MAP@20 and nDCG@20 through trec_eval's
+# measures, FB-Test-S against its TREC-pooled relabelling FB-Test-S-C, ranking stability,
+# discriminative power) and the macro metrics' expectation under the random model.
+# Logic: src/kgrank/studies/ir/. Settings: studies.ir (workflow/schemas/studies/ir.schema.yaml).
+from kgrank.studies.ir.settings import (
+    MAIN_EVALUATIONS,
+    check_settings,
+    exported_evaluations,
+    stability_evaluations,
+)
+
+IR = settings("ir")
+IR_DIR = f"{RESULTS}/ir"
+IR_DATASET = IR["dataset"]
+IR_OTHER_DATASETS = IR["other_datasets"]
+IR_DATASETS = [IR_DATASET, *IR_OTHER_DATASETS]
+IR_SYSTEMS = {IR_DATASET: IR["systems"] or MODELS, **{name: MODELS for name in IR_OTHER_DATASETS}}
+if enabled("ir"):
+    check_settings(IR, TRAIN_DATASETS, source=CONFIG_SOURCE)
+IR_HITS = HITS
+# dataset:evaluation of every evaluation set that stability and discriminative power analyse
+IR_ANALYSED = " ".join(
+    f"{dataset}:{evaluation}"
+    for dataset in IR_DATASETS
+    for evaluation in stability_evaluations(dataset, IR_DATASET)
+)
+
+
+def ir_file(name, dataset="{dataset}"):
+    return f"{IR_DIR}/{dataset}/{name}"
+
+
+def ir_items(dataset="{dataset}", model="{model}"):
+    return f"{IR_DIR}/{dataset}/items/{model}.parquet"
+
+
+def ir_all_items(dataset):
+    return [ir_items(dataset, model) for model in IR_SYSTEMS[dataset]]
+
+
+def ir_raw_test():
+    """The raw test file FB-Test-S was drawn from: the dataset's archive, or PyKEEN's copy."""
+    source = config["datasets"].get(IR_DATASET, {})
+    return f"--raw-test {source['archive']}" if source.get("source") == "archive" else f"--raw-test pykeen:{IR_DATASET}"
+
+
+rule ir_queries:
+    input:
+        **split_files(IR_DATASET),
+        stats=stats_file(IR_DATASET),
+    output:
+        evaluations=ir_file("evaluations.parquet", IR_DATASET),
+        counts=ir_file("counts.tsv", IR_DATASET),
+        relations=ir_file("relations.tsv", IR_DATASET),
+        qrels=directory(ir_file("qrels", IR_DATASET)),
+        markdown=report(
+            f"{RESULTS}/tables/ir_counts.md", caption="../../report/ir_counts.rst", category="ir"
+        ),
+        latex=f"{RESULTS}/tables/ir_counts.tex",
+    params:
+        dataset_dir=dataset_dir(IR_DATASET),
+        kgc_dir=IR["data_dir"],
+        raw_test=ir_raw_test(),
+        export=" ".join(MAIN_EVALUATIONS),
+    log:
+        f"{RESULTS}/logs/ir/queries.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/queries.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-queries --dataset-dir {params.dataset_dir} --kgc-dir {params.kgc_dir} {params.raw_test}"
+        " --out {output.evaluations} --counts {output.counts} --relations {output.relations}"
+        " --qrels-dir {output.qrels} --export {params.export}"
+        " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
+
+
+# The other datasets (WN18RR) have no relabelled sample: their own test split is the one
+# evaluation, for stability and discriminative power.
+rule ir_test_queries:
+    input:
+        **split_files(),
+    output:
+        evaluations=ir_file("evaluations.parquet"),
+        qrels=directory(ir_file("qrels")),
+    params:
+        dataset_dir=of_wildcards(dataset_dir),
+    wildcard_constraints:
+        dataset="|".join(IR_OTHER_DATASETS) or "(?!)",
+    log:
+        f"{RESULTS}/logs/ir/queries-{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/queries-{{dataset}}.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-queries --dataset-dir {params.dataset_dir} --out {output.evaluations}"
+        " --qrels-dir {output.qrels} --export test 2>&1 | tee {log}"
+
+
+# One scoring pass per system serves every evaluation set: micro and macro items, the
+# registry's metrics on the main sets, and TREC run files.
+rule ir_evaluate:
+    input:
+        **split_files(),
+        model=f"{model_dir()}/model.pt",
+        config=f"{model_dir()}/config.json",
+        evaluations=ir_file("evaluations.parquet"),
+    output:
+        item_table=ir_items(),
+        metrics=ir_file("micro/{model}.tsv"),
+        runs=directory(ir_file("runs/{model}")),
+    params:
+        model_dir=of_wildcards(model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
+        export=lambda wildcards: " ".join(exported_evaluations(wildcards.dataset, IR_DATASET)),
+        filter_splits=FILTER_SPLITS,
+        hits=IR_HITS,
+        run_depth=IR["run_depth"],
+        seed=config["seed"],
+    wildcard_constraints:
+        dataset="|".join(IR_DATASETS),
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=60,
+    log:
+        f"{RESULTS}/logs/ir/evaluate/{{dataset}}/{{model}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/evaluate/{{dataset}}/{{model}}.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-evaluate --model-dir {params.model_dir} --dataset-dir {params.dataset_dir}"
+        " --dataset {wildcards.dataset} --model {wildcards.model} --evaluations {input.evaluations}"
+        " --filter-splits {params.filter_splits} --hits {params.hits} --run-depth {params.run_depth}"
+        " --export {params.export} --seed {params.seed} --threads {threads} --quiet"
+        " --items {output.item_table} --metrics {output.metrics} --runs-dir {output.runs} 2>&1 | tee {log}"
+
+
+rule ir_systems:
+    input:
+        item_tables=ir_all_items(IR_DATASET),
+        metrics=[ir_file(f"micro/{model}.tsv", IR_DATASET) for model in IR_SYSTEMS[IR_DATASET]],
+    output:
+        table=ir_file("systems.tsv", IR_DATASET),
+        markdown=report(
+            f"{RESULTS}/tables/ir_systems.md", caption="../../report/ir_systems.rst", category="ir"
+        ),
+        latex=f"{RESULTS}/tables/ir_systems.tex",
+        pdf=report(
+            figure_files("ir_systems")["pdf"], caption="../../report/ir_systems_figure.rst", category="ir"
+        ),
+        png=figure_files("ir_systems")["png"],
+    params:
+        systems=" ".join(IR_SYSTEMS[IR_DATASET]),
+        caption=budget_caption(config["budget"], [IR_DATASET], IR_SYSTEMS[IR_DATASET]),
+    log:
+        f"{RESULTS}/logs/ir/systems.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/systems.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-systems --items {input.item_tables} --systems {params.systems} --micro-metrics {input.metrics}"
+        " --out {output.table} --markdown {output.markdown} --latex {output.latex}"
+        " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
+
+
+rule ir_sparsity:
+    input:
+        item_tables=ir_all_items(IR_DATASET),
+        relations=ir_file("relations.tsv", IR_DATASET),
+    output:
+        agreement=ir_file("sparsity.tsv", IR_DATASET),
+        values=ir_file("sparsity_values.tsv", IR_DATASET),
+        markdown=report(
+            f"{RESULTS}/tables/ir_sparsity.md", caption="../../report/ir_sparsity.rst", category="ir"
+        ),
+        latex=f"{RESULTS}/tables/ir_sparsity.tex",
+        pdf=report(
+            figure_files("ir_sparsity")["pdf"], caption="../../report/ir_sparsity_figure.rst", category="ir"
+        ),
+        png=figure_files("ir_sparsity")["png"],
+        values_pdf=report(
+            figure_files("ir_sparsity_values")["pdf"],
+            caption="../../report/ir_sparsity_values.rst",
+            category="ir",
+        ),
+        values_png=figure_files("ir_sparsity_values")["png"],
+    params:
+        systems=" ".join(IR_SYSTEMS[IR_DATASET]),
+    log:
+        f"{RESULTS}/logs/ir/sparsity.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/sparsity.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-sparsity --items {input.item_tables} --systems {params.systems} --relations {input.relations}"
+        " --out {output.agreement} --values {output.values} --markdown {output.markdown}"
+        " --latex {output.latex} --pdf {output.pdf} --png {output.png}"
+        " --values-pdf {output.values_pdf} --values-png {output.values_png} 2>&1 | tee {log}"
+
+
+rule ir_stability:
+    input:
+        item_tables=lambda wildcards: ir_all_items(wildcards.dataset),
+    output:
+        taus=ir_file("stability.tsv"),
+        summary=ir_file("stability_summary.tsv"),
+    params:
+        systems=lambda wildcards: " ".join(IR_SYSTEMS[wildcards.dataset]),
+        evaluations=lambda wildcards: " ".join(stability_evaluations(wildcards.dataset, IR_DATASET)),
+        fractions=" ".join(str(share) for share in IR["stability"]["fractions"]),
+        repetitions=IR["stability"]["repetitions"],
+        seed=config["seed"],
+    wildcard_constraints:
+        dataset="|".join(IR_DATASETS),
+    log:
+        f"{RESULTS}/logs/ir/stability-{{dataset}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/stability-{{dataset}}.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-stability --items {input.item_tables} --systems {params.systems} --dataset {wildcards.dataset}"
+        " --evaluations {params.evaluations} --fractions {params.fractions}"
+        " --repetitions {params.repetitions} --seed {params.seed}"
+        " --out {output.taus} --summary {output.summary} 2>&1 | tee {log}"
+
+
+rule ir_stability_figure:
+    input:
+        [ir_file("stability_summary.tsv", dataset) for dataset in IR_DATASETS],
+    output:
+        pdf=report(
+            figure_files("ir_stability")["pdf"], caption="../../report/ir_stability.rst", category="ir"
+        ),
+        png=figure_files("ir_stability")["png"],
+    log:
+        f"{RESULTS}/logs/ir/stability_figure.log",
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-stability-figure --summaries {input} --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+
+
+rule ir_discrimination:
+    input:
+        item_tables=[ir_items(dataset, model) for dataset in IR_DATASETS for model in IR_SYSTEMS[dataset]],
+    output:
+        pairs=f"{IR_DIR}/discrimination.tsv",
+        summary=f"{IR_DIR}/discrimination_summary.tsv",
+        markdown=report(
+            f"{RESULTS}/tables/ir_discrimination.md",
+            caption="../../report/ir_discrimination.rst",
+            category="ir",
+        ),
+        latex=f"{RESULTS}/tables/ir_discrimination.tex",
+        pdf=report(
+            figure_files("ir_discrimination")["pdf"],
+            caption="../../report/ir_discrimination_figure.rst",
+            category="ir",
+        ),
+        png=figure_files("ir_discrimination")["png"],
+    params:
+        pairs=" ".join(f"{dataset}/{model}" for dataset in IR_DATASETS for model in IR_SYSTEMS[dataset]),
+        evaluations=IR_ANALYSED,
+        alpha=IR["alpha"],
+    log:
+        f"{RESULTS}/logs/ir/discrimination.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/discrimination.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-discrimination --items {input.item_tables} --pairs {params.pairs}"
+        " --evaluations {params.evaluations} --alpha {params.alpha} --out {output.pairs}"
+        " --summary {output.summary} --markdown {output.markdown} --latex {output.latex}"
+        " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+
+
+# The macro moments checked on the study's own query structures (one system's items per
+# dataset carry them: the counts do not depend on the model).
+rule ir_montecarlo:
+    input:
+        [ir_items(dataset, IR_SYSTEMS[dataset][0]) for dataset in IR_DATASETS],
+    output:
+        table=f"{IR_DIR}/montecarlo.tsv",
+        markdown=report(
+            f"{RESULTS}/tables/ir_montecarlo.md", caption="../../report/ir_montecarlo.rst", category="ir"
+        ),
+        latex=f"{RESULTS}/tables/ir_montecarlo.tex",
+    params:
+        pairs=" ".join(f"{dataset}/{IR_SYSTEMS[dataset][0]}" for dataset in IR_DATASETS),
+        evaluations=IR_ANALYSED,
+        hits=IR_HITS,
+        replicates=IR["montecarlo_replicates"],
+        seed=config["seed"],
+    log:
+        f"{RESULTS}/logs/ir/montecarlo.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/ir/montecarlo.tsv"
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank ir-montecarlo --items {input} --pairs {params.pairs} --evaluations {params.evaluations}"
+        " --hits {params.hits} --replicates {params.replicates} --seed {params.seed} --quiet"
+        " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
+
+
+if enabled("ir"):
+    TARGETS += [
+        rules.ir_systems.output.table,
+        rules.ir_sparsity.output.agreement,
+        rules.ir_stability_figure.output.pdf,
+        rules.ir_discrimination.output.pairs,
+        rules.ir_montecarlo.output.table,
+    ]
