@@ -45,6 +45,16 @@ STUDY_COMMANDS = {
         "ambiguity-table1",
         "ambiguity-pairwise",
     },
+    "ir": {
+        "ir-queries",
+        "ir-evaluate",
+        "ir-systems",
+        "ir-sparsity",
+        "ir-stability",
+        "ir-stability-figure",
+        "ir-discrimination",
+        "ir-montecarlo",
+    },
 }
 KNOWN_COMMANDS = STAGE_COMMANDS.union(*STUDY_COMMANDS.values())
 
@@ -953,6 +963,108 @@ CASES = [
             *_figure(tmp),
         ],
         ("transe.parquet", "no such file"),
+    ),
+    # --- ir
+    Case(
+        "ir-queries",
+        "missing-raw-test",
+        lambda tmp, nations: [
+            "ir-queries",
+            *("--dataset-dir", str(nations), "--kgc-dir", str(REPO / "tests/data/kgc-sparsity-nations")),
+            *("--raw-test", str(tmp / "missing.txt"), "--out", str(tmp / "e.parquet")),
+            *(
+                "--counts",
+                str(tmp / "c.tsv"),
+                "--relations",
+                str(tmp / "r.tsv"),
+                "--qrels-dir",
+                str(tmp / "q"),
+            ),
+            *("--markdown", str(tmp / "c.md"), "--latex", str(tmp / "c.tex")),
+        ],
+        ("missing.txt", "not found"),
+        needs_nations=True,
+    ),
+    Case(
+        "ir-evaluate",
+        "evaluations-not-parquet",
+        lambda tmp, nations: [
+            "ir-evaluate",
+            *("--model-dir", str(tmp / "nomodel"), "--dataset-dir", str(nations)),
+            *("--dataset", "nations", "--model", "transe", "--evaluations", _bad_tsv(tmp), "--seed", "1"),
+            *(
+                "--items",
+                str(tmp / "i.parquet"),
+                "--metrics",
+                str(tmp / "m.tsv"),
+                "--runs-dir",
+                str(tmp / "r"),
+            ),
+        ],
+        ("bad.tsv",),
+        needs_nations=True,
+    ),
+    Case(
+        "ir-systems",
+        "missing-items",
+        lambda tmp, _: [
+            "ir-systems",
+            *("--items", str(tmp / "transe.parquet"), "--systems", "transe"),
+            *("--micro-metrics", _bad_tsv(tmp), "--out", str(tmp / "s.tsv")),
+            *("--markdown", str(tmp / "s.md"), "--latex", str(tmp / "s.tex"), *_figure(tmp)),
+        ],
+        ("transe.parquet",),
+    ),
+    Case(
+        "ir-sparsity",
+        "a-system-too-few",
+        lambda tmp, _: [
+            "ir-sparsity",
+            *("--items", str(tmp / "a.parquet"), str(tmp / "b.parquet"), "--systems", "transe"),
+            *("--relations", _bad_tsv(tmp), "--out", str(tmp / "s.tsv"), "--values", str(tmp / "v.tsv")),
+            *("--markdown", str(tmp / "s.md"), "--latex", str(tmp / "s.tex"), *_figure(tmp)),
+            *("--values-pdf", str(tmp / "v.pdf"), "--values-png", str(tmp / "v.png")),
+        ],
+        ("2 item tables but 1 --systems",),
+    ),
+    Case(
+        "ir-stability",
+        "fraction-zero",
+        lambda tmp, _: [
+            "ir-stability",
+            *("--items", str(tmp / "a.parquet"), "--systems", "transe", "--dataset", "nations"),
+            *("--evaluations", "test", "--fractions", "0", "--seed", "1"),
+            *("--out", str(tmp / "s.tsv"), "--summary", str(tmp / "m.tsv")),
+        ],
+        ("--fractions",),
+    ),
+    Case(
+        "ir-stability-figure",
+        "malformed-summary",
+        lambda tmp, _: ["ir-stability-figure", "--summaries", _bad_tsv(tmp), *_figure(tmp)],
+        ("bad.tsv", "mean_tau"),
+    ),
+    Case(
+        "ir-discrimination",
+        "pair-without-model",
+        lambda tmp, _: [
+            "ir-discrimination",
+            *("--items", str(tmp / "a.parquet"), "--pairs", "nations", "--evaluations", "nations:test"),
+            *("--out", str(tmp / "d.tsv"), "--summary", str(tmp / "s.tsv")),
+            *("--markdown", str(tmp / "d.md"), "--latex", str(tmp / "d.tex"), *_figure(tmp)),
+        ],
+        ("--pairs nations", "dataset/model"),
+    ),
+    Case(
+        "ir-montecarlo",
+        "a-pair-too-many",
+        lambda tmp, _: [
+            "ir-montecarlo",
+            *("--items", str(tmp / "a.parquet"), "--pairs", "nations/transe", "nations/complex"),
+            *("--evaluations", "nations:test", "--seed", "1", "--out", str(tmp / "m.tsv")),
+            *("--markdown", str(tmp / "m.md"), "--latex", str(tmp / "m.tex")),
+        ],
+        ("1 item tables but 2 --pairs",),
     ),
 ]
 

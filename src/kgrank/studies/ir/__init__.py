@@ -244,7 +244,7 @@ def _systems(args: argparse.Namespace) -> None:
 
     items = _read_systems(args.items, args.systems)
     table = aggregate_items(items, evaluations=list(MAIN_EVALUATIONS))
-    budgets = read_tables(args.micro_metrics).drop_duplicates("model").set_index("model")
+    budgets = read_tables(args.micro_metrics, ["model"]).drop_duplicates("model").set_index("model")
     budget_keys = [key for key in ("epochs", "published_epochs", "embedding_dim") if key in budgets.columns]
     write_table(args.out, table)
     shown = {
@@ -368,8 +368,9 @@ def _stability(args: argparse.Namespace) -> None:
 def _stability_figure(args: argparse.Namespace) -> None:
     from kgrank.io import read_tables
     from kgrank.studies.ir.figures import plot_stability
+    from kgrank.studies.ir.stability import STABILITY_SUMMARY_COLUMNS
 
-    summary = read_tables(args.summaries)
+    summary = read_tables(args.summaries, STABILITY_SUMMARY_COLUMNS)
     plot_stability(
         summary,
         args.pdf,

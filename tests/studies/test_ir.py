@@ -1,0 +1,98 @@
+"""Study `ir`: the Monte Carlo check of the macro moments and the settings the workflow reads.
+
+The evaluation core and the analyses have their own files (test_ir_evaluation.py,
+test_ir_analyses.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from kgrank.errors import KgrankInputError
+from kgrank.studies.ir import montecarlo
+from kgrank.studies.ir.montecarlo import check_macro_moments, simulate_best_ranks
+from kgrank.studies.ir.settings import check_settings, exported_evaluations, stability_evaluations
+
+
+def _best_rank_law(num_other: int, num_relevant: int) -> np.ndarray:
+    """P(K = k), k = 1..M+1, by listing every placement of the relevant items."""
+    size = num_other + num_relevant
+    counts = np.zeros(num_other + 2)
+    for places in itertools.combinations(range(1, size + 1), num_relevant):
+        counts[min(places)] += 1
+    return counts[1:] / counts.sum()
+
+
+@pytest.mark.parametrize(("num_other", "num_relevant"), [(0, 1), (3, 1), (4, 2), (6, 3)])
+def test_random_keys_draw_the_best_rank_law(num_other, num_relevant):
+    """K = 1 + Binomial(M, Beta(1, R)) has the law of the first relevant place in a random order."""
+    replicates = 40_000
+    draws = simulate_best_ranks(
+        np.array([num_other]), np.array([num_relevant]), replicates, np.random.default_rng(3)
+    )[:, 0]
+    law = _best_rank_law(num_other, num_relevant)
+    observed = np.bincount(draws, minlength=num_other + 2)[1:] / replicates
+    # every cell within 5 binomial standard errors
+    assert np.all(np.abs(observed - law) <= 5 * np.sqrt(law * (1 - law) / replicates) + 1e-12)
+
+
+def test_the_check_passes_on_a_realistic_query_structure():
+    generator = np.random.default_rng(0)
+    num_other = generator.integers(50, 3000, size=300)
+    num_relevant = generator.integers(1, 12, size=300)
+    table = check_macro_moments(num_other, num_relevant, [1, 3, 10], replicates=3000, seed=5)
+    assert list(table["metric"]) == [
+        "macro_arithmetic_mean_rank",
+        "macro_inverse_harmonic_mean_rank",
+        "macro_hits_at_1",
+        "macro_hits_at_3",
+        "macro_hits_at_10",
+    ]
+    assert table["passed"].all(), table
+
+
+def test_the_check_fails_a_wrong_formula(monkeypatch):
+    """Negative control: moments that ignore the other relevant answers (the micro ones,
+    uniform on 1..M+1) must be caught."""
+    true_moments = montecarlo.best_rank_moments
+    monkeypatch.setattr(
+        montecarlo,
+        "best_rank_moments",
+        lambda transform, num_other, num_relevant: true_moments(
+            transform, num_other, np.ones_like(num_relevant)
+        ),
+    )
+    generator = np.random.default_rng(1)
+    table = check_macro_moments(
+        generator.integers(50, 500, size=200), np.full(200, 3), [10], replicates=2000, seed=2
+    )
+    assert not table["passed"].any(), table
+
+
+def test_a_query_without_other_candidates_is_exact():
+    table = check_macro_moments(np.zeros(5, dtype=int), np.full(5, 2), [1], replicates=200, seed=0)
+    assert table["passed"].all()
+    assert (table["expectation"] == table["simulated_mean"]).all()
+
+
+def test_settings_name_what_is_wrong(tmp_path):
+    kgc = tmp_path / "kgc"
+    (kgc / "FB-Test-S-C").mkdir(parents=True)
+    good = {"dataset": "fb15k237", "other_datasets": ["wn18rr"], "data_dir": str(kgc)}
+    check_settings(good, ["fb15k237", "wn18rr"], source="c.yaml")
+    with pytest.raises(KgrankInputError, match=r"c.yaml: key studies.ir.other_datasets: 'wn18rr'"):
+        check_settings(good, ["fb15k237"], source="c.yaml")
+    with pytest.raises(KgrankInputError, match="is the study's dataset already"):
+        check_settings({**good, "other_datasets": ["fb15k237"]}, ["fb15k237"], source="c.yaml")
+    with pytest.raises(KgrankInputError, match="holds no FB-Test-S-C folder"):
+        check_settings({**good, "data_dir": str(tmp_path)}, ["fb15k237", "wn18rr"], source="c.yaml")
+
+
+def test_which_sets_each_dataset_gets():
+    assert exported_evaluations("fb15k237", "fb15k237") == ("test", "sample", "pooled")
+    assert exported_evaluations("wn18rr", "fb15k237") == ("test",)
+    assert stability_evaluations("fb15k237", "fb15k237") == ("test", "pooled")
+    assert stability_evaluations("wn18rr", "fb15k237") == ("test",)
