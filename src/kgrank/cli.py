@@ -158,10 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     command.set_defaults(handler=_prepare_dataset)
 
-    command = commands.add_parser(
-        "import-hyperparameters", help="convert published JSON configurations to YAML"
+    command = commands.add_parser("import-hyperparameters", help="convert published configurations to YAML")
+    command.add_argument(
+        "json_files",
+        nargs="+",
+        help="published configurations: JSON as archived (model, dataset, pipeline, source), or a "
+        "PyKEEN experiment file (pykeen/experiments/<model>/*.json or *.yaml)",
     )
-    command.add_argument("json_files", nargs="+", help="published configurations (JSON, as archived)")
     command.add_argument(
         "--out-dir", required=True, help="hyperparameter folder; writes <out-dir>/<dataset>/<model>.yaml"
     )

@@ -146,43 +146,154 @@ def load_hyperparameters(path: str | Path) -> dict[str, Any]:
     return validate_hyperparameters(data, path)
 
 
-def import_published(json_path: str | Path, out_dir: str | Path) -> Path:
-    """Convert a published configuration (JSON, as archived) to kgrank's YAML layout.
+# The parts of a PyKEEN experiment file (pykeen/experiments/<model>/*.json|yaml) that
+# kgrank does not take from the hyperparameter file: the workflow sets the dataset and the
+# evaluator itself, and early stopping is part of the budget (config `budget`).
+_EXPERIMENT_DROPPED = ("dataset", "evaluator", "evaluator_kwargs", "stopper", "stopper_kwargs")
 
-    The pipeline section is kept verbatim in PyKEEN's vocabulary apart from the dataset
-    and evaluator keys, which the workflow sets itself (filtered rank-based evaluation).
-    """
-    json_path = Path(json_path)
+
+def _read_published(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in {".yaml", ".yml"}:
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise KgrankInputError(f"{path}: not valid YAML ({error}); fix the file") from None
     try:
-        published = json.loads(json_path.read_text(encoding="utf-8"))
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise KgrankInputError(
-            f"{json_path}: line {error.lineno}: not valid JSON ({error.msg}); fix the file"
+            f"{path}: line {error.lineno}: not valid JSON ({error.msg}); fix the file"
         ) from None
-    missing = [key for key in ("model", "dataset", "pipeline", "source") if key not in published]
-    if missing:
-        raise KgrankInputError(
-            f"{json_path}: key(s) {missing} missing; a published configuration needs model, dataset, "
-            "pipeline and source"
-        )
-    pipeline = {
-        key: value
-        for key, value in published["pipeline"].items()
-        if key not in {"dataset", "evaluator", "evaluator_kwargs"}
+
+
+def _is_pykeen_experiment(published: Any) -> bool:
+    """A configuration as PyKEEN ships it (``metadata``, ``pipeline`` naming its dataset and
+    model, often ``results``), rather than kgrank's archived layout with ``source``."""
+    return (
+        isinstance(published, dict)
+        and "source" not in published
+        and isinstance(published.get("pipeline"), dict)
+        and {"model", "dataset"} <= set(published["pipeline"])
+    )
+
+
+def _package_path(path: Path) -> str:
+    """The file's path inside the installed pykeen package (pykeen/experiments/...), or, for
+    a copy elsewhere, its path from the ``experiments`` folder on."""
+    import pykeen
+
+    package = Path(pykeen.__file__).resolve().parent
+    resolved = path.resolve()
+    if resolved.is_relative_to(package):
+        return str(Path("pykeen") / resolved.relative_to(package))
+    parts = resolved.parts
+    if "experiments" in parts:
+        return str(Path("pykeen", *parts[len(parts) - parts[::-1].index("experiments") - 1 :]))
+    return path.name
+
+
+def _from_pykeen_experiment(published: dict[str, Any], path: Path) -> dict[str, Any]:
+    """kgrank's layout from a PyKEEN experiment file: names normalised to PyKEEN's resolver
+    keys (``ConvE`` -> ``conve``, ``LCWA`` -> ``lcwa``), the dataset and evaluator dropped,
+    the provenance (package path and version, title, reported results) under ``source``."""
+    from importlib.metadata import version
+
+    from pykeen.datasets import dataset_resolver
+    from pykeen.losses import loss_resolver
+    from pykeen.models import model_resolver
+    from pykeen.optimizers import optimizer_resolver
+    from pykeen.regularizers import regularizer_resolver
+    from pykeen.sampling import negative_sampler_resolver
+    from pykeen.training import training_loop_resolver
+
+    original = published["pipeline"]
+    pipeline = {key: value for key, value in original.items() if key not in _EXPERIMENT_DROPPED}
+    resolvers = {
+        "model": model_resolver,
+        "loss": loss_resolver,
+        "optimizer": optimizer_resolver,
+        "regularizer": regularizer_resolver,
+        "negative_sampler": negative_sampler_resolver,
+        "training_loop": training_loop_resolver,
     }
+    for key, resolver in resolvers.items():
+        if isinstance(pipeline.get(key), str):
+            pipeline[key] = resolver.normalize(pipeline[key])
+    source: dict[str, Any] = {
+        "pykeen_experiment": {
+            "package": "pykeen",
+            "version": version("pykeen"),
+            "path": _package_path(path),
+        }
+    }
+    metadata = published.get("metadata") or {}
+    for key in ("title", "comment", "comments"):
+        if key in metadata:
+            source["pykeen_experiment"][key] = metadata[key]
+    if "results" in published:
+        source["pykeen_experiment"]["reported_results"] = published["results"]
     document: dict[str, Any] = {
-        "model": published["model"],
-        "dataset": published["dataset"],
+        "model": pipeline["model"],
+        "dataset": dataset_resolver.normalize(original["dataset"]),
         "pipeline": pipeline,
-        "source": published["source"],
+        "source": source,
     }
-    if "note" in published:
-        document["note"] = published["note"]
+    dropped = {key: original[key] for key in ("stopper", "stopper_kwargs") if key in original}
+    if dropped:
+        document["note"] = (
+            "The published run stopped early ("
+            + json.dumps(dropped, sort_keys=True)
+            + "); kgrank's early stopping is part of the budget (config `budget`), "
+            "so it is not kept in `pipeline`."
+        )
+    return document
+
+
+def import_published(json_path: str | Path, out_dir: str | Path) -> Path:
+    """Convert a published configuration to kgrank's YAML layout.
+
+    Two inputs: kgrank's archived JSON (``model``, ``dataset``, ``pipeline``, ``source``),
+    and a configuration as PyKEEN ships it under ``pykeen/experiments/`` (JSON or YAML, with
+    ``metadata``/``pipeline``/``results``), whose provenance becomes the package path and
+    version. The pipeline section is kept verbatim in PyKEEN's vocabulary apart from the
+    dataset and evaluator keys, which the workflow sets itself (filtered rank-based
+    evaluation), and a PyKEEN experiment's stopper (early stopping is the budget's).
+    """
+    json_path = Path(json_path)
+    published = _read_published(json_path)
+    if _is_pykeen_experiment(published):
+        document = _from_pykeen_experiment(published, json_path)
+    else:
+        if not isinstance(published, dict):
+            raise KgrankInputError(
+                f"{json_path}: expected a mapping at the top level, found {type(published).__name__}"
+            )
+        missing = [key for key in ("model", "dataset", "pipeline", "source") if key not in published]
+        if missing:
+            raise KgrankInputError(
+                f"{json_path}: key(s) {missing} missing; a published configuration needs model, "
+                "dataset, pipeline and source (or, as PyKEEN ships them, a pipeline naming its "
+                "model and dataset)"
+            )
+        pipeline = {
+            key: value
+            for key, value in published["pipeline"].items()
+            if key not in {"dataset", "evaluator", "evaluator_kwargs"}
+        }
+        document = {
+            "model": published["model"],
+            "dataset": published["dataset"],
+            "pipeline": pipeline,
+            "source": published["source"],
+        }
+        if "note" in published:
+            document["note"] = published["note"]
     validate_hyperparameters(document, json_path)
-    target = Path(out_dir) / published["dataset"] / f"{published['model']}.yaml"
+    target = Path(out_dir) / document["dataset"] / f"{document['model']}.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
     header = (
-        f"# Published best configuration of {published['model']} on {published['dataset']},\n"
+        f"# Published best configuration of {document['model']} on {document['dataset']},\n"
         f"# converted from {json_path.name} by `kgrank import-hyperparameters`; see `source`.\n"
     )
     target.write_text(header + yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
