@@ -15,7 +15,13 @@ FAMILIES = {
     "distmult": ("distmult", {"embedding_dim": 32}),
     "rescal": ("rescal", {"embedding_dim": 16}),
     "tucker": ("tucker", {"embedding_dim": 32, "relation_dim": 16}),
+    "conve": (
+        "conve",
+        {"embedding_dim": 32, "embedding_height": 4, "embedding_width": 8, "output_channels": 4},
+    ),
 }
+# Families scored by a product form for tails only (heads: tails of the inverse relations).
+TAIL_ONLY = {"tucker", "conve"}
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +63,8 @@ def test_family_and_fast_sides(nations, family, inverse):
     scorer = Scorer(model)
     assert scorer.family == FAMILIES[family][0]
     assert scorer.fast_for("tail")
-    # TuckER scores heads by a product form only as tails of inverse relations
-    assert scorer.fast_for("head") == (family != "tucker" or inverse)
+    # TuckER and ConvE score heads by a product form only as tails of inverse relations
+    assert scorer.fast_for("head") == (family not in TAIL_ONLY or inverse)
     slow = Scorer(model, fast=False)
     assert slow.family == "pykeen" and not slow.fast_for("tail") and not slow.fast_for("head")
     batch = nations[inverse].testing.mapped_triples[:8]

@@ -157,6 +157,25 @@ def _tucker(interaction: Any, anchor, relation, entities, direction: str):
     return combined @ entities.T, None
 
 
+def conve_query(interaction: Any, anchor: torch.Tensor, relation: torch.Tensor) -> torch.Tensor:
+    """ConvE's encoding of (h, r), (batch, dim): PyKEEN's ConvEInteraction.forward up to its
+    final dot product, with its own modules in its order (batch norm and dropout act as the
+    module's mode says)."""
+    shape = interaction.shape_info
+    image = (-1, shape.input_channels, shape.image_height, shape.image_width)
+    x = torch.cat([anchor.reshape(image), relation.reshape(image)], dim=-2)
+    x = interaction.hr2d(x)
+    return interaction.hr1d(x.view(-1, shape.num_in_features))
+
+
+def _conve(interaction: Any, anchor, relation, entities, direction: str):
+    # f(h, r) . t + b_t: PyKEEN multiplies f(h, r) with every tail by a broadcast (batch,
+    # entities, dim) product; here one matrix product. Tails only: heads are tails of the
+    # inverse relations (ConvE is trained with them).
+    embeddings, bias = entities
+    return conve_query(interaction, anchor, relation) @ embeddings.T + bias, None
+
+
 def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
     """Interaction class -> (family name, score function, directions it scores)."""
     from pykeen.nn import modules
@@ -169,17 +188,20 @@ def _families() -> dict[type, tuple[str, ScoreFunction, tuple[str, ...]]]:
         modules.DistMultInteraction: ("distmult", _distmult, both),
         modules.RESCALInteraction: ("rescal", _rescal, both),
         modules.TuckERInteraction: ("tucker", _tucker, ("tail",)),
+        modules.ConvEInteraction: ("conve", _conve, ("tail",)),
     }
 
 
-def _simple_representations(model: Any) -> bool:
-    """One entity and one relation representation used as-is (PyKEEN's default layout)."""
+def _simple_representations(model: Any, family: str = "") -> bool:
+    """One entity and one relation representation used as-is (PyKEEN's default layout);
+    ConvE's tails carry a second entity representation, the bias."""
     interaction = model.interaction
+    entities, tail_indices = (2, (0, 1)) if family == "conve" else (1, (0,))
     return (
-        len(model.entity_representations) == 1
+        len(model.entity_representations) == entities
         and len(model.relation_representations) == 1
         and tuple(interaction.head_indices) == (0,)
-        and tuple(interaction.tail_indices) == (0,)
+        and tuple(interaction.tail_indices) == tail_indices
     )
 
 
@@ -188,7 +210,7 @@ def product_form_family(model: Any) -> tuple[str, tuple[str, ...]] | None:
     layout of one of the families above, else None; the rank engine and the 1-N training
     step (kgrank.training_step) agree on it."""
     family = _families().get(type(getattr(model, "interaction", None)))
-    if family is None or not _simple_representations(model):
+    if family is None or not _simple_representations(model, family[0]):
         return None
     name, _, directions = family
     return name, directions
@@ -214,8 +236,11 @@ class Scorer:
             self.family, self._score, self._directions = _families()[type(model.interaction)]
             self._entities = self._all_entities()
 
-    def _all_entities(self) -> torch.Tensor:
+    def _all_entities(self) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         entities = self.model.entity_representations[0](indices=None)
+        if self.family == "conve":
+            # (embeddings, bias): ConvE's tails are both
+            return entities, self.model.entity_representations[1](indices=None).reshape(-1)
         return self._maybe_complex(entities)
 
     def _maybe_complex(self, x: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,8 @@ from matrix products, with autograd:
     L2 distance  ||q - e||  = sqrt(|q|^2 - 2 q.e + |e|^2)   (TransE-L2, RotatE)
     L1 distance               torch.cdist, which never materialises the broadcast
     bilinear     q . e with q = h o r (DistMult), the real view of h o r (ComplEx),
-                 h^T R (RESCAL), BN(h) x_1 (Z x_2 r) (TuckER)
+                 h^T R (RESCAL), BN(h) x_1 (Z x_2 r) (TuckER), and for ConvE
+                 f(h, r) . t + b_t, its convolutional encoder f run once per query
 
 ``fast_scores(model)`` swaps these into one model's ``score_t``/``score_h`` for the
 duration of a ``with`` block. Everything else stays PyKEEN's: the representations come
@@ -30,7 +31,7 @@ from typing import Any
 
 import torch
 
-from kgrank.scoring import as_complex, product_form_family, real_view
+from kgrank.scoring import as_complex, conve_query, product_form_family, real_view
 
 # (interaction, anchor representations, relation representations, all entities,
 #  direction "tail" or "head") -> (batch, entities) scores
@@ -107,6 +108,13 @@ def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> tor
     return combined @ entities.T
 
 
+def _conve(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
+    # f(h, r) . t + b_t with ConvE's own encoder modules (training-mode dropout and batch
+    # norm in PyKEEN's order); tails only, heads are tails of the inverse relations.
+    embeddings, bias = entities
+    return conve_query(interaction, anchor, relation) @ embeddings.T + bias.reshape(-1)
+
+
 # The score function of each family the rank engine scores by a product form
 # (kgrank.scoring.product_form_family), with autograd and the training-mode modules.
 TRAINING_SCORES: dict[str, ScoreFunction] = {
@@ -116,6 +124,7 @@ TRAINING_SCORES: dict[str, ScoreFunction] = {
     "distmult": _distmult,
     "rescal": _rescal,
     "tucker": _tucker,
+    "conve": _conve,
 }
 
 
