@@ -194,3 +194,43 @@ def test_pykeen_download_path_with_the_download_mocked(tmp_path, monkeypatch, na
             for source in ("pykeen", "archive")
         ]
         assert lines[0] == lines[1], split
+
+
+class _ZipKeptDataset:
+    """Stands for PyKEEN's FB15k237: its files stay inside the downloaded zip."""
+
+    def __init__(self, path):
+        import pathlib
+
+        self.path = path
+        self.relative_testing_path = pathlib.PurePosixPath("Release/test.txt")
+        self.loaded = False
+
+    @property
+    def training(self):
+        self.loaded = True  # PyKEEN downloads here
+        return None
+
+
+def test_raw_test_triples_come_out_of_a_pykeen_zip(tmp_path, monkeypatch):
+    """The network path of the ir study: FB15k-237's raw test file, read from PyKEEN's zip in
+    file order, nothing dropped (PyKEEN's own factory drops triples with unseen entities)."""
+    import zipfile
+
+    from kgrank import datasets
+
+    archive = tmp_path / "fb15k237.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr("Release/test.txt", "b\tr\tc\na\tr\tunseen\n")
+    stub = _ZipKeptDataset(archive)
+    monkeypatch.setattr(datasets, "_pykeen_dataset", lambda name: stub)
+    triples = datasets.pykeen_test_triples("fb15k237")
+    assert stub.loaded
+    assert triples.tolist() == [["b", "r", "c"], ["a", "r", "unseen"]]
+
+
+def test_raw_test_triples_of_a_pykeen_dataset_with_a_file():
+    from kgrank.datasets import pykeen_test_triples
+
+    triples = pykeen_test_triples("nations")
+    assert len(triples) == 201  # Nations' test.txt as shipped, in its order

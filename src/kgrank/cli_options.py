@@ -8,7 +8,7 @@ from kgrank.candidates import DEFAULT_FILTER_SPLITS, SPLITS
 from kgrank.metrics import DEFAULT_HITS
 
 
-def _int_at_least(text: str, minimum: int, hint: str) -> int:
+def int_at_least(text: str, minimum: int, hint: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -20,12 +20,12 @@ def _int_at_least(text: str, minimum: int, hint: str) -> int:
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
-    return _int_at_least(text, 1, "is not positive")
+    return int_at_least(text, 1, "is not positive")
 
 
 def non_negative_int(text: str) -> int:
     """An argparse type: a whole number of at least 0 (numpy's seeds)."""
-    return _int_at_least(text, 0, "is negative")
+    return int_at_least(text, 0, "is negative")
 
 
 def open_probability(text: str) -> float:

@@ -90,16 +90,25 @@ def _pykeen_dataset(name: str) -> Any:
     return dataset_class()
 
 
-def pykeen_test_path(name: str) -> Path:
-    """The raw test file of a PyKEEN dataset class (downloads unless the data ships with
-    pykeen): every line as published, before PyKEEN drops triples with unseen entities."""
+def pykeen_test_triples(name: str) -> np.ndarray:
+    """The raw test triples of a PyKEEN dataset class (downloads unless the data ships with
+    pykeen): every line as published, in file order, before PyKEEN drops triples with
+    unseen entities. FB15k-237's class reads its files out of the downloaded zip; others
+    keep a plain test file."""
+    import zipfile
+
     dataset = _pykeen_dataset(name)
+    dataset.training  # noqa: B018 - PyKEEN downloads on first access
+    member = getattr(dataset, "relative_testing_path", None)
+    if member is not None:
+        with zipfile.ZipFile(dataset.path) as archive, archive.open(member.as_posix()) as handle:
+            return parse_triples(handle, f"{dataset.path}:{member.as_posix()}")
     path = getattr(dataset, "testing_path", None)
     if path is None:
         raise KgrankInputError(
             f"dataset {name!r}: PyKEEN's class keeps no test file; give the dataset a local 'archive' source"
         )
-    return Path(path)
+    return read_triples(path)
 
 
 def _splits_from_pykeen(name: str) -> dict[str, np.ndarray]:

@@ -30,7 +30,6 @@ from kgrank.studies.ir.discrimination import (
     discrimination,
     discrimination_summary,
     holm,
-    sorted_p_values,
 )
 from kgrank.studies.ir.figures import (
     plot_discrimination,
@@ -574,9 +573,6 @@ def test_holm_and_the_counts_by_hand() -> None:
     assert list(discrimination_summary(pairs).columns) == list(DISCRIMINATION_SUMMARY_COLUMNS)
     assert summary.loc["micro", ["num_pairs", "significant", "significant_holm"]].tolist() == [3, 3, 1]
     assert summary.loc["macro", ["num_pairs", "significant", "significant_holm"]].tolist() == [3, 1, 1]
-    curves = sorted_p_values(pairs)
-    micro = curves[curves["averaging"] == "micro"]
-    assert micro["p_value"].tolist() == [0.01, 0.03, 0.04] and micro["place"].tolist() == [1, 2, 3]
 
 
 # --- figures -------------------------------------------------------------------------------------

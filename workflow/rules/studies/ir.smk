@@ -41,14 +41,25 @@ def ir_all_items(dataset):
 
 def ir_raw_test():
     """The raw test file FB-Test-S was drawn from: the dataset's archive, or PyKEEN's copy."""
-    source = config["datasets"].get(IR_DATASET, {})
-    return f"--raw-test {source['archive']}" if source.get("source") == "archive" else f"--raw-test pykeen:{IR_DATASET}"
+    archive = ir_archive()
+    return f"--raw-test {archive[0]}" if archive else f"--raw-test pykeen:{IR_DATASET}"
+
+
+def ir_kgc_files():
+    """Every file of the kgc-sparsity folder, so that a changed file remakes the study."""
+    return sorted(str(path) for path in Path(IR["data_dir"]).rglob("*.txt")) if enabled("ir") else []
+
+
+def ir_archive():
+    return [source["archive"]] if source.get("source") == "archive" else []
 
 
 rule ir_queries:
     input:
         **split_files(IR_DATASET),
         stats=stats_file(IR_DATASET),
+        kgc_files=ir_kgc_files(),
+        archive=ir_archive(),
     output:
         evaluations=ir_file("evaluations.parquet", IR_DATASET),
         counts=ir_file("counts.tsv", IR_DATASET),

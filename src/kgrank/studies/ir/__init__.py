@@ -14,6 +14,7 @@ ir-measures), ``aggregate``, ``agreement`` (label sparsity), ``stability``,
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from kgrank.cli_options import (
     add_caption,
@@ -26,14 +27,15 @@ from kgrank.cli_options import (
     add_seed,
     add_table_paths,
     add_threads,
+    int_at_least,
     open_probability,
     positive_int,
     share,
 )
 from kgrank.errors import KgrankInputError
 
-# --raw-test pykeen:<name>: the raw test file of a PyKEEN dataset class (the network path)
-PYKEEN_SOURCE = "pykeen:"
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _queries(args: argparse.Namespace) -> None:
@@ -46,12 +48,20 @@ def _queries(args: argparse.Namespace) -> None:
     from kgrank.studies.ir.trec import write_qrels
 
     if args.kgc_dir is not None:
-        raw_test = args.raw_test
-        if raw_test is not None and raw_test.startswith(PYKEEN_SOURCE):
-            from kgrank.datasets import pykeen_test_path
-
-            raw_test = pykeen_test_path(raw_test.removeprefix(PYKEEN_SOURCE))
-        read = read_kgc_sparsity(args.kgc_dir, args.dataset_dir, raw_test)
+        missing = [
+            option
+            for option, value in (
+                ("--raw-test", args.raw_test),
+                ("--counts", args.counts),
+                ("--relations", args.relations),
+                ("--markdown", args.markdown),
+                ("--latex", args.latex),
+            )
+            if value is None
+        ]
+        if missing:
+            raise KgrankInputError(f"--kgc-dir needs {', '.join(missing)} too; add them")
+        read = read_kgc_sparsity(args.kgc_dir, args.dataset_dir, args.raw_test)
         evaluations = read.evaluations
         write_table(args.counts, read.counts)
         write_table(args.relations, read.relations)
@@ -135,22 +145,26 @@ def _evaluate(args: argparse.Namespace) -> None:
         write_run(runs_dir / f"{evaluation}.run.gz", run, labels, tag=f"kgrank-{args.model}")
 
 
-def _pair_items(paths: list[str], pairs: list[str]) -> dict[tuple[str, str], object]:
-    """The item tables by (dataset, model), ``pairs`` naming each path's `dataset/model`."""
+def _read_item_tables(paths: list[str], names: list[str], option: str) -> dict[tuple[str, str], pd.DataFrame]:
+    """Item tables keyed by (dataset, model): ``names`` are `dataset/model` for --pairs, bare
+    model names (dataset '') for --systems, one per path."""
     from kgrank.io import read_parquet_table
     from kgrank.studies.ir.evaluation import ITEM_ID_COLUMNS
 
-    if len(paths) != len(pairs):
-        raise KgrankInputError(
-            f"{len(paths)} item tables but {len(pairs)} --pairs; name one dataset/model per table"
-        )
+    if len(paths) != len(names):
+        raise KgrankInputError(f"{len(paths)} item tables but {len(names)} {option}; name one per table")
     tables = {}
-    for path, pair in zip(paths, pairs, strict=True):
-        dataset, _, model = pair.partition("/")
-        if not model:
-            raise KgrankInputError(f"--pairs {pair}: not dataset/model; write it as fb15k237/transe")
+    for path, name in zip(paths, names, strict=True):
+        dataset, _, model = name.rpartition("/")
+        if option == "--pairs" and not dataset:
+            raise KgrankInputError(f"--pairs {name}: not dataset/model; write it as fb15k237/transe")
         tables[(dataset, model)] = read_parquet_table(path, list(ITEM_ID_COLUMNS), "kgrank ir-evaluate")
     return tables
+
+
+def _pair_items(paths: list[str], pairs: list[str]) -> dict[tuple[str, str], pd.DataFrame]:
+    """The item tables by (dataset, model), ``pairs`` naming each path's `dataset/model`."""
+    return _read_item_tables(paths, pairs, "--pairs")
 
 
 def _dataset_evaluations(specs: list[str], datasets: set[str]) -> list[tuple[str, str]]:
@@ -220,17 +234,9 @@ def _montecarlo(args: argparse.Namespace) -> None:
     print(f"macro moments: {len(table) - failed} of {len(table)} Monte Carlo checks pass")
 
 
-def _read_systems(paths: list[str], systems: list[str]) -> dict[str, object]:
+def _read_systems(paths: list[str], systems: list[str]) -> dict[str, pd.DataFrame]:
     """Item tables by system name, one name per path."""
-    from kgrank.io import read_parquet_table
-    from kgrank.studies.ir.evaluation import ITEM_ID_COLUMNS
-
-    if len(paths) != len(systems):
-        raise KgrankInputError(f"{len(paths)} item tables but {len(systems)} --systems; name one per table")
-    return {
-        system: read_parquet_table(path, list(ITEM_ID_COLUMNS), "kgrank ir-evaluate")
-        for path, system in zip(paths, systems, strict=True)
-    }
+    return {system: table for (_, system), table in _read_item_tables(paths, systems, "--systems").items()}
 
 
 def _systems(args: argparse.Namespace) -> None:
@@ -425,6 +431,12 @@ def _discrimination(args: argparse.Namespace) -> None:
     plot_discrimination(pairs, args.pdf, args.png, alpha=args.alpha, caption=statement)
 
 
+def _run_depth(text: str) -> int:
+    from kgrank.studies.ir.trec import MEASURE_DEPTH
+
+    return int_at_least(text, MEASURE_DEPTH, "entities leave MAP@20 and nDCG@20 short")
+
+
 def _add_systems(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--items", nargs="+", required=True, help="item tables of `kgrank ir-evaluate`, one per system"
@@ -500,7 +512,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_filter_splits(command)
     add_hits(command)
     command.add_argument(
-        "--run-depth", type=positive_int, default=1000, help="entities per query in the exported run files"
+        "--run-depth",
+        type=_run_depth,
+        default=1000,
+        help="entities per query in the exported run files (at least 20: MAP@20 and nDCG@20 read 20)",
     )
     command.add_argument(
         "--export", nargs="+", default=["test"], help="evaluation sets that get run files and micro metrics"

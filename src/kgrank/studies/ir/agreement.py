@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from kgrank.errors import KgrankInputError
+from kgrank.rank_table import SIDES
 from kgrank.studies.ir.aggregate import (
     AVERAGINGS,
     VALUE_COLUMNS,
@@ -41,6 +42,7 @@ from kgrank.studies.ir.aggregate import (
     defined_metrics,
     higher_is_better,
 )
+from kgrank.studies.ir.kgc_sparsity import depth_evaluation
 
 SAMPLE = "sample"
 POOLED = "pooled"
@@ -48,7 +50,6 @@ DEPTHS = tuple(range(11))
 CATEGORIES = ("1-1", "1-N", "N-1", "N-N")
 ALL = "all"
 BOTH = "both"
-SIDES = ("head", "tail")
 AS_IS = "as is"
 SAMPLE_MIX = "relation mix of sample"
 
@@ -79,11 +80,6 @@ SPARSITY_VALUE_COLUMNS = (
     *VALUE_COLUMNS,
     "rank",
 )
-
-
-def depth_evaluation(depth: int) -> str:
-    """The evaluation of FB-Test-S plus the pooled answers of depth <= ``depth``."""
-    return f"pooled-d{depth}"
 
 
 def kendall_tau(first: np.ndarray, second: np.ndarray) -> tuple[float, float]:

@@ -158,13 +158,3 @@ def discrimination_summary(pairs: pd.DataFrame, alpha: float = ALPHA) -> pd.Data
     )
     summary["alpha"] = alpha
     return summary[list(DISCRIMINATION_SUMMARY_COLUMNS)]
-
-
-def sorted_p_values(pairs: pd.DataFrame) -> pd.DataFrame:
-    """The discriminative-power curves: per dataset, evaluation, averaging and metric the
-    p-values in increasing order with their 1-based place (columns dataset, evaluation,
-    averaging, metric, place, p_value)."""
-    group = ["dataset", "evaluation", "averaging", "metric"]
-    ordered = pairs.sort_values([*group, "p_value"], kind="stable")
-    ordered = ordered.assign(place=ordered.groupby(group, sort=False).cumcount() + 1)
-    return ordered[[*group, "place", "p_value"]].reset_index(drop=True)

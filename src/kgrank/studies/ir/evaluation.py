@@ -35,7 +35,6 @@ from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
 from kgrank.ranks import random_tie_ranks
 from kgrank.studies.ir import trec
 
-AVERAGINGS = ("micro", "macro", "macro-pykeen")
 ITEM_ID_COLUMNS = (
     "evaluation",
     "averaging",

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kgrank.datasets import load_factories, read_archive_splits, read_triples
+from kgrank.datasets import load_factories, pykeen_test_triples, read_archive_splits, read_triples
 from kgrank.errors import KgrankInputError
 
 SAMPLES = "FB-Test-S/samples.txt"
@@ -96,9 +96,15 @@ def read_fields(path: Path, num_fields: int, source: str, empty_last: bool = Fal
     return rows
 
 
+# A raw test source `pykeen:<name>`: the test file of a PyKEEN dataset class (the network path).
+PYKEEN_SOURCE = "pykeen:"
+
+
 def raw_test_triples(source: str | Path) -> np.ndarray:
     """The raw test triples (labels, file order, nothing dropped) of an archive holding
-    ``test.txt`` or of a plain triple file."""
+    ``test.txt``, of a plain triple file, or of a PyKEEN dataset named `pykeen:<name>`."""
+    if str(source).startswith(PYKEEN_SOURCE):
+        return pykeen_test_triples(str(source).removeprefix(PYKEEN_SOURCE))
     source = Path(source)
     if not source.is_file():
         raise KgrankInputError(f"{source}: raw test file or archive not found; fix the path")

@@ -18,15 +18,10 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup
 from kgrank.moments import apply_familywise, best_rank_moments, sample_mean_variance
-
-MACRO_METRICS = ("arithmetic_mean_rank", "inverse_harmonic_mean_rank")
-
-
-def macro_metric_keys(hits: Sequence[int]) -> list[str]:
-    """The metrics a best-answer macro average is defined for here: MR, MRR and Hits@k."""
-    return [*MACRO_METRICS, *(f"hits_at_{k}" for k in hits)]
+from kgrank.studies.ir.evaluation import metric_keys
 
 
 def simulate_best_ranks(
@@ -53,7 +48,9 @@ def check_macro_moments(
     queries (M others and R relevant answers each), with family-wise verdicts."""
     num_other = np.asarray(num_other, dtype=np.int64)
     num_relevant = np.asarray(num_relevant, dtype=np.int64)
-    keys = macro_metric_keys(hits)
+    if num_other.size == 0:
+        raise KgrankInputError("macro moments: no query to check; give at least one (M, R) pair")
+    keys = metric_keys(hits)  # MR, MRR and Hits@k: the item table's metrics
     metrics = {key: lookup(key) for key in keys}
     # a stream of its own, never the draws of another check
     generator = np.random.default_rng([seed, 2])

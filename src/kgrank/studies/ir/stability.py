@@ -56,6 +56,7 @@ STABILITY_SUMMARY_COLUMNS = (
     "variant",
     "fraction",
     "repetitions",
+    "defined",
     "mean_tau",
     "tau_p05",
     "tau_p95",
@@ -417,6 +418,9 @@ def stability_summary(taus: pd.DataFrame) -> pd.DataFrame:
         taus.groupby(group, sort=False)["tau"]
         .agg(
             repetitions="size",
+            # tau is undefined where a subset ties every system (a share of 1 % and Hits@1):
+            # the mean is over the defined ones, so say how many there are
+            defined="count",
             mean_tau="mean",
             tau_p05=lambda tau: tau.quantile(0.05),
             tau_p95=lambda tau: tau.quantile(0.95),
