@@ -6,7 +6,10 @@
 from kgrank.studies.ir.settings import (
     MAIN_EVALUATIONS,
     check_settings,
+    dataset_archive,
     exported_evaluations,
+    kgc_files,
+    raw_test_argument,
     stability_evaluations,
 )
 
@@ -27,52 +30,35 @@ IR_ANALYSED = " ".join(
 )
 
 
-def ir_file(name, dataset="{dataset}"):
-    return f"{IR_DIR}/{dataset}/{name}"
-
-
-def ir_items(dataset="{dataset}", model="{model}"):
-    return f"{IR_DIR}/{dataset}/items/{model}.parquet"
-
-
-def ir_all_items(dataset):
-    return [ir_items(dataset, model) for model in IR_SYSTEMS[dataset]]
-
-
-def ir_raw_test():
-    """The raw test file FB-Test-S was drawn from: the dataset's archive, or PyKEEN's copy."""
-    archive = ir_archive()
-    return f"--raw-test {archive[0]}" if archive else f"--raw-test pykeen:{IR_DATASET}"
-
-
-def ir_kgc_files():
-    """Every file of the kgc-sparsity folder, so that a changed file remakes the study."""
-    return sorted(str(path) for path in Path(IR["data_dir"]).rglob("*.txt")) if enabled("ir") else []
-
-
-def ir_archive():
-    return [source["archive"]] if source.get("source") == "archive" else []
+# where the study writes; `.format(dataset=..., model=...)` gives one file
+IR_ITEMS = f"{IR_DIR}/{{dataset}}/items/{{model}}.parquet"
+IR_MICRO = f"{IR_DIR}/{{dataset}}/micro/{{model}}.tsv"
+IR_DATASET_DIR = f"{IR_DIR}/{IR_DATASET}"
+IR_ITEMS_OF = {
+    dataset: [IR_ITEMS.format(dataset=dataset, model=model) for model in IR_SYSTEMS[dataset]]
+    for dataset in IR_DATASETS
+}
 
 
 rule ir_queries:
     input:
         **split_files(IR_DATASET),
         stats=stats_file(IR_DATASET),
-        kgc_files=ir_kgc_files(),
-        archive=ir_archive(),
+        kgc_files=kgc_files(IR["data_dir"]) if enabled("ir") else [],
+        archive=dataset_archive(config["datasets"], IR_DATASET),
     output:
-        evaluations=ir_file("evaluations.parquet", IR_DATASET),
-        counts=ir_file("counts.tsv", IR_DATASET),
-        relations=ir_file("relations.tsv", IR_DATASET),
-        qrels=directory(ir_file("qrels", IR_DATASET)),
+        evaluations=f"{IR_DATASET_DIR}/evaluations.parquet",
+        counts=f"{IR_DATASET_DIR}/counts.tsv",
+        relations=f"{IR_DATASET_DIR}/relations.tsv",
+        qrels=directory(f"{IR_DATASET_DIR}/qrels"),
         markdown=report(
             f"{RESULTS}/tables/ir_counts.md", caption="../../report/ir_counts.rst", category="ir"
         ),
         latex=f"{RESULTS}/tables/ir_counts.tex",
     params:
-        dataset_dir=dataset_dir(IR_DATASET),
-        kgc_dir=IR["data_dir"],
-        raw_test=ir_raw_test(),
+        dataset_dir=lambda wildcards, input: os.path.dirname(input.train),
+        kgc_dir=lambda wildcards: IR["data_dir"],
+        raw_test=raw_test_argument(config["datasets"], IR_DATASET),
         export=" ".join(MAIN_EVALUATIONS),
     log:
         f"{RESULTS}/logs/ir/queries.log",
@@ -93,8 +79,8 @@ rule ir_test_queries:
     input:
         **split_files(),
     output:
-        evaluations=ir_file("evaluations.parquet"),
-        qrels=directory(ir_file("qrels")),
+        evaluations=f"{IR_DIR}/{{dataset}}/evaluations.parquet",
+        qrels=directory(f"{IR_DIR}/{{dataset}}/qrels"),
     params:
         dataset_dir=of_wildcards(dataset_dir),
     wildcard_constraints:
@@ -117,11 +103,11 @@ rule ir_evaluate:
         **split_files(),
         model=f"{model_dir()}/model.pt",
         config=f"{model_dir()}/config.json",
-        evaluations=ir_file("evaluations.parquet"),
+        evaluations=f"{IR_DIR}/{{dataset}}/evaluations.parquet",
     output:
-        item_table=ir_items(),
-        metrics=ir_file("micro/{model}.tsv"),
-        runs=directory(ir_file("runs/{model}")),
+        item_table=IR_ITEMS,
+        metrics=IR_MICRO,
+        runs=directory(f"{IR_DIR}/{{dataset}}/runs/{{model}}"),
     params:
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
@@ -152,10 +138,10 @@ rule ir_evaluate:
 
 rule ir_systems:
     input:
-        item_tables=ir_all_items(IR_DATASET),
-        metrics=[ir_file(f"micro/{model}.tsv", IR_DATASET) for model in IR_SYSTEMS[IR_DATASET]],
+        item_tables=IR_ITEMS_OF[IR_DATASET],
+        metrics=[IR_MICRO.format(dataset=IR_DATASET, model=model) for model in IR_SYSTEMS[IR_DATASET]],
     output:
-        table=ir_file("systems.tsv", IR_DATASET),
+        table=f"{IR_DATASET_DIR}/systems.tsv",
         markdown=report(
             f"{RESULTS}/tables/ir_systems.md", caption="../../report/ir_systems.rst", category="ir"
         ),
@@ -181,11 +167,11 @@ rule ir_systems:
 
 rule ir_sparsity:
     input:
-        item_tables=ir_all_items(IR_DATASET),
-        relations=ir_file("relations.tsv", IR_DATASET),
+        item_tables=IR_ITEMS_OF[IR_DATASET],
+        relations=f"{IR_DATASET_DIR}/relations.tsv",
     output:
-        agreement=ir_file("sparsity.tsv", IR_DATASET),
-        values=ir_file("sparsity_values.tsv", IR_DATASET),
+        agreement=f"{IR_DATASET_DIR}/sparsity.tsv",
+        values=f"{IR_DATASET_DIR}/sparsity_values.tsv",
         markdown=report(
             f"{RESULTS}/tables/ir_sparsity.md", caption="../../report/ir_sparsity.rst", category="ir"
         ),
@@ -217,10 +203,10 @@ rule ir_sparsity:
 
 rule ir_stability:
     input:
-        item_tables=lambda wildcards: ir_all_items(wildcards.dataset),
+        item_tables=lambda wildcards: IR_ITEMS_OF[wildcards.dataset],
     output:
-        taus=ir_file("stability.tsv"),
-        summary=ir_file("stability_summary.tsv"),
+        taus=f"{IR_DIR}/{{dataset}}/stability.tsv",
+        summary=f"{IR_DIR}/{{dataset}}/stability_summary.tsv",
     params:
         systems=lambda wildcards: " ".join(IR_SYSTEMS[wildcards.dataset]),
         evaluations=lambda wildcards: " ".join(stability_evaluations(wildcards.dataset, IR_DATASET)),
@@ -244,7 +230,7 @@ rule ir_stability:
 
 rule ir_stability_figure:
     input:
-        [ir_file("stability_summary.tsv", dataset) for dataset in IR_DATASETS],
+        [f"{IR_DIR}/{dataset}/stability_summary.tsv" for dataset in IR_DATASETS],
     output:
         pdf=report(
             figure_files("ir_stability")["pdf"], caption="../../report/ir_stability.rst", category="ir"
@@ -260,7 +246,7 @@ rule ir_stability_figure:
 
 rule ir_discrimination:
     input:
-        item_tables=[ir_items(dataset, model) for dataset in IR_DATASETS for model in IR_SYSTEMS[dataset]],
+        item_tables=[path for dataset in IR_DATASETS for path in IR_ITEMS_OF[dataset]],
     output:
         pairs=f"{IR_DIR}/discrimination.tsv",
         summary=f"{IR_DIR}/discrimination_summary.tsv",
@@ -297,7 +283,7 @@ rule ir_discrimination:
 # dataset carry them: the counts do not depend on the model).
 rule ir_montecarlo:
     input:
-        [ir_items(dataset, IR_SYSTEMS[dataset][0]) for dataset in IR_DATASETS],
+        [IR_ITEMS_OF[dataset][0] for dataset in IR_DATASETS],
     output:
         table=f"{IR_DIR}/montecarlo.tsv",
         markdown=report(

@@ -48,3 +48,20 @@ def check_settings(settings: Mapping[str, Any], trained: Iterable[str], source: 
             f"{source}: key studies.ir.data_dir: {folder} holds no FB-Test-S-C folder; point it at the "
             "kgc-sparsity folder (../shared/data/kgc-sparsity)"
         )
+
+
+def dataset_archive(datasets: Mapping[str, Any], dataset: str) -> list[str]:
+    """The local archive of ``dataset`` as a rule input (empty for a PyKEEN source)."""
+    source = datasets.get(dataset, {})
+    return [source["archive"]] if source.get("source") == "archive" else []
+
+
+def raw_test_argument(datasets: Mapping[str, Any], dataset: str) -> str:
+    """The raw test file FB-Test-S was drawn from: the dataset's archive, or PyKEEN's copy."""
+    archive = dataset_archive(datasets, dataset)
+    return f"--raw-test {archive[0]}" if archive else f"--raw-test pykeen:{dataset}"
+
+
+def kgc_files(data_dir: str | Path) -> list[str]:
+    """Every file of the kgc-sparsity folder, as rule inputs: a changed file remakes the study."""
+    return sorted(str(path) for path in Path(data_dir).rglob("*.txt"))
