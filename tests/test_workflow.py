@@ -295,7 +295,8 @@ def _with_config(workdir: Path, configfile: Path) -> list[str]:
 
 @pytest.mark.parametrize("profile", [None, "slurm"])
 def test_paper_profile_plans_every_job(tmp_path, profile):
-    """config/paper.yaml plans all 16 pairs at the published epochs, locally and on SLURM.
+    """config/paper.yaml plans all 16 pairs (and the ir study's three further systems) at the
+    published epochs, locally and on SLURM.
 
     The default config sits where Snakemake looks for it, as in a checkout: the named
     config file must replace it, not inherit its laptop budget."""
@@ -319,11 +320,16 @@ def test_paper_profile_plans_every_job(tmp_path, profile):
     result = subprocess.run(arguments, capture_output=True, text=True, check=False)
     plan = planned_jobs(result)
     train_commands = [line for line in result.stdout.splitlines() if "kgrank train" in line]
-    assert len(train_commands) == 16
+    # the 16 pairs, and the ir study's three further systems on FB15k-237
+    assert len(train_commands) == 19
+    extra = [
+        line for line in train_commands if any(f"/{m}.yaml" in line for m in ("distmult", "rescal", "conve"))
+    ]
+    assert len(extra) == 3 and all("fb15k237/" in line for line in extra)
     assert not any("--max-epochs" in line or "--training-loop" in line for line in train_commands)
     assert {rule: plan.get(rule) for rule in ("prepare_dataset", "train", "ranks", "metrics")} == {
         "prepare_dataset": 4,
-        "train": 16,
+        "train": 19,
         "ranks": 16,
         "metrics": 16,
     }

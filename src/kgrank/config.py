@@ -165,13 +165,21 @@ def check_budget(
     datasets: Iterable[str],
     models: Iterable[str],
     extra_pairs: Iterable[tuple[str, str]] = (),
+    hyperparameters_dir: str | Path | None = None,
 ) -> None:
-    """Refuse a per-pair budget for a dataset or model the run does not train (a typo would be ignored)."""
+    """Refuse a per-pair budget for a dataset or model the run does not train (a typo would be
+    ignored). A pair that only a switched-off study trains (it has its hyperparameter file in
+    ``hyperparameters_dir``) keeps its entry, so that switching a study off is one line."""
     datasets, models, extra_pairs = set(datasets), set(models), set(extra_pairs)
     for dataset, entries in (budget.get("by_dataset") or {}).items():
         for model in entries:
             trained = (dataset in datasets and model in models) or (dataset, model) in extra_pairs
-            if not trained:
+            known = (
+                hyperparameters_dir is not None
+                and dataset in datasets
+                and hyperparameter_path(hyperparameters_dir, dataset, model).is_file()
+            )
+            if not (trained or known):
                 raise KgrankInputError(
                     f"the config: key budget.by_dataset.{dataset}.{model}: no such trained pair "
                     f"(datasets trained: {sorted(datasets)}, models: {sorted(models)}); correct or remove it"

@@ -6,6 +6,7 @@ MODEL_LABELS = {
     "complex": "ComplEx",
     "distmult": "DistMult",
     "rescal": "RESCAL",
+    "conve": "ConvE",
     "rotate": "RotatE",
     "transe": "TransE",
     "tucker": "TuckER",

@@ -82,13 +82,13 @@ def test_settings_name_what_is_wrong(tmp_path):
     kgc = tmp_path / "kgc"
     (kgc / "FB-Test-S-C").mkdir(parents=True)
     good = {"dataset": "fb15k237", "other_datasets": ["wn18rr"], "data_dir": str(kgc)}
-    check_settings(good, ["fb15k237", "wn18rr"], source="c.yaml")
+    check_settings(good, ["fb15k237", "wn18rr"], kgc, source="c.yaml")
     with pytest.raises(KgrankInputError, match=r"c.yaml: key studies.ir.other_datasets: 'wn18rr'"):
-        check_settings(good, ["fb15k237"], source="c.yaml")
+        check_settings(good, ["fb15k237"], kgc, source="c.yaml")
     with pytest.raises(KgrankInputError, match="is the study's dataset already"):
-        check_settings({**good, "other_datasets": ["fb15k237"]}, ["fb15k237"], source="c.yaml")
+        check_settings({**good, "other_datasets": ["fb15k237"]}, ["fb15k237"], kgc, source="c.yaml")
     with pytest.raises(KgrankInputError, match="holds no FB-Test-S-C folder"):
-        check_settings({**good, "data_dir": str(tmp_path)}, ["fb15k237", "wn18rr"], source="c.yaml")
+        check_settings(good, ["fb15k237", "wn18rr"], tmp_path, source="c.yaml")
 
 
 def test_which_sets_each_dataset_gets():

@@ -59,7 +59,7 @@ HYPERPARAMETERS = check_pairs(TRAIN_DATASETS, MODELS, HYPERPARAMETERS_DIR)
 STUDY_PAIRS = study_pairs(config)
 for _dataset, _model in STUDY_PAIRS:
     HYPERPARAMETERS.update(check_pairs([_dataset], [_model], HYPERPARAMETERS_DIR))
-check_budget(config["budget"], TRAIN_DATASETS, MODELS, STUDY_PAIRS)
+check_budget(config["budget"], TRAIN_DATASETS, MODELS, STUDY_PAIRS, HYPERPARAMETERS_DIR)
 TRAINED_MODELS = MODELS + sorted({model for _, model in STUDY_PAIRS} - set(MODELS))
 
 

@@ -19,8 +19,10 @@ IR_DATASET = IR["dataset"]
 IR_OTHER_DATASETS = IR["other_datasets"]
 IR_DATASETS = [IR_DATASET, *IR_OTHER_DATASETS]
 IR_SYSTEMS = {IR_DATASET: IR["systems"] or MODELS, **{name: MODELS for name in IR_OTHER_DATASETS}}
+# relative to the repository, as the open-world study's family tree is
+IR_DATA_DIR = Path(workflow.basedir) / IR["data_dir"]
 if enabled("ir"):
-    check_settings(IR, TRAIN_DATASETS, source=CONFIG_SOURCE)
+    check_settings(IR, TRAIN_DATASETS, IR_DATA_DIR, source=CONFIG_SOURCE)
 IR_HITS = HITS
 # dataset:evaluation of every evaluation set that stability and discriminative power analyse
 IR_ANALYSED = " ".join(
@@ -44,7 +46,7 @@ rule ir_queries:
     input:
         **split_files(IR_DATASET),
         stats=stats_file(IR_DATASET),
-        kgc_files=kgc_files(IR["data_dir"]) if enabled("ir") else [],
+        kgc_files=kgc_files(IR_DATA_DIR) if enabled("ir") else [],
         archive=dataset_archive(config["datasets"], IR_DATASET),
     output:
         evaluations=f"{IR_DATASET_DIR}/evaluations.parquet",
@@ -57,7 +59,7 @@ rule ir_queries:
         latex=f"{RESULTS}/tables/ir_counts.tex",
     params:
         dataset_dir=lambda wildcards, input: os.path.dirname(input.train),
-        kgc_dir=lambda wildcards: IR["data_dir"],
+        kgc_dir=lambda wildcards: IR_DATA_DIR,
         raw_test=raw_test_argument(config["datasets"], IR_DATASET),
         export=" ".join(MAIN_EVALUATIONS),
     log:

@@ -27,8 +27,9 @@ def stability_evaluations(dataset: str, study_dataset: str) -> tuple[str, ...]:
     return ANALYSED_EVALUATIONS if dataset == study_dataset else ("test",)
 
 
-def check_settings(settings: Mapping[str, Any], trained: Iterable[str], source: str) -> None:
-    """Refuse, before any job runs, settings that name an untrained dataset or a missing folder."""
+def check_settings(settings: Mapping[str, Any], trained: Iterable[str], data_dir: Path, source: str) -> None:
+    """Refuse, before any job runs, settings that name an untrained dataset or a missing folder
+    (``data_dir``: the settings' folder as the workflow resolves it)."""
     trained = list(trained)
     for key, names in (("dataset", [settings["dataset"]]), ("other_datasets", settings["other_datasets"])):
         for name in names:
@@ -42,7 +43,7 @@ def check_settings(settings: Mapping[str, Any], trained: Iterable[str], source: 
             f"{source}: key studies.ir.other_datasets: {settings['dataset']!r} is the study's dataset "
             "already; remove it there"
         )
-    folder = Path(settings["data_dir"])
+    folder = Path(data_dir)
     if not (folder / "FB-Test-S-C").is_dir():
         raise KgrankInputError(
             f"{source}: key studies.ir.data_dir: {folder} holds no FB-Test-S-C folder; point it at the "
