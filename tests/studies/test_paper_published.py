@@ -162,6 +162,9 @@ def test_comparison_with_published_results(tmp_path):
     table = compare_with_published(metrics, published, "laptop").set_index("metric")
     assert len(table) == 5
     assert table.loc["mrr", "difference"] == pytest.approx(0.7 - 0.75557)
+    assert table.loc["mrr", "fraction_of_published"] == pytest.approx(0.7 / 0.75557)
+    # lower is better for MR: a mean rank of 2.0 against 1.9701 is 98.5 % of the published quality
+    assert table.loc["mr", "fraction_of_published"] == pytest.approx(1.9701 / 2.0)
     assert table.loc["mr", "published"] == pytest.approx(1.9701)
     assert set(table["profile"]) == {"laptop"} and set(table["epochs"]) == {50}
     assert set(table["training_loop"]) == {"slcwa"}
@@ -301,10 +304,12 @@ def test_comparison_wide_has_one_row_per_source():
         "hits_at_10 kgrank",
         "mrr published",
         "hits_at_10 published",
+        "mrr fraction of published",
     ]
     assert wide["source"].tolist() == ["case study", "paper"]
     paper = wide.set_index("source").loc["paper"]
     assert (paper["mrr kgrank"], paper["mrr published"]) == (0.7, 0.72)
+    assert paper["mrr fraction of published"] == pytest.approx(0.7 / 0.72)
     assert np.isnan(paper["hits_at_10 published"])
 
 

@@ -385,7 +385,9 @@ def compare_with_published(
     """kgrank's test metrics (realistic ranks, both sides) next to every published source.
 
     ``published_results`` has one row per (model, dataset, source) with columns
-    ``test_<metric>`` (the layout of published_results.tsv).
+    ``test_<metric>`` (the layout of published_results.tsv). ``fraction_of_published`` is
+    kgrank's value over the published one (published over kgrank's for MR, where lower is
+    better), so that 1 is parity and 0.5 half of the published quality.
     """
     ours = metrics[(metrics["side"] == "both") & (metrics["rank_type"] == "realistic")]
     rows = []
@@ -397,15 +399,18 @@ def compare_with_published(
             if (source.model, source.dataset) != (model, dataset):
                 continue
             for short, key in COMPARED_METRICS.items():
-                theirs = getattr(source, f"test_{short}", np.nan)
+                theirs = float(getattr(source, f"test_{short}", np.nan))
+                value = float(values[key])
+                fraction = theirs / value if short == "mr" else value / theirs
                 rows.append(
                     {
                         "dataset": dataset,
                         "model": model,
                         "metric": short,
-                        "kgrank": float(values[key]),
-                        "published": float(theirs),
-                        "difference": float(values[key]) - float(theirs),
+                        "kgrank": value,
+                        "published": theirs,
+                        "difference": value - theirs,
+                        "fraction_of_published": fraction,
                         "source": source.source,
                         "profile": profile,
                         "epochs": epochs,
@@ -416,7 +421,8 @@ def compare_with_published(
 
 
 def comparison_wide(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per (dataset, model, source) with kgrank's and the published value of each metric."""
+    """One row per (dataset, model, source) with kgrank's and the published value of each
+    metric, and the fraction of the published MRR that kgrank's reached."""
     wide = table.pivot_table(
         index=["dataset", "model", "source", "epochs", "training_loop"],
         columns="metric",
@@ -424,7 +430,10 @@ def comparison_wide(table: pd.DataFrame) -> pd.DataFrame:
         sort=False,
     )
     wide.columns = [f"{metric} {who}" for who, metric in wide.columns]
-    return wide.reset_index()
+    wide = wide.reset_index()
+    if "mrr kgrank" in wide:
+        wide["mrr fraction of published"] = wide["mrr kgrank"] / wide["mrr published"]
+    return wide
 
 
 def plot_published_comparison(
