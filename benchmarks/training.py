@@ -9,8 +9,9 @@ the queries and of the entity table), or torch's cdist forward and backward for 
 norm, on random tensors of the same shapes. Times are the median of ``--batches``
 batches (after one untimed warm-up), scaled to an epoch by the number of LCWA batches.
 
-PyKEEN's step goes through its loop's own forward pass; where its broadcast score tensor
-would not fit ``--pykeen-memory`` GiB (TransE, RotatE and DistMult on WN18RR) the batch is
+PyKEEN's step goes through its loop's own forward pass; where a (batch, entities, width)
+float32 tensor would not fit ``--pykeen-memory`` GiB (on WN18RR every family but RESCAL and
+TuckER; ComplEx, which PyKEEN scores by one einsum, is split all the same) the batch is
 split into sub-batches whose gradients accumulate, as PyKEEN's ``sub_batch_size`` does.
 
     python benchmarks/training.py [--datasets fb15k237 wn18rr] [--families transe ...]
