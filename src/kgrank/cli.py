@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kgrank.allocator import keep_freed_memory
 from kgrank.cli_options import (
     add_dataset_dir,
     add_filter_splits,
@@ -266,6 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     # PyKEEN logs every factory it builds at INFO; keep the terminal for progress bars.
     logging.getLogger("pykeen").setLevel(logging.WARNING)
+    keep_freed_memory()
     try:
         args.handler(args)
     except KgrankInputError as error:
