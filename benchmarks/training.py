@@ -7,7 +7,10 @@ smoothing, backward, optimiser step. The floor is the bare arithmetic of the sam
 the three matrix products of a dot-product score block (forward, and the gradients of
 the queries and of the entity table), or torch's cdist forward and backward for the L1
 norm, on random tensors of the same shapes. Times are the median of ``--batches``
-batches (after one untimed warm-up), scaled to an epoch by the number of LCWA batches.
+batches (after one untimed warm-up), each from the data loader's assembly of the batch
+(PyKEEN's dense label rows; kgrank's sparse ones) to the optimiser step, scaled to an
+epoch by the number of LCWA batches. The process keeps freed memory
+(:mod:`kgrank.allocator`), as every kgrank command does, for both sides.
 
 PyKEEN's step goes through its loop's own forward pass; where a (batch, entities, width)
 float32 tensor would not fit ``--pykeen-memory`` GiB (on WN18RR every family but RESCAL and
@@ -78,23 +81,45 @@ def setting(dataset: str, family: str) -> tuple[dict, dict]:
 
 
 def time_steps(
-    model, optimizer, factory, batches, label_smoothing: float, fast: bool, sub_batch_size: int | None = None
-) -> list[float]:
-    """Seconds of each step after the first; ``sub_batch_size`` splits a batch into slices
-    whose gradients accumulate, through the loop's own forward pass, as PyKEEN's
-    ``sub_batch_size`` does."""
+    model,
+    optimizer,
+    factory,
+    batch_size: int,
+    num_batches: int,
+    label_smoothing: float,
+    fast: bool,
+    sub_batch_size: int | None = None,
+) -> tuple[list[float], int]:
+    """Seconds of each step after the first, the batch's assembly by the data loader
+    included, and the number of batches per epoch. ``fast`` takes kgrank's step (its
+    scores and its sparse-label batches), else PyKEEN's. ``sub_batch_size`` splits a batch
+    into slices whose gradients accumulate, through the loop's own forward pass, as
+    PyKEEN's ``sub_batch_size`` does."""
     from contextlib import nullcontext
 
     from pykeen.training import LCWATrainingLoop
 
-    from kgrank.training_step import fast_scores
+    from kgrank.training_step import fast_scores, sparse_label_batches
 
     seconds = []
     with fast_scores(model) if fast else nullcontext():
         # the loop binds model.score_t when it is built: build it inside the block
         loop = LCWATrainingLoop(model=model, triples_factory=factory, optimizer=optimizer)
-        for index, batch in enumerate(batches):
+        if fast:
+            sparse_label_batches(loop)
+        # the loop's own data loader, as its train() builds it (same seed for both sides)
+        loader = loop._create_training_data_loader(
+            factory,
+            sampler=None,
+            batch_size=batch_size,
+            shuffle=True,
+            drop_last=False,
+            generator=torch.Generator().manual_seed(0),
+        )
+        batches = iter(loader)
+        for index in range(num_batches + 1):
             start = time.perf_counter()
+            batch = next(batches)
             loop.optimizer.zero_grad()
             size = len(batch["pairs"])
             step = sub_batch_size or size
@@ -105,7 +130,7 @@ def time_steps(
             loop.optimizer.step()
             if index:  # the first batch warms up, untimed
                 seconds.append(time.perf_counter() - start)
-    return seconds
+    return seconds, len(loader)
 
 
 def pykeen_sub_batch(batch_size: int, num_entities: int, width: int, budget_gib: float) -> int | None:
@@ -175,13 +200,15 @@ def main() -> None:
     args = parser.parse_args()
 
     from pykeen.optimizers import optimizer_resolver
-    from pykeen.training import LCWATrainingLoop
 
+    from kgrank.allocator import keep_freed_memory
     from kgrank.datasets import load_factories
     from kgrank.training import build_model, create_inverse_triples
 
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore")
+    # as every kgrank command does; PyKEEN's step gains from it as much as kgrank's
+    print(f"glibc keeps freed memory (kgrank.allocator): {keep_freed_memory()}")
     print(f"threads: {args.threads}; seconds per epoch (median batch x LCWA batches per epoch)")
     columns = ("dataset", "family", "dim", "batch", "PyKEEN sub-batch", "PyKEEN s", "kgrank s", "floor s")
     print("| " + " | ".join([*columns, "PyKEEN / kgrank", "kgrank / floor"]) + " |")
@@ -195,43 +222,27 @@ def main() -> None:
             optimizer = optimizer_resolver.make(
                 pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
             )
-            loop = LCWATrainingLoop(model=model, triples_factory=factories.training, optimizer=optimizer)
             batch_size = int(training["batch_size"])
-            # PyKEEN's own data loader of the loop, as its train() builds it
-            loader = loop._create_training_data_loader(
-                factories.training,
-                sampler=None,
-                batch_size=batch_size,
-                shuffle=True,
-                drop_last=False,
-                generator=torch.Generator().manual_seed(0),
-            )
-            batches_per_epoch = len(loader)
-            batches = []
-            for batch in loader:
-                batches.append(batch)
-                if len(batches) > max(args.batches, args.pykeen_batches):
-                    break
             smoothing = float(training.get("label_smoothing") or 0.0)
             dim = int(pipeline["model_kwargs"]["embedding_dim"])
             width = 2 * dim if family in ("rotate", "complex") else dim
             num_entities = factories.training.num_entities
             sub_batch = pykeen_sub_batch(batch_size, num_entities, width, args.pykeen_memory)
             model.train()
-            ours = statistics.median(
-                time_steps(model, optimizer, factories.training, batches[: args.batches + 1], smoothing, True)
+            ours, batches_per_epoch = time_steps(
+                model, optimizer, factories.training, batch_size, args.batches, smoothing, True
             )
-            theirs = statistics.median(
-                time_steps(
-                    model,
-                    optimizer,
-                    factories.training,
-                    batches[: args.pykeen_batches + 1],
-                    smoothing,
-                    False,
-                    sub_batch,
-                )
+            theirs, _ = time_steps(
+                model,
+                optimizer,
+                factories.training,
+                batch_size,
+                args.pykeen_batches,
+                smoothing,
+                False,
+                sub_batch,
             )
+            ours, theirs = statistics.median(ours), statistics.median(theirs)
             kernel = "transe-l1" if family == "transe" and model.interaction.p == 1 else family
             relation_width = int(pipeline["model_kwargs"].get("relation_dim") or width)
             floor = floor_seconds(kernel, batch_size, num_entities, width, relation_width, args.batches)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgrank.training_step import fast_family, fast_scores
+from kgrank.training_step import _collate, dense_labels, fast_family, fast_scores, sparse_label_batches
 
 FAMILIES = {
     "transe-l1": ("transe", {"embedding_dim": 24, "scoring_fct_norm": 1}),
@@ -166,3 +166,71 @@ def test_zero_distance_has_a_zero_gradient():
     torch.testing.assert_close(scores.detach(), torch.tensor([[0.0, -5.0]]))
     scores[0, 0].backward()
     assert torch.isfinite(query.grad).all() and float(query.grad.abs().max()) == 0.0
+
+
+def _two_epochs(factory, *, sparse: bool, sub_batch_size: int | None):
+    """Two seeded LCWA epochs with kgrank's scores, with PyKEEN's dense label rows or
+    with kgrank's sparse ones; returns the losses and the trained weights."""
+    from pykeen.losses import CrossEntropyLoss
+    from pykeen.models import DistMult
+    from pykeen.training import LCWATrainingLoop
+    from pykeen.utils import set_random_seed
+
+    set_random_seed(7)
+    model = DistMult(triples_factory=factory, embedding_dim=8, loss=CrossEntropyLoss(), random_seed=7)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    with fast_scores(model):
+        loop = LCWATrainingLoop(
+            model=model, triples_factory=factory, optimizer=optimizer, automatic_memory_optimization=False
+        )
+        if sparse:
+            assert sparse_label_batches(loop)
+        losses = loop.train(
+            triples_factory=factory,
+            num_epochs=2,
+            batch_size=64,
+            sub_batch_size=sub_batch_size,
+            label_smoothing=0.1,
+            use_tqdm=False,
+        )
+    return losses, {name: value.clone() for name, value in model.state_dict().items()}
+
+
+@pytest.mark.parametrize("sub_batch_size", [None, 24])
+def test_sparse_label_batches_train_as_pykeen_to_the_bit(sub_batch_size):
+    factory = _kinships()
+    pykeen_losses, pykeen_weights = _two_epochs(factory, sparse=False, sub_batch_size=sub_batch_size)
+    losses, weights = _two_epochs(factory, sparse=True, sub_batch_size=sub_batch_size)
+    assert losses == pykeen_losses
+    assert weights.keys() == pykeen_weights.keys()
+    for name, expected in pykeen_weights.items():
+        assert torch.equal(weights[name], expected), name
+
+
+def test_dense_labels_are_pykeens_label_rows():
+    from pykeen.triples.instances import LCWAInstances
+
+    instances = LCWAInstances.from_triples_factory(_random_graph())
+    items = [5, 0, 17, 3, 11, 9]
+    batch = _collate(instances)(items)
+    expected = torch.stack([instances[item]["target"] for item in items])
+    assert torch.equal(
+        batch["pairs"], torch.stack([torch.as_tensor(instances.pairs[item]) for item in items])
+    )
+    assert torch.equal(dense_labels(batch, None, None, expected.shape[1]), expected)
+    # a sub-batch: rows 2..4 of the batch
+    assert torch.equal(dense_labels(batch, 2, 5, expected.shape[1]), expected[2:5])
+
+
+def test_sparse_label_batches_leave_other_loops_alone():
+    from pykeen.models import DistMult
+    from pykeen.training import LCWATrainingLoop, SLCWATrainingLoop
+
+    factory = _random_graph()
+    model = DistMult(triples_factory=factory, embedding_dim=4, random_seed=0)
+    slcwa = SLCWATrainingLoop(model=model, triples_factory=factory)
+    assert sparse_label_batches(slcwa) is False
+    assert "_process_batch" not in vars(slcwa)
+    heads = LCWATrainingLoop(model=model, triples_factory=factory, target="head")
+    assert sparse_label_batches(heads) is False
+    assert "_create_training_data_loader" not in vars(heads)

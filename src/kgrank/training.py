@@ -27,7 +27,7 @@ from kgrank.datasets import load_factories
 from kgrank.early_stopping import EarlyStopping, LearningCurve
 from kgrank.errors import KgrankInputError
 from kgrank.io import atomic_path, read_json, write_json, write_table
-from kgrank.training_step import fast_scores
+from kgrank.training_step import fast_scores, sparse_label_batches
 
 
 def resolve_device(device: str) -> torch.device:
@@ -268,6 +268,8 @@ def fit(
     with fast_scores(model) if scoring == "fast" else nullcontext():
         # PyKEEN's loop binds model.score_t when it is built: build it inside the block
         loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
+        if scoring == "fast":
+            sparse_label_batches(loop)
         losses = loop.train(
             triples_factory=training_factory,
             use_tqdm=progress,
