@@ -207,7 +207,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore")
-    # as every kgrank command does; PyKEEN's step gains from it as much as kgrank's
+    # as every kgrank command does; both sides' steps run under it
     print(f"glibc keeps freed memory (kgrank.allocator): {keep_freed_memory()}")
     print(f"threads: {args.threads}; seconds per epoch (median batch x LCWA batches per epoch)")
     columns = ("dataset", "family", "dim", "batch", "PyKEEN sub-batch", "PyKEEN s", "kgrank s", "floor s")

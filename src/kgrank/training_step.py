@@ -17,7 +17,9 @@ duration of a ``with`` block. Everything else stays PyKEEN's: the representation
 from ``model._get_representations`` (their dropout, constraints and regularisers apply as
 PyKEEN applies them), TuckER's batch norms and dropouts are its interaction's own
 modules called in its order, and the loss, label smoothing, optimiser and loop are
-untouched. A model of another family, or a call that scores a subset of entities or an
+untouched. ``sparse_label_batches(loop)`` also lets an LCWA loop's batches carry their
+label rows sparse, made dense per (sub-)batch for PyKEEN's own step and loss.
+A model of another family, or a call that scores a subset of entities or an
 inductive mode, goes through PyKEEN unchanged. No library offers this step for PyKEEN
 models, so it is written here, one small function per family, each tested against
 PyKEEN's own loss and gradients (tests/test_training_step.py).
