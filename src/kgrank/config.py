@@ -29,8 +29,28 @@ def study_schemas(study_schema_dir: str | Path) -> dict[str, Path]:
     }
 
 
+# A schema object may list keys it no longer takes under this keyword, each with the
+# key that replaced it, so that a config written for an older kgrank gets the new name
+# instead of "additional properties are not allowed".
+RENAMED_KEYWORD = "x-renamed"
+
+
+def _check_renamed(data: Any, schema: Mapping[str, Any], source: str, path: str, schema_path: Path) -> None:
+    if not isinstance(data, Mapping):
+        return
+    for old, new in (schema.get(RENAMED_KEYWORD) or {}).items():
+        if old in data:
+            raise KgrankInputError(
+                f"{source}: key {path}{old}: renamed; write {path}{new} instead (see {schema_path})"
+            )
+    for key, child in (schema.get("properties") or {}).items():
+        if key in data and isinstance(child, Mapping):
+            _check_renamed(data[key], child, source, f"{path}{key}.", schema_path)
+
+
 def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") -> None:
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    _check_renamed(data, schema, source, prefix, schema_path)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         path = [str(part) for part in error.absolute_path]

@@ -38,11 +38,21 @@ LESS_TOP_HEAVY_POWERS = (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fractio
 
 
 class Variant(StrEnum):
-    """The derived variants of a metric, named as tables and figures print them."""
+    """The derived variants of a metric; the value is the name tables and figures print."""
 
     NORMALISED = "expectation-normalised"
     INDEX = "adjusted index"
     Z_SCORE = "z-score"
+
+    @property
+    def label(self) -> str:
+        """The printed name (axis labels, table headers)."""
+        return str(self)
+
+    @property
+    def column(self) -> str:
+        """The name as a table column (``adjusted_index``, ``z_score`` ...)."""
+        return self.value.replace("-", "_").replace(" ", "_")
 
 
 @dataclass(frozen=True)
@@ -612,35 +622,76 @@ def check_ranks(metric_key: str, ranks: np.ndarray, num_candidates: np.ndarray) 
         )
 
 
-def derived_values(metric: Metric, value: float, moments: Moments) -> dict[Variant, DerivedValue]:
-    """The three derived variants of a value, each with its own E and Var under the random model."""
-    expectation, variance = moments.expectation, moments.variance
+@dataclass(frozen=True)
+class DerivedArrays:
+    """A derived variant of metric values (any shape), with its E and Var under the random
+    model; ``variance`` is NaN where the base variance was not given."""
+
+    value: np.ndarray
+    expectation: np.ndarray
+    variance: np.ndarray
+
+
+def derive(
+    metric: Metric,
+    value: np.ndarray | float,
+    expectation: np.ndarray | float,
+    variance: np.ndarray | float | None = None,
+) -> dict[Variant, DerivedArrays]:
+    """The three derived variants of metric values, element-wise over arrays of values and
+    their random-model moments. Each variant is an affine map of the base value whose
+    coefficients depend on E (and Var): expectation-normalised M / E; adjusted index
+    (M - E) / (optimum - E); z-score ±(M - E) / sqrt(Var).
+
+    ``variance=None`` says that the random model's variance is unknown (a macro average
+    whose per-query variance is not given): the z-score is then NaN and so are the
+    variants' variances, rather than computed from a placeholder. Where every task has a
+    single candidate a random model is optimal: the adjusted index and z-score are NaN
+    (0/0) rather than a number."""
+    value = np.asarray(value, dtype=float)
+    expectation = np.asarray(expectation, dtype=float)
+    known = variance is not None
+    variance = np.asarray(variance if known else np.nan, dtype=float)
     span = metric.optimum - expectation
     std = np.sqrt(variance)
-    # With a single candidate everywhere a random model is optimal: the adjusted index
-    # and the z-score are undefined (0/0) and reported as NaN rather than as a number.
-    defined = span != 0 and std > 0
-    nan = float("nan")
+    nan = np.nan
     sign = 1.0 if metric.increasing else -1.0
+    has_expectation = expectation != 0
+    has_span = span != 0
+    has_std = std > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # without a variance the adjusted index is still defined by its span alone
+        index_defined = has_span & has_std if known else has_span
+        return {
+            Variant.NORMALISED: DerivedArrays(
+                value=np.where(has_expectation, value / expectation, nan),
+                expectation=np.where(has_expectation, 1.0, nan),
+                variance=np.where(has_expectation, variance / expectation**2, nan),
+            ),
+            Variant.INDEX: DerivedArrays(
+                value=np.where(index_defined, (value - expectation) / span, nan),
+                expectation=np.where(index_defined, 0.0, nan),
+                variance=np.where(index_defined, variance / span**2, nan),
+            ),
+            Variant.Z_SCORE: DerivedArrays(
+                value=np.where(has_span & has_std, sign * (value - expectation) / std, nan),
+                expectation=np.where(has_span & has_std, 0.0, nan),
+                variance=np.where(has_span & has_std, 1.0, nan),
+            ),
+        }
+
+
+def derived_values(metric: Metric, value: float, moments: Moments) -> dict[Variant, DerivedValue]:
+    """The three derived variants of one value, each with its own E and Var under the
+    random model (:func:`derive` on scalars)."""
     return {
-        Variant.NORMALISED: DerivedValue(
-            key=metric.variant_key(Variant.NORMALISED),
-            value=value / expectation if expectation else nan,
-            expectation=1.0,
-            variance=variance / expectation**2 if expectation else nan,
-        ),
-        Variant.INDEX: DerivedValue(
-            key=metric.variant_key(Variant.INDEX),
-            value=(value - expectation) / span if defined else nan,
-            expectation=0.0 if defined else nan,
-            variance=variance / span**2 if defined else nan,
-        ),
-        Variant.Z_SCORE: DerivedValue(
-            key=metric.variant_key(Variant.Z_SCORE),
-            value=sign * (value - expectation) / std if defined else nan,
-            expectation=0.0 if defined else nan,
-            variance=1.0 if defined else nan,
-        ),
+        variant: DerivedValue(
+            key=metric.variant_key(variant),
+            value=float(arrays.value),
+            expectation=float(arrays.expectation),
+            variance=float(arrays.variance),
+        )
+        for variant, arrays in derive(metric, value, moments.expectation, moments.variance).items()
     }
 
 
