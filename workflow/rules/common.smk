@@ -128,6 +128,21 @@ def figure_files(name):
     return {suffix: f"{RESULTS}/figures/{name}.{suffix}" for suffix in ("pdf", "png")}
 
 
+def table_files(name):
+    """Every report table as Markdown (README, report) and LaTeX (papers)."""
+    return {suffix: f"{RESULTS}/tables/{name}.{suffix}" for suffix in ("md", "tex")}
+
+
+# Every rule's log and benchmark, one folder per stage or study (its name: `data`,
+# `train`, ..., `paper`, `ir`, ...), so that a study's costs are summed over one folder.
+def log_file(group, name):
+    return f"{RESULTS}/logs/{group}/{name}.log"
+
+
+def benchmark_file(group, name):
+    return f"{RESULTS}/benchmarks/{group}/{name}.tsv"
+
+
 def of_wildcards(path):
     """A path helper as a params function: the path of the job's own wildcards (those
     that the helper takes)."""

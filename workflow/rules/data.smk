@@ -11,9 +11,9 @@ rule prepare_dataset:
         source=dataset_source_arguments,
         out_dir=of_wildcards(dataset_dir),
     log:
-        f"{RESULTS}/logs/data/{{dataset}}.log",
+        log_file("data", "{dataset}"),
     benchmark:
-        f"{RESULTS}/benchmarks/data/{{dataset}}.tsv"
+        benchmark_file("data", "{dataset}")
     conda:
         "../envs/kgrank.yaml"
     shell:

@@ -16,9 +16,9 @@ rule metrics:
         dataset_dir=of_wildcards(dataset_dir),
         hits=HITS,
     log:
-        f"{RESULTS}/logs/metrics/{{dataset}}/{{model}}.log",
+        log_file("metrics", "{dataset}/{model}"),
     benchmark:
-        f"{RESULTS}/benchmarks/metrics/{{dataset}}/{{model}}.tsv"
+        benchmark_file("metrics", "{dataset}/{model}")
     conda:
         "../envs/kgrank.yaml"
     shell:

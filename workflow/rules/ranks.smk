@@ -21,9 +21,9 @@ rule ranks:
         mem_mb=4000,
         runtime=60,
     log:
-        f"{RESULTS}/logs/ranks/{{dataset}}/{{model}}.log",
+        log_file("ranks", "{dataset}/{model}"),
     benchmark:
-        f"{RESULTS}/benchmarks/ranks/{{dataset}}/{{model}}.tsv"
+        benchmark_file("ranks", "{dataset}/{model}")
     conda:
         "../envs/kgrank.yaml"
     shell:
@@ -50,9 +50,9 @@ use rule ranks as sampled_ranks with:
         scoring=config["ranks"]["scoring"],
         sampled=lambda wildcards: f"--sampled-candidates {wildcards.candidates}",
     log:
-        f"{RESULTS}/logs/ranks/{{dataset}}/{{model}}.sampled-{{candidates}}.log",
+        log_file("ranks", "{dataset}/{model}.sampled-{candidates}"),
     benchmark:
-        f"{RESULTS}/benchmarks/ranks/{{dataset}}/{{model}}.sampled-{{candidates}}.tsv"
+        benchmark_file("ranks", "{dataset}/{model}.sampled-{candidates}")
 
 
 # Sampled rank files named in the config are asked for by name, whatever study runs.

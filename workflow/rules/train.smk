@@ -26,9 +26,9 @@ rule train:
         mem_mb=4000,
         runtime=120,
     log:
-        f"{RESULTS}/logs/train/{{dataset}}/{{model}}.log",
+        log_file("train", "{dataset}/{model}"),
     benchmark:
-        f"{RESULTS}/benchmarks/train/{{dataset}}/{{model}}.tsv"
+        benchmark_file("train", "{dataset}/{model}")
     conda:
         "../envs/kgrank.yaml"
     shell:

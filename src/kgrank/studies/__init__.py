@@ -19,5 +19,14 @@ def study_names() -> list[str]:
 
 
 def load_studies() -> list[ModuleType]:
-    """Every study module, imported; each must define ``add_commands``."""
-    return [importlib.import_module(f"{__name__}.{name}") for name in study_names()]
+    """Every study's ``commands`` module, imported; each defines ``add_commands``."""
+    modules = []
+    for name in study_names():
+        # transitional: a study package not yet split keeps add_commands in __init__
+        try:
+            modules.append(importlib.import_module(f"{__name__}.{name}.commands"))
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}.commands":
+                raise
+            modules.append(importlib.import_module(f"{__name__}.{name}"))
+    return modules
