@@ -6,17 +6,20 @@ against a hand-worked example, and the pairwise tests."""
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 from scipy import stats
 
 from kgrank.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup, metric_rows
 from kgrank.ranks import ranks_from_scores, sampled_ranks
+from kgrank.stats import seed_stream
 from kgrank.studies.ambiguity.drift import (
     drift_metric_keys,
     drift_values,
@@ -25,7 +28,7 @@ from kgrank.studies.ambiguity.drift import (
     slope_per_decade,
 )
 from kgrank.studies.ambiguity.figures import plot_pairwise
-from kgrank.studies.ambiguity.pairwise import PAIRWISE_COLUMNS, compare_pair, holm, pairwise_table
+from kgrank.studies.ambiguity.pairwise import PAIRWISE_COLUMNS, compare_pair, pairwise_table
 from kgrank.studies.ambiguity.settings import subset_pairs
 from kgrank.studies.ambiguity.subsets import Subset, subset_plan, subset_rank_table
 from kgrank.studies.ambiguity.table1 import (
@@ -43,6 +46,7 @@ from kgrank.studies.ambiguity.variants import (
     variants_table,
 )
 
+REPO = Path(__file__).resolve().parents[2]
 AMRI = "adjusted_arithmetic_mean_rank_index"
 AMRR = "adjusted_inverse_harmonic_mean_rank"
 AH10 = "adjusted_hits_at_10"
@@ -64,7 +68,7 @@ def _values(ranks: np.ndarray, num_candidates: np.ndarray, key: str) -> dict[str
 
 def test_constant_scorer_exact_ranks():
     tasks = _tasks([2, 7, 14, 40943])
-    ranks = constant_scorer_ranks(tasks, seed=3)
+    ranks = constant_scorer_ranks(tasks, seed_stream(3))
     assert ranks["optimistic"].tolist() == [1, 1, 1, 1]
     assert ranks["pessimistic"].tolist() == [2, 7, 14, 40943]
     assert ranks["realistic"].tolist() == [1.5, 4.0, 7.5, 20472.0]
@@ -119,7 +123,7 @@ def test_tie_summary_counts_blocks():
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 def test_random_scorer_is_near_zero_under_realistic_ranks(seed):
     counts = np.random.default_rng(99).integers(20, 2000, size=4000)
-    ranks = random_scorer_ranks(_tasks(counts.tolist()), seed)
+    ranks = random_scorer_ranks(_tasks(counts.tolist()), seed_stream(seed))
     realistic, n = ranks["realistic"].to_numpy(), ranks["num_candidates"].to_numpy()
     values = {
         **_values(realistic, n, "mr"),
@@ -247,7 +251,7 @@ def test_sampled_drift_keeps_amri_and_moves_mr():
         },
         index=range(2000),
     )
-    drift = sampled_drift(table, [10, 100, 1000, None], replicates=3, seed=5)
+    drift = sampled_drift(table, [10, 100, 1000, None], repetitions=3, seed=5)
     assert set(drift["metric"]) == set(drift_metric_keys())
     by_size = drift[drift["metric"] == AMRI].groupby("size")["value"].mean()
     assert by_size.to_numpy() == pytest.approx(np.full(4, 0.6), abs=0.02)
@@ -258,11 +262,11 @@ def test_sampled_drift_keeps_amri_and_moves_mr():
 def test_sizes_that_keep_every_candidate_are_the_all_point_once():
     # every task has at most 40 candidates: k = 100 keeps them all, as `all` does
     table = _tasks([20, 40] * 50).assign(optimistic=3, pessimistic=3, realistic=3.0)
-    drift = sampled_drift(table, [10, 100, None], replicates=3, seed=5)
+    drift = sampled_drift(table, [10, 100, None], repetitions=3, seed=5)
     counts = drift[drift["metric"] == AMRI].groupby("size").size().to_dict()
     assert counts == {"10": 3, "all": 1}
     # without `all` among the sizes, the saturated size stands for it, once
-    drift = sampled_drift(table, [10, 100], replicates=3, seed=5)
+    drift = sampled_drift(table, [10, 100], repetitions=3, seed=5)
     assert drift[drift["metric"] == AMRI].groupby("size").size().to_dict() == {"10": 3, "100": 1}
 
 
@@ -312,7 +316,7 @@ def test_restricted_candidate_protocol_on_a_hand_made_graph():
 
 def test_whole_test_set_with_every_entity_gives_the_rank_engines_ranks():
     known = KnownAnswers([TRAIN, TEST], num_entities=6, num_relations=1)
-    plan = subset_plan(TEST, 6, [1.0], replicates=3, seed=0)
+    plan = subset_plan(TEST, 6, [1.0], repetitions=3, seed=0)
     assert len(plan) == 1 and plan[0].entities.all()  # the whole test set: one replicate
     table = subset_rank_table(_score_batch, TEST, known, plan)
     for side, column in (("head", 0), ("tail", 2)):
@@ -327,11 +331,11 @@ def test_whole_test_set_with_every_entity_gives_the_rank_engines_ranks():
 
 def test_subset_plan_is_seeded_and_names_its_entities():
     triples = np.array([[i, 0, i + 10] for i in range(10)])
-    plan = subset_plan(triples, 20, [0.3, 1.0], replicates=2, seed=7)
+    plan = subset_plan(triples, 20, [0.3, 1.0], repetitions=2, seed=7)
     assert [(s.fraction, s.replicate, len(s.rows)) for s in plan] == [(0.3, 0, 3), (0.3, 1, 3), (1.0, 0, 10)]
     for subset in plan:
         assert set(np.flatnonzero(subset.entities)) == set(triples[subset.rows][:, [0, 2]].ravel())
-    again = subset_plan(triples, 20, [0.3, 1.0], replicates=2, seed=7)
+    again = subset_plan(triples, 20, [0.3, 1.0], repetitions=2, seed=7)
     assert all(np.array_equal(a.rows, b.rows) for a, b in zip(plan, again, strict=True))
     assert not np.array_equal(plan[0].rows, plan[1].rows)
 
@@ -349,24 +353,17 @@ def test_subset_pairs_setting():
 # --- which differences are real --------------------------------------------------------------
 
 
-def test_holm_against_a_hand_worked_example():
-    # sorted p: 0.005 x 4 = 0.02, 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 -> max(0.06, 0.04) = 0.06
-    rejected, adjusted = holm([0.01, 0.04, 0.03, 0.005], alpha=0.05)
-    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert rejected.tolist() == [True, False, False, True]
-
-
 def test_compare_pair_scales_the_amrr_difference():
     rng = np.random.default_rng(0)
     n = np.full(500, 40)
     better = 1 / rng.integers(1, 5, size=500)
     worse = 1 / rng.integers(3, 20, size=500)
-    result = compare_pair(better, worse, n, confidence=0.95, resamples=500, seed=0)
+    result = compare_pair(better, worse, n, confidence=0.95, bootstrap_resamples=500, seed=0)
     expected = lookup("mrr").moments(n).expectation
     assert result["mrr_difference"] == pytest.approx(better.mean() - worse.mean())
     assert result["amrr_difference"] == pytest.approx(result["mrr_difference"] / (1 - expected))
     assert result["mrr_difference_low"] > 0 and result["wilcoxon_p"] < 1e-10 and result["t_p"] < 1e-10
-    same = compare_pair(better, better, n, confidence=0.95, resamples=500, seed=0)
+    same = compare_pair(better, better, n, confidence=0.95, bootstrap_resamples=500, seed=0)
     assert same["wilcoxon_p"] == 1.0 and same["mrr_difference"] == 0.0
 
 
@@ -379,7 +376,7 @@ def test_pairwise_table_corrects_over_every_pair():
         return tasks.assign(optimistic=rank, realistic=rank.astype(float), pessimistic=rank, random=rank)
 
     tables = {("toy", "good"): model(3), ("toy", "also_good"): model(3), ("toy", "bad"): model(30)}
-    table = pairwise_table(tables, alpha=0.05, confidence=0.95, resamples=300, seed=0)
+    table = pairwise_table(tables, alpha=0.05, confidence=0.95, bootstrap_resamples=300, seed=0)
     assert len(table) == 3
     assert (table["wilcoxon_p_holm"] >= table["wilcoxon_p"]).all()
     significant = {(row.first, row.second): row.wilcoxon_significant for row in table.itertuples()}
@@ -389,7 +386,9 @@ def test_pairwise_table_corrects_over_every_pair():
 
 def test_one_model_per_dataset_leaves_an_empty_table_with_every_column(tmp_path):
     ranks = _tasks([30] * 10).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
-    table = pairwise_table({("toy", "only"): ranks}, alpha=0.05, confidence=0.95, resamples=100, seed=0)
+    table = pairwise_table(
+        {("toy", "only"): ranks}, alpha=0.05, confidence=0.95, bootstrap_resamples=100, seed=0
+    )
     assert table.empty and list(table.columns) == list(PAIRWISE_COLUMNS)
     plot_pairwise(table, {}, tmp_path / "p.pdf", tmp_path / "p.png", caption="one model")
     assert (tmp_path / "p.pdf").stat().st_size > 0 and (tmp_path / "p.png").stat().st_size > 0
@@ -400,5 +399,86 @@ def test_tables_of_different_tasks_are_named_not_compared():
     second = first.iloc[:8]
     with pytest.raises(KgrankInputError, match="rank tables of toy/a and toy/b do not hold the same tasks"):
         pairwise_table(
-            {("toy", "a"): first, ("toy", "b"): second}, alpha=0.05, confidence=0.9, resamples=50, seed=0
+            {("toy", "a"): first, ("toy", "b"): second},
+            alpha=0.05,
+            confidence=0.9,
+            bootstrap_resamples=50,
+            seed=0,
         )
+
+
+def test_a_constant_difference_is_that_constant_at_both_ends():
+    """kgrank.stats' contract for a difference without variance: the interval is the
+    constant, the t statistic infinite with its sign, t's p-value 0."""
+    n = np.full(50, 20)
+    first = 1 / np.random.default_rng(3).integers(1, 20, size=50)
+    result = compare_pair(first, first - 0.25, n, confidence=0.95, bootstrap_resamples=100, seed=0)
+    assert result["mrr_difference_low"] == result["mrr_difference_high"] == pytest.approx(0.25)
+    assert result["t_statistic"] == np.inf and result["t_p"] == 0.0
+
+
+# --- seeds: kgrank.stats derives them as the study did before ------------------------------
+
+
+def test_seeds_are_the_former_derivations():
+    """variants_table seeds its baseline scorers with seed_stream(seed, dataset[, 1]),
+    subset_plan with seed_stream(seed, fraction * 10,000, replicate)."""
+    import zlib
+
+    tasks = _tasks([14] * 20 + [104] * 20).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
+    n = tasks["num_candidates"].to_numpy(dtype=np.int64)
+    former = np.random.default_rng(np.random.SeedSequence([42, zlib.crc32(b"toy")])).integers(
+        1, n, endpoint=True
+    )
+    assert np.array_equal(constant_scorer_ranks(tasks, seed_stream(42, "toy"))["random"], former)
+    former = np.random.default_rng(np.random.SeedSequence([42, zlib.crc32(b"toy"), 1]))
+    assert np.array_equal(
+        random_scorer_ranks(tasks, seed_stream(42, "toy", 1))["optimistic"],
+        former.integers(1, n, endpoint=True),
+    )
+    triples = np.array([[i, 0, i + 10] for i in range(10)])
+    plan = subset_plan(triples, 20, [0.3], repetitions=2, seed=7)
+    for subset in plan:
+        generator = np.random.default_rng([7, 3000, subset.replicate])
+        assert np.array_equal(subset.rows, np.sort(generator.choice(10, size=3, replace=False)))
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
+def _check_ambiguity(section: dict) -> None:
+    from kgrank.config import check_config
+
+    config = yaml.safe_load((REPO / ".test/config.yaml").read_text(encoding="utf-8"))
+    config["studies"] = {"ambiguity": section}
+    check_config(
+        config,
+        REPO / "workflow/schemas/config.schema.yaml",
+        study_schema_dir=REPO / "workflow/schemas/studies",
+    )
+
+
+def test_config_refuses_the_old_name_of_the_repetitions():
+    _check_ambiguity({"repetitions": 3})
+    with pytest.raises(
+        KgrankInputError,
+        match=r"key studies\.ambiguity\.seeds: renamed; write studies\.ambiguity\.repetitions instead",
+    ):
+        _check_ambiguity({"seeds": 3})
+
+
+def test_every_setting_of_a_command_is_required():
+    """The defaults live in the schema: a command that is not given a setting refuses to run."""
+    import argparse
+
+    from kgrank.studies.ambiguity.commands import add_commands
+
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    base = ["ambiguity-pairwise", "--ranks", "a/b.parquet", "--seed", "1", "--out", "p.tsv"]
+    base += ["--markdown", "p.md", "--latex", "p.tex", "--pdf", "p.pdf", "--png", "p.png"]
+    settings = ["--alpha", "0.05", "--confidence", "0.95", "--bootstrap-resamples", "200"]
+    assert parser.parse_args(base + settings).bootstrap_resamples == 200
+    for position in range(0, len(settings), 2):
+        with pytest.raises(SystemExit):
+            parser.parse_args(base + settings[:position] + settings[position + 2 :])

@@ -4,16 +4,16 @@
 # Table 1 regenerated, and pairwise model tests.
 # Logic: src/kgrank/studies/ambiguity/. Settings: studies.ambiguity
 # (workflow/schemas/studies/ambiguity.schema.yaml).
-from kgrank.studies.ambiguity.settings import size_arguments, subset_pairs
+import kgrank.studies.ambiguity.settings as ambiguity_settings
 
 AMBIGUITY = settings("ambiguity")
 AMBIGUITY_DIR = f"{RESULTS}/ambiguity"
 AMBIGUITY_SUBSET_RANKS = f"{AMBIGUITY_DIR}/subsets/{{dataset}}/{{model}}.parquet"
-AMBIGUITY_SUBSET_PAIRS = subset_pairs(AMBIGUITY["subsets"]["pairs"], TRAIN_DATASETS, MODELS)
-AMBIGUITY_BOOTSTRAP = (
-    f"--confidence {AMBIGUITY['confidence']} --resamples {AMBIGUITY['bootstrap_resamples']}"
-    f" --alpha {AMBIGUITY['alpha']}"
-)
+AMBIGUITY_SUBSET_PAIRS = ambiguity_settings.subset_pairs(AMBIGUITY["subsets"]["pairs"], TRAIN_DATASETS, MODELS)
+AMBIGUITY_BOOTSTRAP = ambiguity_settings.bootstrap_arguments(AMBIGUITY)
+AMBIGUITY_TABLES = {
+    name: table_files(f"ambiguity_{name}") for name in ("variants", "ties", "slopes", "table1", "pairwise")
+}
 
 
 rule ambiguity_variants:
@@ -23,17 +23,17 @@ rule ambiguity_variants:
         metrics=f"{AMBIGUITY_DIR}/variants.tsv",
         ties=f"{AMBIGUITY_DIR}/ties.tsv",
         markdown=report(
-            f"{RESULTS}/tables/ambiguity_variants.md",
+            AMBIGUITY_TABLES["variants"]["md"],
             caption="../../report/ambiguity_variants.rst",
             category="ambiguity",
         ),
-        latex=f"{RESULTS}/tables/ambiguity_variants.tex",
+        latex=AMBIGUITY_TABLES["variants"]["tex"],
         ties_markdown=report(
-            f"{RESULTS}/tables/ambiguity_ties.md",
+            AMBIGUITY_TABLES["ties"]["md"],
             caption="../../report/ambiguity_ties.rst",
             category="ambiguity",
         ),
-        ties_latex=f"{RESULTS}/tables/ambiguity_ties.tex",
+        ties_latex=AMBIGUITY_TABLES["ties"]["tex"],
         pdf=report(
             figure_files("ambiguity_variants")["pdf"],
             caption="../../report/ambiguity_variants_figure.rst",
@@ -44,9 +44,9 @@ rule ambiguity_variants:
         seed=config["seed"],
         alpha=AMBIGUITY["alpha"],
     log:
-        f"{RESULTS}/logs/ambiguity/variants.log",
+        log_file("ambiguity", "variants"),
     benchmark:
-        f"{RESULTS}/benchmarks/ambiguity/variants.tsv"
+        benchmark_file("ambiguity", "variants")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -70,7 +70,7 @@ rule ambiguity_subsets:
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
         fractions=" ".join(str(fraction) for fraction in AMBIGUITY["subsets"]["fractions"]),
-        replicates=AMBIGUITY["seeds"],
+        repetitions=AMBIGUITY["repetitions"],
         batch_size=config["ranks"]["batch_size"],
         filter_splits=FILTER_SPLITS,
     threads: 1
@@ -78,14 +78,14 @@ rule ambiguity_subsets:
         mem_mb=4000,
         runtime=30,
     log:
-        f"{RESULTS}/logs/ambiguity/subsets/{{dataset}}/{{model}}.log",
+        log_file("ambiguity", "subsets/{dataset}/{model}"),
     benchmark:
-        f"{RESULTS}/benchmarks/ambiguity/subsets/{{dataset}}/{{model}}.tsv"
+        benchmark_file("ambiguity", "subsets/{dataset}/{model}")
     conda:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank ambiguity-subsets --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
-        " --fractions {params.fractions} --replicates {params.replicates} --seed {params.seed}"
+        " --fractions {params.fractions} --repetitions {params.repetitions} --seed {params.seed}"
         " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
         " --out {output} --quiet 2>&1 | tee {log}"
 
@@ -98,25 +98,26 @@ rule ambiguity_drift:
         drift=f"{AMBIGUITY_DIR}/drift.tsv",
         slopes=f"{AMBIGUITY_DIR}/slopes.tsv",
         markdown=report(
-            f"{RESULTS}/tables/ambiguity_slopes.md",
+            AMBIGUITY_TABLES["slopes"]["md"],
             caption="../../report/ambiguity_slopes.rst",
             category="ambiguity",
         ),
-        latex=f"{RESULTS}/tables/ambiguity_slopes.tex",
+        latex=AMBIGUITY_TABLES["slopes"]["tex"],
     params:
         seed=config["seed"],
-        sizes=size_arguments(AMBIGUITY["candidate_sizes"]),
-        replicates=AMBIGUITY["seeds"],
+        sizes=ambiguity_settings.size_arguments(AMBIGUITY["candidate_sizes"]),
+        repetitions=AMBIGUITY["repetitions"],
         bootstrap=AMBIGUITY_BOOTSTRAP,
+        alpha=AMBIGUITY["alpha"],
     log:
-        f"{RESULTS}/logs/ambiguity/drift.log",
+        log_file("ambiguity", "drift"),
     benchmark:
-        f"{RESULTS}/benchmarks/ambiguity/drift.tsv"
+        benchmark_file("ambiguity", "drift")
     conda:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank ambiguity-drift --ranks {input.ranks} --subsets {input.subsets} --sizes {params.sizes}"
-        " --replicates {params.replicates} --seed {params.seed} {params.bootstrap}"
+        " --repetitions {params.repetitions} --seed {params.seed} {params.bootstrap} --alpha {params.alpha}"
         " --out {output.drift} --slopes {output.slopes} --markdown {output.markdown}"
         " --latex {output.latex} 2>&1 | tee {log}"
 
@@ -134,9 +135,9 @@ rule ambiguity_drift_figure:
     params:
         caption=BUDGET_CAPTION,
     log:
-        f"{RESULTS}/logs/figures/ambiguity_drift.log",
+        log_file("ambiguity", "drift_figure"),
     benchmark:
-        f"{RESULTS}/benchmarks/figures/ambiguity_drift.tsv"
+        benchmark_file("ambiguity", "drift_figure")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -151,17 +152,17 @@ rule ambiguity_table1:
     output:
         table=f"{AMBIGUITY_DIR}/table1.tsv",
         markdown=report(
-            f"{RESULTS}/tables/ambiguity_table1.md",
+            AMBIGUITY_TABLES["table1"]["md"],
             caption="../../report/ambiguity_table1.rst",
             category="ambiguity",
         ),
-        latex=f"{RESULTS}/tables/ambiguity_table1.tex",
+        latex=AMBIGUITY_TABLES["table1"]["tex"],
     params:
         alpha=AMBIGUITY["alpha"],
     log:
-        f"{RESULTS}/logs/ambiguity/table1.log",
+        log_file("ambiguity", "table1"),
     benchmark:
-        f"{RESULTS}/benchmarks/ambiguity/table1.tsv"
+        benchmark_file("ambiguity", "table1")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -175,11 +176,11 @@ rule ambiguity_pairwise:
     output:
         table=f"{AMBIGUITY_DIR}/pairwise.tsv",
         markdown=report(
-            f"{RESULTS}/tables/ambiguity_pairwise.md",
+            AMBIGUITY_TABLES["pairwise"]["md"],
             caption="../../report/ambiguity_pairwise.rst",
             category="ambiguity",
         ),
-        latex=f"{RESULTS}/tables/ambiguity_pairwise.tex",
+        latex=AMBIGUITY_TABLES["pairwise"]["tex"],
         pdf=report(
             figure_files("ambiguity_pairwise")["pdf"],
             caption="../../report/ambiguity_pairwise_figure.rst",
@@ -189,14 +190,15 @@ rule ambiguity_pairwise:
     params:
         seed=config["seed"],
         bootstrap=AMBIGUITY_BOOTSTRAP,
+        alpha=AMBIGUITY["alpha"],
     log:
-        f"{RESULTS}/logs/ambiguity/pairwise.log",
+        log_file("ambiguity", "pairwise"),
     benchmark:
-        f"{RESULTS}/benchmarks/ambiguity/pairwise.tsv"
+        benchmark_file("ambiguity", "pairwise")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-pairwise --ranks {input} --seed {params.seed} {params.bootstrap}"
+        "kgrank ambiguity-pairwise --ranks {input} --seed {params.seed} {params.bootstrap} --alpha {params.alpha}"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex}"
         " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
 
@@ -209,11 +211,7 @@ localrules:
 
 if enabled("ambiguity"):
     TARGETS += [
-        f"{RESULTS}/tables/ambiguity_variants.md",
-        f"{RESULTS}/tables/ambiguity_ties.md",
-        f"{RESULTS}/tables/ambiguity_slopes.md",
-        f"{RESULTS}/tables/ambiguity_table1.md",
-        f"{RESULTS}/tables/ambiguity_pairwise.md",
+        *(files["md"] for files in AMBIGUITY_TABLES.values()),
         *figure_files("ambiguity_variants").values(),
         *figure_files("ambiguity_drift").values(),
         *figure_files("ambiguity_pairwise").values(),

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from kgrank.metrics import Variant, lookup, metric_rows
-from kgrank.studies.ambiguity.intervals import paired_percentile_interval
+from kgrank.stats import percentile_interval, seed_sequence, seed_stream
 
 ALL_CANDIDATES = "all"
 # The metrics whose drift is measured: the raw ones, their adjusted indices, their z-scores.
@@ -98,7 +98,7 @@ def candidate_size_label(size: int | None) -> str:
 
 
 def sampled_drift(
-    table: pd.DataFrame, sizes: Sequence[int | None], replicates: int, seed: int | Sequence[int]
+    table: pd.DataFrame, sizes: Sequence[int | None], repetitions: int, seed: int | Sequence[int]
 ) -> pd.DataFrame:
     """Drift metrics of one rank table against each candidate-set size and seed
     (protocol, size, replicate, mean_candidates, metric, value)."""
@@ -111,8 +111,8 @@ def sampled_drift(
         if saturated and None in sizes:
             continue
         # with every candidate kept nothing is drawn: one replicate says it all
-        for replicate in range(1 if size is None or saturated else replicates):
-            generator = np.random.default_rng([*np.atleast_1d(seed), size or 0, replicate])
+        for replicate in range(1 if size is None or saturated else repetitions):
+            generator = seed_stream(seed, size or 0, replicate)
             ranks = sampled_ranks_from_counts(table, size, generator)
             n = ranks["num_candidates"].to_numpy()
             for metric, value in drift_values(ranks["realistic"].to_numpy(), n).items():
@@ -150,6 +150,27 @@ def subset_drift(subset_ranks: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def drift_table(
+    rank_tables: dict[tuple[str, str], pd.DataFrame],
+    subset_tables: dict[tuple[str, str], pd.DataFrame],
+    sizes: Sequence[int | None],
+    repetitions: int,
+    seed: int,
+) -> pd.DataFrame:
+    """The sampled protocol on every rank table, then the subset protocol on every subset
+    rank table, each (dataset, model) in the order given (``DRIFT_COLUMNS``)."""
+    frames = [
+        sampled_drift(table, sizes, repetitions, seed).assign(dataset=dataset, model=model)
+        for (dataset, model), table in rank_tables.items()
+    ]
+    frames += [
+        subset_drift(table).assign(dataset=dataset, model=model)
+        for (dataset, model), table in subset_tables.items()
+    ]
+    drift = pd.concat(frames, ignore_index=True)
+    return drift[["dataset", "model", *[c for c in drift.columns if c not in ("dataset", "model")]]]
+
+
 def _slope(log_candidates: np.ndarray, values: np.ndarray, axis: int = -1) -> np.ndarray:
     """Least-squares slope of ``values`` on ``log_candidates`` along ``axis`` (vectorised
     for scipy.stats.bootstrap); 0 where the candidate counts do not vary."""
@@ -166,8 +187,8 @@ def slope_per_decade(
     values: np.ndarray,
     *,
     confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int | Sequence[int] = 0,
+    bootstrap_resamples: int = 2000,
+    seed: int | Sequence[int] | np.random.SeedSequence = 0,
     min_decades: float = 0.5,
 ) -> dict[str, float]:
     """Slope of ``values`` per decade of ``mean_candidates`` with a percentile bootstrap
@@ -189,8 +210,8 @@ def slope_per_decade(
         # one candidate count, or a constant metric: no drift to resample
         low = high = slope
     else:
-        low, high = paired_percentile_interval(
-            x, y, _slope, confidence=confidence, resamples=resamples, seed=seed
+        low, high = percentile_interval(
+            (x, y), _slope, confidence=confidence, resamples=bootstrap_resamples, seed=seed
         )
     return {
         "slope_per_decade": slope,
@@ -202,7 +223,12 @@ def slope_per_decade(
 
 
 def slope_table(
-    drift: pd.DataFrame, *, confidence: float, resamples: int, seed: int, min_decades: float = 0.5
+    drift: pd.DataFrame,
+    *,
+    confidence: float,
+    bootstrap_resamples: int,
+    seed: int,
+    min_decades: float = 0.5,
 ) -> pd.DataFrame:
     """One slope per (dataset, model, protocol, metric), with its interval and flatness."""
     rows = []
@@ -212,8 +238,8 @@ def slope_table(
             group["mean_candidates"].to_numpy(),
             group["value"].to_numpy(),
             confidence=confidence,
-            resamples=resamples,
-            seed=[seed, index],
+            bootstrap_resamples=bootstrap_resamples,
+            seed=seed_sequence(seed, index),
             min_decades=min_decades,
         )
         rows.append({"dataset": dataset, "model": model, "protocol": protocol, "metric": metric, **fit})

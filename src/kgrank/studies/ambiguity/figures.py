@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from kgrank.errors import KgrankInputError
 from kgrank.labels import dataset_label, model_label
+from kgrank.metrics import lookup
 from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
 from kgrank.rank_table import RANK_COLUMNS
 from kgrank.studies.ambiguity.drift import drift_metric_keys
@@ -18,11 +20,9 @@ from kgrank.studies.ambiguity.variants import CONSTANT_SCORER, RANDOM_SCORER
 if TYPE_CHECKING:
     import matplotlib.pyplot as plt
 
-METRIC_LABELS = {
-    "arithmetic_mean_rank": "MR",
-    "hits_at_10": "Hits@10",
-    "hits_at_1": "Hits@1",
-    "inverse_harmonic_mean_rank": "MRR",
+# The printed names of the derived variants the study shows (the registry names the base
+# metrics: lookup(key).label).
+VARIANT_LABELS = {
     "adjusted_arithmetic_mean_rank_index": "AMRI",
     "adjusted_hits_at_10": "AH@10",
     "adjusted_hits_at_1": "AH@1",
@@ -40,7 +40,14 @@ PROTOCOL_LABELS = {
 
 
 def metric_label(key: str) -> str:
-    return METRIC_LABELS.get(key, key)
+    """The printed name of a metric key: the registry's label of a base metric, the
+    study's abbreviation of a derived variant (AMRI, z-MRR ...), else the key."""
+    if key in VARIANT_LABELS:
+        return VARIANT_LABELS[key]
+    try:
+        return lookup(key).label
+    except KgrankInputError:
+        return key
 
 
 def scorer_label(name: str) -> str:

@@ -15,12 +15,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup
-from kgrank.studies.ambiguity.intervals import paired_percentile_interval
+from kgrank.stats import holm, mean_difference_interval, paired_tests, seed_sequence
 
 TASK_KEYS = ["triple_id", "side"]
 PAIRWISE_COLUMNS = (
@@ -78,42 +76,24 @@ def reciprocal_ranks(
     )
 
 
-def _mean_difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    return a.mean(axis=axis) - b.mean(axis=axis)
-
-
 def compare_pair(
     first: np.ndarray,
     second: np.ndarray,
     num_candidates: np.ndarray,
     *,
     confidence: float,
-    resamples: int,
-    seed: int | Sequence[int],
+    bootstrap_resamples: int,
+    seed: int | Sequence[int] | np.random.SeedSequence,
 ) -> dict[str, float]:
-    """Tests and intervals for one pair of reciprocal-rank vectors (first minus second)."""
+    """Tests and intervals for one pair of reciprocal-rank vectors (first minus second);
+    degenerate pairs as :func:`kgrank.stats.paired_tests` and
+    :func:`kgrank.stats.mean_difference_interval` answer them (identical vectors: p = 1 and
+    an interval of exactly 0; a constant difference: that constant at both ends)."""
     difference = first - second
-    if np.any(difference != 0):
-        wilcoxon = stats.wilcoxon(first, second)
-        paired_t = stats.ttest_rel(first, second)
-        wilcoxon_p, t_p, t_statistic = (
-            float(wilcoxon.pvalue),
-            float(paired_t.pvalue),
-            float(paired_t.statistic),
-        )
-        low, high = paired_percentile_interval(
-            first,
-            second,
-            _mean_difference,
-            confidence=confidence,
-            resamples=resamples,
-            seed=seed,
-            batch=max(1, 20_000_000 // (8 * len(first))),  # about 20 MB of resampled indices a batch
-        )
-    else:
-        # identical reciprocal ranks: nothing to test, the difference is exactly 0
-        wilcoxon_p = t_p = 1.0
-        t_statistic = low = high = 0.0
+    tests = paired_tests(first, second)
+    low, high = mean_difference_interval(
+        first, second, confidence=confidence, resamples=bootstrap_resamples, seed=seed
+    )
     expected_mrr = lookup("inverse_harmonic_mean_rank").moments(num_candidates).expectation
     scale = 1.0 / (1.0 - expected_mrr)
     mrr_difference = float(difference.mean())
@@ -126,16 +106,10 @@ def compare_pair(
         "amrr_difference": mrr_difference * scale,
         "amrr_difference_low": low * scale,
         "amrr_difference_high": high * scale,
-        "wilcoxon_p": wilcoxon_p,
-        "t_statistic": t_statistic,
-        "t_p": t_p,
+        "wilcoxon_p": tests.wilcoxon_p,
+        "t_statistic": tests.t_statistic,
+        "t_p": tests.t_p,
     }
-
-
-def holm(p_values: Sequence[float], alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Holm's step-down correction: (rejected, adjusted p-values)."""
-    rejected, adjusted, _, _ = multipletests(np.asarray(p_values, dtype=float), alpha=alpha, method="holm")
-    return rejected, adjusted
 
 
 def pairwise_table(
@@ -143,7 +117,7 @@ def pairwise_table(
     *,
     alpha: float,
     confidence: float,
-    resamples: int,
+    bootstrap_resamples: int,
     seed: int,
 ) -> pd.DataFrame:
     """One row per (dataset, first model, second model), first < second in the run's
@@ -160,13 +134,18 @@ def pairwise_table(
                 (f"{dataset}/{first}", f"{dataset}/{second}"),
             )
             fit = compare_pair(
-                a, b, n, confidence=confidence, resamples=resamples, seed=[seed, index, len(rows)]
+                a,
+                b,
+                n,
+                confidence=confidence,
+                bootstrap_resamples=bootstrap_resamples,
+                seed=seed_sequence(seed, index, len(rows)),
             )
             rows.append({"dataset": dataset, "first": first, "second": second, "tasks": len(a), **fit})
     table = pd.DataFrame(rows, columns=PAIRWISE_COLUMNS[: len(PAIRWISE_COLUMNS) - 4])
     for test in ("wilcoxon", "t"):
         # one model per dataset leaves no pair: an empty table with every column
-        rejected, adjusted = holm(table[f"{test}_p"], alpha) if len(table) else ([], [])
-        table[f"{test}_p_holm"] = np.asarray(adjusted, dtype=float)
-        table[f"{test}_significant"] = np.asarray(rejected, dtype=bool)
+        rejected, adjusted = holm(table[f"{test}_p"].to_numpy(dtype=float), alpha)
+        table[f"{test}_p_holm"] = adjusted
+        table[f"{test}_significant"] = rejected
     return table[list(PAIRWISE_COLUMNS)]

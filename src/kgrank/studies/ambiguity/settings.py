@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kgrank.errors import KgrankInputError
 
@@ -31,3 +32,8 @@ def subset_pairs(
 def size_arguments(sizes: Sequence[int | str]) -> str:
     """The candidate-set sizes as the command line takes them."""
     return " ".join(str(size) for size in sizes)
+
+
+def bootstrap_arguments(settings: Mapping[str, Any]) -> str:
+    """The bootstrap options of the drift and pairwise commands, from studies.ambiguity."""
+    return f"--confidence {settings['confidence']} --bootstrap-resamples {settings['bootstrap_resamples']}"

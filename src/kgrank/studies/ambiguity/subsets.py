@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from kgrank.candidates import KnownAnswers
 from kgrank.rank_table import SIDES
 from kgrank.ranks import ranks_from_scores
+from kgrank.stats import seed_stream
 
 SUBSET_COLUMNS = ("fraction", "replicate", "triple_id", "side", "optimistic", "pessimistic", "num_candidates")
 ScoreBatch = Callable[[np.ndarray, str], torch.Tensor]
@@ -44,17 +45,17 @@ def subset_plan(
     test_triples: np.ndarray,
     num_entities: int,
     fractions: Sequence[float],
-    replicates: int,
+    repetitions: int,
     seed: int | Sequence[int],
 ) -> list[Subset]:
-    """``replicates`` random subsets per fraction (one for the whole test set)."""
+    """``repetitions`` random subsets per fraction (one for the whole test set)."""
     test_triples = np.asarray(test_triples, dtype=np.int64)
     total = len(test_triples)
     plan = []
     for fraction in fractions:
         size = max(1, round(fraction * total))
-        for replicate in range(replicates if size < total else 1):
-            generator = np.random.default_rng([*np.atleast_1d(seed), round(fraction * 10_000), replicate])
+        for replicate in range(repetitions if size < total else 1):
+            generator = seed_stream(seed, round(fraction * 10_000), replicate)
             rows = np.sort(generator.choice(total, size=size, replace=False))
             entities = np.zeros(num_entities, dtype=bool)
             entities[test_triples[rows][:, [0, 2]].ravel()] = True

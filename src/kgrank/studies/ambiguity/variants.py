@@ -11,7 +11,6 @@ computed from a dataset's test candidate counts N_i alone.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +18,7 @@ import pandas as pd
 
 from kgrank.metrics import Metric, evaluate_rank_table, hits_at, lookup
 from kgrank.rank_table import RANK_COLUMNS
+from kgrank.stats import seed_stream
 
 CONSTANT_SCORER = "constant"
 RANDOM_SCORER = "random"
@@ -30,11 +30,11 @@ def study_metrics(hits: Sequence[int] = (1, 10)) -> list[Metric]:
     return [lookup("arithmetic_mean_rank"), lookup("inverse_harmonic_mean_rank"), *(hits_at(k) for k in hits)]
 
 
-def constant_scorer_ranks(table: pd.DataFrame, seed: int) -> pd.DataFrame:
+def constant_scorer_ranks(table: pd.DataFrame, generator: np.random.Generator) -> pd.DataFrame:
     """A rank table of the constant scorer on the tasks of ``table`` (its side and
-    num_candidates): every candidate ties with the true one."""
+    num_candidates): every candidate ties with the true one; ``generator`` draws the
+    non-deterministic rank."""
     n = table["num_candidates"].to_numpy(dtype=np.int64)
-    generator = np.random.default_rng(seed)
     return pd.DataFrame(
         {
             "side": table["side"].to_numpy(),
@@ -48,12 +48,12 @@ def constant_scorer_ranks(table: pd.DataFrame, seed: int) -> pd.DataFrame:
     )
 
 
-def random_scorer_ranks(table: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """A rank table of a seeded uniformly random scorer on the tasks of ``table``: the
-    true entity's position among N_i distinct scores is uniform on 1..N_i, and with
-    no ties every rank definition gives that position."""
+def random_scorer_ranks(table: pd.DataFrame, generator: np.random.Generator) -> pd.DataFrame:
+    """A rank table of a uniformly random scorer (drawn from ``generator``) on the tasks
+    of ``table``: the true entity's position among N_i distinct scores is uniform on
+    1..N_i, and with no ties every rank definition gives that position."""
     n = table["num_candidates"].to_numpy(dtype=np.int64)
-    rank = np.random.default_rng(seed).integers(1, n, endpoint=True)
+    rank = generator.integers(1, n, endpoint=True)
     return pd.DataFrame(
         {
             "side": table["side"].to_numpy(),
@@ -116,13 +116,8 @@ def variants_table(
     for dataset, table in baselines.items():
         # one stream per dataset, from the config's seed and the dataset's name, so that
         # adding a dataset does not change the draws of another
-        dataset_seed = [seed, zlib.crc32(dataset.encode())]
-        scorers.append(
-            (dataset, CONSTANT_SCORER, constant_scorer_ranks(table, np.random.SeedSequence(dataset_seed)))
-        )
-        scorers.append(
-            (dataset, RANDOM_SCORER, random_scorer_ranks(table, np.random.SeedSequence([*dataset_seed, 1])))
-        )
+        scorers.append((dataset, CONSTANT_SCORER, constant_scorer_ranks(table, seed_stream(seed, dataset))))
+        scorers.append((dataset, RANDOM_SCORER, random_scorer_ranks(table, seed_stream(seed, dataset, 1))))
     for dataset, scorer, ranks in scorers:
         frame = evaluate_scorer(ranks, metrics)
         frame.insert(0, "scorer", scorer)
