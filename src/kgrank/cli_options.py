@@ -90,18 +90,27 @@ def add_threads(command: argparse.ArgumentParser) -> None:
     )
 
 
-def add_hits(command: argparse.ArgumentParser) -> None:
+def add_hits(command: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``required``: a study command whose rule passes the config's value (the default
+    then lives in the config schema alone)."""
     command.add_argument(
-        "--hits", type=positive_int, nargs="+", default=list(DEFAULT_HITS), help="k of Hits@k"
+        "--hits",
+        type=positive_int,
+        nargs="+",
+        required=required,
+        default=None if required else list(DEFAULT_HITS),
+        help="k of Hits@k",
     )
 
 
-def add_filter_splits(command: argparse.ArgumentParser) -> None:
+def add_filter_splits(command: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``required`` as for :func:`add_hits`."""
     command.add_argument(
         "--filter-splits",
         nargs="*",
         choices=SPLITS,
-        default=list(DEFAULT_FILTER_SPLITS),
+        required=required,
+        default=None if required else list(DEFAULT_FILTER_SPLITS),
         help="splits whose known true triples leave the candidate lists (the filtered setting)",
     )
 

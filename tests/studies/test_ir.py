@@ -43,7 +43,7 @@ def test_the_check_passes_on_a_realistic_query_structure():
     generator = np.random.default_rng(0)
     num_other = generator.integers(50, 3000, size=300)
     num_relevant = generator.integers(1, 12, size=300)
-    table = check_macro_moments(num_other, num_relevant, [1, 3, 10], replicates=3000, seed=5)
+    table = check_macro_moments(num_other, num_relevant, [1, 3, 10], replicates=3000, seed=5, alpha=0.01)
     assert list(table["metric"]) == [
         "macro_arithmetic_mean_rank",
         "macro_inverse_harmonic_mean_rank",
@@ -67,13 +67,15 @@ def test_the_check_fails_a_wrong_formula(monkeypatch):
     )
     generator = np.random.default_rng(1)
     table = check_macro_moments(
-        generator.integers(50, 500, size=200), np.full(200, 3), [10], replicates=2000, seed=2
+        generator.integers(50, 500, size=200), np.full(200, 3), [10], replicates=2000, seed=2, alpha=0.01
     )
     assert not table["passed"].any(), table
 
 
 def test_a_query_without_other_candidates_is_exact():
-    table = check_macro_moments(np.zeros(5, dtype=int), np.full(5, 2), [1], replicates=200, seed=0)
+    table = check_macro_moments(
+        np.zeros(5, dtype=int), np.full(5, 2), [1], replicates=200, seed=0, alpha=0.01
+    )
     assert table["passed"].all()
     assert (table["expectation"] == table["simulated_mean"]).all()
 
@@ -96,3 +98,36 @@ def test_which_sets_each_dataset_gets():
     assert exported_evaluations("wn18rr", "fb15k237") == ("test",)
     assert stability_evaluations("fb15k237", "fb15k237") == ("test", "pooled")
     assert stability_evaluations("wn18rr", "fb15k237") == ("test",)
+
+
+def test_subset_draws_keep_their_seeds():
+    """draw_subsets goes through kgrank.stats.seed_stream: the same draws as the
+    default_rng([seed, fraction in millionths, repetition]) it replaced."""
+    from kgrank.studies.ir.stability import draw_subsets
+
+    draws = draw_subsets(50, 0.3, 3, seed=7)
+    for repetition in range(3):
+        chosen = np.random.default_rng([7, 300_000, repetition]).choice(50, size=15, replace=False)
+        assert np.flatnonzero(draws[repetition]).tolist() == sorted(chosen.tolist())
+
+
+def test_montecarlo_alpha_is_a_setting():
+    """The Monte Carlo level is a schema setting (default 0.01) that the command requires."""
+    import argparse
+
+    import yaml
+    from conftest import REPO
+
+    from kgrank.studies.ir.commands import add_commands
+
+    schema = yaml.safe_load((REPO / "workflow/schemas/studies/ir.schema.yaml").read_text())
+    assert schema["properties"]["montecarlo_alpha"]["default"] == 0.01
+    assert schema["properties"]["alpha"]["default"] == 0.05
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    commands = {
+        action.dest: action
+        for action in parser._subparsers._group_actions[0].choices["ir-montecarlo"]._actions
+    }
+    assert commands["alpha"].required and commands["alpha"].default is None
+    assert commands["replicates"].required and commands["hits"].required

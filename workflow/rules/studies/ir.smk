@@ -3,32 +3,24 @@
 # measures, FB-Test-S against its TREC-pooled relabelling FB-Test-S-C, ranking stability,
 # discriminative power) and the macro metrics' expectation under the random model.
 # Logic: src/kgrank/studies/ir/. Settings: studies.ir (workflow/schemas/studies/ir.schema.yaml).
-from kgrank.studies.ir.settings import (
-    MAIN_EVALUATIONS,
-    check_settings,
-    dataset_archive,
-    exported_evaluations,
-    kgc_files,
-    raw_test_argument,
-    stability_evaluations,
-)
+import kgrank.studies.ir.settings as ir_settings
 
-IR = settings("ir")
+IR_SETTINGS = settings("ir")
 IR_DIR = f"{RESULTS}/ir"
-IR_DATASET = IR["dataset"]
-IR_OTHER_DATASETS = IR["other_datasets"]
+IR_DATASET = IR_SETTINGS["dataset"]
+IR_OTHER_DATASETS = IR_SETTINGS["other_datasets"]
 IR_DATASETS = [IR_DATASET, *IR_OTHER_DATASETS]
-IR_SYSTEMS = {IR_DATASET: IR["systems"] or MODELS, **{name: MODELS for name in IR_OTHER_DATASETS}}
+IR_SYSTEMS = {IR_DATASET: IR_SETTINGS["systems"] or MODELS, **{name: MODELS for name in IR_OTHER_DATASETS}}
 # relative to the repository, as the open-world study's family tree is
-IR_DATA_DIR = Path(workflow.basedir) / IR["data_dir"]
+IR_DATA_DIR = Path(workflow.basedir) / IR_SETTINGS["data_dir"]
 if enabled("ir"):
-    check_settings(IR, TRAIN_DATASETS, IR_DATA_DIR, source=CONFIG_SOURCE)
+    ir_settings.check_settings(IR_SETTINGS, TRAIN_DATASETS, IR_DATA_DIR, source=CONFIG_SOURCE)
 IR_HITS = HITS
 # dataset:evaluation of every evaluation set that stability and discriminative power analyse
 IR_ANALYSED = " ".join(
     f"{dataset}:{evaluation}"
     for dataset in IR_DATASETS
-    for evaluation in stability_evaluations(dataset, IR_DATASET)
+    for evaluation in ir_settings.stability_evaluations(dataset, IR_DATASET)
 )
 
 
@@ -40,32 +32,45 @@ IR_ITEMS_OF = {
     dataset: [IR_ITEMS.format(dataset=dataset, model=model) for model in IR_SYSTEMS[dataset]]
     for dataset in IR_DATASETS
 }
+IR_COUNTS_TABLE = table_files("ir_counts")
+IR_SYSTEMS_TABLE = table_files("ir_systems")
+IR_SPARSITY_TABLE = table_files("ir_sparsity")
+IR_DISCRIMINATION_TABLE = table_files("ir_discrimination")
+IR_MONTECARLO_TABLE = table_files("ir_montecarlo")
+
+
+# Tables, figures and the analyses that take seconds run on the submitting machine.
+localrules:
+    ir_queries,
+    ir_test_queries,
+    ir_systems,
+    ir_sparsity,
+    ir_stability_figure,
+    ir_discrimination,
 
 
 rule ir_queries:
     input:
         **split_files(IR_DATASET),
         stats=stats_file(IR_DATASET),
-        kgc_files=kgc_files(IR_DATA_DIR) if enabled("ir") else [],
-        archive=dataset_archive(config["datasets"], IR_DATASET),
+        kgc_files=ir_settings.kgc_files(IR_DATA_DIR) if enabled("ir") else [],
+        archive=ir_settings.dataset_archive(config["datasets"], IR_DATASET),
     output:
         evaluations=f"{IR_DATASET_DIR}/evaluations.parquet",
         counts=f"{IR_DATASET_DIR}/counts.tsv",
         relations=f"{IR_DATASET_DIR}/relations.tsv",
         qrels=directory(f"{IR_DATASET_DIR}/qrels"),
-        markdown=report(
-            f"{RESULTS}/tables/ir_counts.md", caption="../../report/ir_counts.rst", category="ir"
-        ),
-        latex=f"{RESULTS}/tables/ir_counts.tex",
+        markdown=report(IR_COUNTS_TABLE["md"], caption="../../report/ir_counts.rst", category="ir"),
+        latex=IR_COUNTS_TABLE["tex"],
     params:
         dataset_dir=lambda wildcards, input: os.path.dirname(input.train),
         kgc_dir=lambda wildcards: IR_DATA_DIR,
-        raw_test=raw_test_argument(config["datasets"], IR_DATASET),
-        export=" ".join(MAIN_EVALUATIONS),
+        raw_test=ir_settings.raw_test_argument(config["datasets"], IR_DATASET),
+        export=" ".join(ir_settings.MAIN_EVALUATIONS),
     log:
-        f"{RESULTS}/logs/ir/queries.log",
+        log_file("ir", "queries"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/queries.tsv"
+        benchmark_file("ir", "queries")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -88,9 +93,9 @@ rule ir_test_queries:
     wildcard_constraints:
         dataset="|".join(IR_OTHER_DATASETS) or "(?!)",
     log:
-        f"{RESULTS}/logs/ir/queries-{{dataset}}.log",
+        log_file("ir", "queries-{dataset}"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/queries-{{dataset}}.tsv"
+        benchmark_file("ir", "queries-{dataset}")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -113,10 +118,10 @@ rule ir_evaluate:
     params:
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
-        export=lambda wildcards: " ".join(exported_evaluations(wildcards.dataset, IR_DATASET)),
+        export=lambda wildcards: " ".join(ir_settings.exported_evaluations(wildcards.dataset, IR_DATASET)),
         filter_splits=FILTER_SPLITS,
         hits=IR_HITS,
-        run_depth=IR["run_depth"],
+        run_depth=IR_SETTINGS["run_depth"],
         seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
@@ -125,9 +130,9 @@ rule ir_evaluate:
         mem_mb=6000,
         runtime=60,
     log:
-        f"{RESULTS}/logs/ir/evaluate/{{dataset}}/{{model}}.log",
+        log_file("ir", "evaluate/{dataset}/{model}"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/evaluate/{{dataset}}/{{model}}.tsv"
+        benchmark_file("ir", "evaluate/{dataset}/{model}")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -144,10 +149,8 @@ rule ir_systems:
         metrics=[IR_MICRO.format(dataset=IR_DATASET, model=model) for model in IR_SYSTEMS[IR_DATASET]],
     output:
         table=f"{IR_DATASET_DIR}/systems.tsv",
-        markdown=report(
-            f"{RESULTS}/tables/ir_systems.md", caption="../../report/ir_systems.rst", category="ir"
-        ),
-        latex=f"{RESULTS}/tables/ir_systems.tex",
+        markdown=report(IR_SYSTEMS_TABLE["md"], caption="../../report/ir_systems.rst", category="ir"),
+        latex=IR_SYSTEMS_TABLE["tex"],
         pdf=report(
             figure_files("ir_systems")["pdf"], caption="../../report/ir_systems_figure.rst", category="ir"
         ),
@@ -156,9 +159,9 @@ rule ir_systems:
         systems=" ".join(IR_SYSTEMS[IR_DATASET]),
         caption=budget_caption(config["budget"], [IR_DATASET], IR_SYSTEMS[IR_DATASET]),
     log:
-        f"{RESULTS}/logs/ir/systems.log",
+        log_file("ir", "systems"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/systems.tsv"
+        benchmark_file("ir", "systems")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -174,10 +177,8 @@ rule ir_sparsity:
     output:
         agreement=f"{IR_DATASET_DIR}/sparsity.tsv",
         values=f"{IR_DATASET_DIR}/sparsity_values.tsv",
-        markdown=report(
-            f"{RESULTS}/tables/ir_sparsity.md", caption="../../report/ir_sparsity.rst", category="ir"
-        ),
-        latex=f"{RESULTS}/tables/ir_sparsity.tex",
+        markdown=report(IR_SPARSITY_TABLE["md"], caption="../../report/ir_sparsity.rst", category="ir"),
+        latex=IR_SPARSITY_TABLE["tex"],
         pdf=report(
             figure_files("ir_sparsity")["pdf"], caption="../../report/ir_sparsity_figure.rst", category="ir"
         ),
@@ -191,9 +192,9 @@ rule ir_sparsity:
     params:
         systems=" ".join(IR_SYSTEMS[IR_DATASET]),
     log:
-        f"{RESULTS}/logs/ir/sparsity.log",
+        log_file("ir", "sparsity"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/sparsity.tsv"
+        benchmark_file("ir", "sparsity")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -211,16 +212,16 @@ rule ir_stability:
         summary=f"{IR_DIR}/{{dataset}}/stability_summary.tsv",
     params:
         systems=lambda wildcards: " ".join(IR_SYSTEMS[wildcards.dataset]),
-        evaluations=lambda wildcards: " ".join(stability_evaluations(wildcards.dataset, IR_DATASET)),
-        fractions=" ".join(str(share) for share in IR["stability"]["fractions"]),
-        repetitions=IR["stability"]["repetitions"],
+        evaluations=lambda wildcards: " ".join(ir_settings.stability_evaluations(wildcards.dataset, IR_DATASET)),
+        fractions=" ".join(str(share) for share in IR_SETTINGS["stability"]["fractions"]),
+        repetitions=IR_SETTINGS["stability"]["repetitions"],
         seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
     log:
-        f"{RESULTS}/logs/ir/stability-{{dataset}}.log",
+        log_file("ir", "stability-{dataset}"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/stability-{{dataset}}.tsv"
+        benchmark_file("ir", "stability-{dataset}")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -239,7 +240,9 @@ rule ir_stability_figure:
         ),
         png=figure_files("ir_stability")["png"],
     log:
-        f"{RESULTS}/logs/ir/stability_figure.log",
+        log_file("ir", "stability_figure"),
+    benchmark:
+        benchmark_file("ir", "stability_figure")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -253,11 +256,9 @@ rule ir_discrimination:
         pairs=f"{IR_DIR}/discrimination.tsv",
         summary=f"{IR_DIR}/discrimination_summary.tsv",
         markdown=report(
-            f"{RESULTS}/tables/ir_discrimination.md",
-            caption="../../report/ir_discrimination.rst",
-            category="ir",
+            IR_DISCRIMINATION_TABLE["md"], caption="../../report/ir_discrimination.rst", category="ir"
         ),
-        latex=f"{RESULTS}/tables/ir_discrimination.tex",
+        latex=IR_DISCRIMINATION_TABLE["tex"],
         pdf=report(
             figure_files("ir_discrimination")["pdf"],
             caption="../../report/ir_discrimination_figure.rst",
@@ -267,11 +268,11 @@ rule ir_discrimination:
     params:
         pairs=" ".join(f"{dataset}/{model}" for dataset in IR_DATASETS for model in IR_SYSTEMS[dataset]),
         evaluations=IR_ANALYSED,
-        alpha=IR["alpha"],
+        alpha=IR_SETTINGS["alpha"],
     log:
-        f"{RESULTS}/logs/ir/discrimination.log",
+        log_file("ir", "discrimination"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/discrimination.tsv"
+        benchmark_file("ir", "discrimination")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -288,25 +289,25 @@ rule ir_montecarlo:
         [IR_ITEMS_OF[dataset][0] for dataset in IR_DATASETS],
     output:
         table=f"{IR_DIR}/montecarlo.tsv",
-        markdown=report(
-            f"{RESULTS}/tables/ir_montecarlo.md", caption="../../report/ir_montecarlo.rst", category="ir"
-        ),
-        latex=f"{RESULTS}/tables/ir_montecarlo.tex",
+        markdown=report(IR_MONTECARLO_TABLE["md"], caption="../../report/ir_montecarlo.rst", category="ir"),
+        latex=IR_MONTECARLO_TABLE["tex"],
     params:
         pairs=" ".join(f"{dataset}/{IR_SYSTEMS[dataset][0]}" for dataset in IR_DATASETS),
         evaluations=IR_ANALYSED,
         hits=IR_HITS,
-        replicates=IR["montecarlo_replicates"],
+        replicates=IR_SETTINGS["montecarlo_replicates"],
+        alpha=IR_SETTINGS["montecarlo_alpha"],
         seed=config["seed"],
     log:
-        f"{RESULTS}/logs/ir/montecarlo.log",
+        log_file("ir", "montecarlo"),
     benchmark:
-        f"{RESULTS}/benchmarks/ir/montecarlo.tsv"
+        benchmark_file("ir", "montecarlo")
     conda:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank ir-montecarlo --items {input} --pairs {params.pairs} --evaluations {params.evaluations}"
-        " --hits {params.hits} --replicates {params.replicates} --seed {params.seed} --quiet"
+        " --hits {params.hits} --replicates {params.replicates} --alpha {params.alpha}"
+        " --seed {params.seed} --quiet"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
 

@@ -5,7 +5,7 @@ z-score that follow from them.
 For rows with weights w, per-item values v, expectations e and variances var:
 value = sum(w v) / sum(w), expectation = sum(w e) / sum(w) and variance =
 sum(w^2 var) / sum(w)^2 (items independent under the random model). The adjusted index and
-z-score come from :func:`kgrank.metrics.derived_values`, so keys and signs match the rest of
+z-score come from :func:`kgrank.metrics.derive`, so keys and signs match the rest of
 kgrank. AP@20 and nDCG@20 have no moments: their expectation, variance, adjusted index and
 z-score are NaN.
 """
@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Variant, derived_values, lookup
-from kgrank.moments import Moments
+from kgrank.metrics import Variant, derive, lookup
 
 AVERAGINGS = ("micro", "macro", "macro-pykeen")
 # Metrics computed per query by the evaluation (trec_eval's map_cut_20 and ndcg_cut_20).
@@ -51,7 +50,6 @@ AGGREGATE_COLUMNS = (
 VALUE_COLUMNS = ("value", "expectation", "variance", "adjusted_index", "z_score")
 # The per-system value columns a comparison ranks: raw, adjusted index, z-score.
 VARIANT_COLUMNS = {"raw": "value", "adjusted index": "adjusted_index", "z-score": "z_score"}
-MOMENTS_METHOD = "weighted mean of per-item moments"
 
 
 def metric_keys(items: pd.DataFrame) -> list[str]:
@@ -104,18 +102,14 @@ def check_aligned(items_by_system: Mapping[str, pd.DataFrame]) -> list[str]:
 def derived(metric: str, value: float, expectation: float, variance: float) -> tuple[float, float]:
     """Adjusted index and z-score of an aggregated value (NaN for AP@20 and nDCG@20).
 
-    derived_values leaves both NaN when the variance is not positive; macro-pykeen has no
-    variance (answers of a query are not independent), but its adjusted index needs the
-    expectation only, so it is taken with a placeholder variance and the z-score left NaN.
+    macro-pykeen has no variance (answers of a query are not independent): its adjusted
+    index needs the expectation only, and kgrank.metrics.derive's no-variance case leaves
+    its z-score NaN.
     """
     if not has_moments(metric) or not np.isfinite(expectation):
         return float("nan"), float("nan")
-    known_variance = np.isfinite(variance)
-    values = derived_values(
-        lookup(metric), value, Moments(expectation, variance if known_variance else 1.0, MOMENTS_METHOD)
-    )
-    z_score = values[Variant.Z_SCORE].value if known_variance else float("nan")
-    return values[Variant.INDEX].value, z_score
+    values = derive(lookup(metric), value, expectation, variance if np.isfinite(variance) else None)
+    return float(values[Variant.INDEX].value), float(values[Variant.Z_SCORE].value)
 
 
 def aggregate_rows(items: pd.DataFrame, metric: str, weights: np.ndarray | None = None) -> dict[str, float]:

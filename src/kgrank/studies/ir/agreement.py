@@ -3,12 +3,12 @@ answer per query) to FB-Test-S-C (`pooled`, the pooled and judged answers added)
 
 Per metric and averaging, and for the raw value, the adjusted index and the z-score, the
 ranking on one evaluation is compared with the ranking on another by Kendall's tau-b
-(scipy.stats.kendalltau, with its p-value): `sample` vs `pooled`; every pooling depth
-`pooled-d{d}` vs `pooled` and vs `sample`; `sample` vs `pooled` restricted to one relation
-category (1-1, 1-N, N-1, N-N) and side; and `sample` vs `pooled` with the pooled rows
-re-weighted per relation so that every relation carries the share it has in `sample`
-(micro: its share of answers; macro: its share of queries), which separates the effect of
-the added labels from that of the changed relation mix.
+(kgrank.stats.kendall_tau: scipy.stats.kendalltau, with its p-value): `sample` vs
+`pooled`; every pooling depth `pooled-d{d}` vs `pooled` and vs `sample`; `sample` vs
+`pooled` restricted to one relation category (1-1, 1-N, N-1, N-N) and side; and `sample`
+vs `pooled` with the pooled rows re-weighted per relation so that every relation carries
+the share it has in `sample` (micro: its share of answers; macro: its share of queries),
+which separates the effect of the added labels from that of the changed relation mix.
 
 Within one evaluation (and one restriction and weighting) every system ranks the same
 items against the same candidates, so the expectation and the variance of the aggregate
@@ -23,16 +23,15 @@ in the rankings; the tau rows of all three are reported so that this is visible.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import SIDES
+from kgrank.stats import kendall_tau
 from kgrank.studies.ir.aggregate import (
     AVERAGINGS,
     VALUE_COLUMNS,
@@ -80,20 +79,6 @@ SPARSITY_VALUE_COLUMNS = (
     *VALUE_COLUMNS,
     "rank",
 )
-
-
-def kendall_tau(first: np.ndarray, second: np.ndarray) -> tuple[float, float]:
-    """Kendall's tau-b between two value vectors over the same systems, with its p-value;
-    NaN for fewer than two systems, missing values or a constant vector."""
-    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    if len(first) < 2 or not (np.isfinite(first).all() and np.isfinite(second).all()):
-        return float("nan"), float("nan")
-    if np.ptp(first) == 0 or np.ptp(second) == 0:
-        return float("nan"), float("nan")  # every system tied: no ranking to compare
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = stats.kendalltau(first, second)
-    return float(result.statistic), float(result.pvalue)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 evaluation, a paired two-sided t-test (scipy.stats.ttest_rel) on the per-item values, the
 sorted p-values (a discriminative-power curve) and the number of pairs below the
 significance level, before and after Holm's correction over the pairs of that metric and
-averaging (statsmodels' multipletests).
+averaging (statsmodels' multipletests). The test and the correction are kgrank.stats'
+``paired_tests`` and ``holm`` (their contract for identical vectors and constant
+differences).
 
 The paired items: micro, the answers (micro rows); macro, the queries (macro rows, AP@20
 and nDCG@20 included); macro-pykeen, also the queries, each scored by the weighted mean
@@ -17,13 +19,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from kgrank.errors import KgrankInputError
+from kgrank.stats import holm, paired_tests
 from kgrank.studies.ir.aggregate import AVERAGINGS, check_aligned, defined_metrics
 
-ALPHA = 0.05
 DISCRIMINATION_COLUMNS = (
     "dataset",
     "evaluation",
@@ -62,33 +62,11 @@ def per_item_values(items: pd.DataFrame, averaging: str, metric: str) -> np.ndar
     return np.bincount(position, weight * values) / np.bincount(position, weight)
 
 
-def paired_test(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float]:
-    """(mean difference, t statistic, two-sided p-value) of a paired t-test, first minus
-    second. Identical vectors leave nothing to test: statistic 0 and p-value 1, where
-    scipy would return NaN. A constant non-zero difference has no variance: the statistic
-    is infinite and p = 0 (scipy loses its precision there and warns)."""
-    difference = first - second
-    if not np.any(difference != 0):
-        return 0.0, 0.0, 1.0
-    if np.all(difference == difference[0]):
-        return float(difference[0]), float(np.copysign(np.inf, difference[0])), 0.0
-    result = stats.ttest_rel(first, second)
-    return float(difference.mean()), float(result.statistic), float(result.pvalue)
-
-
-def holm(p_values: Sequence[float], alpha: float = ALPHA) -> np.ndarray:
-    """Holm-adjusted p-values (statsmodels' multipletests, method holm)."""
-    p_values = np.asarray(p_values, dtype=float)
-    if not p_values.size:
-        return p_values
-    return multipletests(p_values, alpha=alpha, method="holm")[1]
-
-
 def discrimination(
     items_by_system: Mapping[str, pd.DataFrame],
     evaluation: str,
     *,
-    alpha: float = ALPHA,
+    alpha: float,
     dataset: str = "",
     metrics: Sequence[str] | None = None,
 ) -> pd.DataFrame:
@@ -119,7 +97,7 @@ def discrimination(
             vectors = {system: per_item_values(tables[system], averaging, metric) for system in systems}
             rows = []
             for first, second in itertools.combinations(systems, 2):
-                mean_difference, statistic, p_value = paired_test(vectors[first], vectors[second])
+                test = paired_tests(vectors[first], vectors[second])
                 rows.append(
                     {
                         "dataset": dataset,
@@ -129,20 +107,20 @@ def discrimination(
                         "system_a": first,
                         "system_b": second,
                         "num_items": len(vectors[first]),
-                        "mean_difference": mean_difference,
-                        "statistic": statistic,
-                        "p_value": p_value,
+                        "mean_difference": test.mean_difference,
+                        "statistic": test.t_statistic,
+                        "p_value": test.t_p,
                     }
                 )
             frame = pd.DataFrame(rows, columns=list(DISCRIMINATION_COLUMNS[:-1]))
-            frame["p_holm"] = holm(frame["p_value"].to_numpy(), alpha)
+            frame["p_holm"] = holm(frame["p_value"].to_numpy(), alpha)[1]
             frames.append(frame)
     if not frames:
         return pd.DataFrame(columns=list(DISCRIMINATION_COLUMNS))
     return pd.concat(frames, ignore_index=True)[list(DISCRIMINATION_COLUMNS)]
 
 
-def discrimination_summary(pairs: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+def discrimination_summary(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """Per dataset, evaluation, averaging and metric: the number of pairs and of those with p below
     ``alpha`` before and after Holm (columns DISCRIMINATION_SUMMARY_COLUMNS)."""
     group = ["dataset", "evaluation", "averaging", "metric"]

@@ -477,3 +477,27 @@ def micro_rank_table(micro: pd.DataFrame, evaluation: str, seed: int = 0) -> pd.
     table["random"] = random_tie_ranks(optimistic, pessimistic, seed)
     table["num_candidates"] = table["num_other"].to_numpy() + 1
     return table[list(RANK_TABLE_COLUMNS)]
+
+
+def micro_metrics(
+    micro: pd.DataFrame,
+    evaluations: Sequence[str],
+    hits: Sequence[int],
+    seed: int,
+    *,
+    dataset: str,
+    model: str,
+) -> pd.DataFrame:
+    """Every registry metric (kgrank.metrics.evaluate_rank_table) of the micro items of
+    each evaluation, as one tidy table led by dataset, model and evaluation; the random
+    rank of each evaluation is drawn with ``seed`` (:func:`micro_rank_table`)."""
+    chosen = metrics.default_metrics(hits)
+    frames = []
+    for evaluation in evaluations:
+        table = metrics.evaluate_rank_table(micro_rank_table(micro, evaluation, seed), chosen)
+        frames.append(table.assign(evaluation=evaluation))
+    table = pd.concat(frames, ignore_index=True)
+    table.insert(0, "evaluation", table.pop("evaluation"))
+    table.insert(0, "model", model)
+    table.insert(0, "dataset", dataset)
+    return table

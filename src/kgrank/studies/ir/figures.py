@@ -11,18 +11,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from kgrank.errors import KgrankInputError
 from kgrank.labels import dataset_label, model_label
+from kgrank.metrics import lookup
 from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
 
 if TYPE_CHECKING:
     import matplotlib.pyplot as plt
 
-METRIC_LABELS = {
-    "arithmetic_mean_rank": "MR",
-    "inverse_harmonic_mean_rank": "MRR",
-    "ap_at_20": "MAP@20",
-    "ndcg_at_20": "nDCG@20",
-}
+# The trec_eval measures the metric registry does not hold (its metrics print their own label).
+METRIC_LABELS = {"ap_at_20": "MAP@20", "ndcg_at_20": "nDCG@20"}
 ADJUSTED_LABELS = {"arithmetic_mean_rank": "AMRI", "inverse_harmonic_mean_rank": "AMRR"}
 AVERAGING_LABELS = {"micro": "micro", "macro": "macro (best answer)", "macro-pykeen": "macro (PyKEEN)"}
 EVALUATION_LABELS = {"test": "full test set", "sample": "FB-Test-S", "pooled": "FB-Test-S-C"}
@@ -31,9 +29,13 @@ SMALLEST_P = 1e-16  # smaller p-values (and 0) are drawn at this floor of the lo
 
 
 def metric_label(key: str) -> str:
-    if key.startswith("hits_at_"):
-        return f"Hits@{key.removeprefix('hits_at_')}"
-    return METRIC_LABELS.get(key, key)
+    """The printed name of a metric: the registry's label, or MAP@20 / nDCG@20."""
+    if key in METRIC_LABELS:
+        return METRIC_LABELS[key]
+    try:
+        return lookup(key).label
+    except KgrankInputError:
+        return key
 
 
 def adjusted_label(key: str) -> str:

@@ -12,7 +12,7 @@ costs two draws per query instead of sorting M + R keys.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup
 from kgrank.moments import apply_familywise, best_rank_moments, sample_mean_variance
+from kgrank.stats import seed_stream
 from kgrank.studies.ir.evaluation import metric_keys
 
 
@@ -40,7 +41,7 @@ def check_macro_moments(
     *,
     replicates: int,
     seed: int,
-    alpha: float = 0.01,
+    alpha: float,
     chunk_elements: int = 4_000_000,
     progress: bool = False,
 ) -> pd.DataFrame:
@@ -53,7 +54,7 @@ def check_macro_moments(
     keys = metric_keys(hits)  # MR, MRR and Hits@k: the item table's metrics
     metrics = {key: lookup(key) for key in keys}
     # a stream of its own, never the draws of another check
-    generator = np.random.default_rng([seed, 2])
+    generator = seed_stream(seed, 2)
     chunk = max(1, chunk_elements // len(num_other))
     simulated: dict[str, list[np.ndarray]] = {key: [] for key in keys}
     for start in tqdm(range(0, replicates, chunk), desc="replicates", unit="chunk", disable=not progress):
@@ -92,3 +93,39 @@ def check_macro_moments(
     table["queries"] = len(num_other)
     table["replicates"] = replicates
     return apply_familywise(table, alpha)
+
+
+def check_evaluations(
+    items_by_dataset: Mapping[str, pd.DataFrame],
+    evaluations: Sequence[tuple[str, str]],
+    hits: Sequence[int],
+    *,
+    replicates: int,
+    seed: int,
+    alpha: float,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """:func:`check_macro_moments` on the macro items of each (dataset, evaluation), the
+    i-th with seed ``seed + i``; one table with the dataset and evaluation first."""
+    frames = []
+    for offset, (dataset, evaluation) in enumerate(evaluations):
+        items = items_by_dataset[dataset]
+        macro = items[(items["evaluation"] == evaluation) & (items["averaging"] == "macro")]
+        if macro.empty:
+            raise KgrankInputError(
+                f"--evaluations {dataset}:{evaluation}: no macro items in its table; name an evaluation "
+                f"it holds ({', '.join(dict.fromkeys(items['evaluation']))})"
+            )
+        num_relevant = macro["num_relevant"].to_numpy()
+        table = check_macro_moments(
+            macro["num_candidates"].to_numpy() - num_relevant,
+            num_relevant,
+            hits,
+            replicates=replicates,
+            seed=seed + offset,
+            alpha=alpha,
+            progress=progress,
+        )
+        frames.append(table.assign(dataset=dataset, evaluation=evaluation))
+    table = pd.concat(frames, ignore_index=True)
+    return table[["dataset", "evaluation", *[c for c in table.columns if c not in ("dataset", "evaluation")]]]

@@ -30,12 +30,10 @@ import pandas as pd
 
 from kgrank import moments as mom
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import IDENTITY, Variant, derived_values, lookup
-from kgrank.moments import Moments
+from kgrank.metrics import IDENTITY, Variant, derive, lookup
+from kgrank.stats import kendall_tau_b_rows, seed_stream
 from kgrank.studies.ir.aggregate import IR_METRICS, check_aligned, metric_keys
 
-DEFAULT_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 0.95)
-DEFAULT_REPETITIONS = 50
 CUTOFF = 20
 RANK_COLUMN = "arithmetic_mean_rank"  # f(r) = r: the micro rows' realistic rank itself
 STABILITY_COLUMNS = (
@@ -61,30 +59,6 @@ STABILITY_SUMMARY_COLUMNS = (
     "tau_p05",
     "tau_p95",
 )
-METHOD = "per-item moments of the subset"
-
-
-def kendall_tau_b_rows(reference: np.ndarray, rankings: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b between one value vector over the systems and each row of
-    ``rankings`` (rows: subsets, columns: systems); NaN where either side is constant or
-    has a missing value.
-
-    The same number as scipy.stats.kendalltau (variant b), written out because stability
-    compares tens of thousands of rankings of a handful of systems, where scipy's
-    per-call overhead dominates: with s = sign over all system pairs,
-    tau_b = sum(s_ref s_sub) / sqrt(#{s_ref != 0} #{s_sub != 0}).
-    """
-    reference = np.asarray(reference, dtype=float)
-    rankings = np.atleast_2d(np.asarray(rankings, dtype=float))
-    first, second = np.triu_indices(len(reference), k=1)
-    sign_reference = np.sign(reference[first] - reference[second])
-    sign_rankings = np.sign(rankings[:, first] - rankings[:, second])
-    numerator = (sign_rankings * sign_reference).sum(axis=1)
-    denominator = np.sqrt(np.count_nonzero(sign_reference) * np.count_nonzero(sign_rankings, axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = numerator / denominator
-    missing = ~np.isfinite(reference).all() | ~np.isfinite(rankings).all(axis=1)
-    return np.where((denominator > 0) & ~missing, tau, np.nan)
 
 
 def _sum_per_query(
@@ -254,18 +228,15 @@ def _variants(metric: str, values: np.ndarray, expectation: np.ndarray, variance
     if metric in IR_METRICS:
         return result
     definition = lookup(metric)
-    index = np.empty_like(values)
-    z_score = np.empty_like(values)
-    for row in range(values.shape[0]):
-        # derived_values needs a finite variance; the adjusted index does not use it
-        known = np.isfinite(variance[row])
-        derived = derived_values(
-            definition,
-            values[row],
-            Moments(float(expectation[row]), float(variance[row]) if known else 1.0, METHOD),
-        )
-        index[row] = derived[Variant.INDEX].value
-        z_score[row] = derived[Variant.Z_SCORE].value if known else np.nan
+    known = np.isfinite(variance)
+    # the adjusted index needs the expectation only: where the variance is unknown it
+    # comes from derive's no-variance case, and the z-score is left NaN
+    with_variance = derive(definition, values, expectation[:, None], variance[:, None])
+    without_variance = derive(definition, values, expectation[:, None], None)
+    index = np.where(
+        known[:, None], with_variance[Variant.INDEX].value, without_variance[Variant.INDEX].value
+    )
+    z_score = np.where(known[:, None], with_variance[Variant.Z_SCORE].value, np.nan)
     result["adjusted index"] = index
     if np.isfinite(variance).all():
         result["z-score"] = z_score
@@ -351,12 +322,12 @@ def subset_values(
 
 def draw_subsets(num_rows: int, fraction: float, repetitions: int, seed: int) -> np.ndarray:
     """(repetitions, num_rows) 0/1: each row a uniform subset of round(fraction n) rows (at
-    least 1), from numpy's default_rng seeded with (seed, fraction in millionths, repetition)
+    least 1), from kgrank.stats.seed_stream(seed, fraction in millionths, repetition)
     so that a draw does not depend on which other fractions are run."""
     size = min(num_rows, max(1, round(fraction * num_rows)))
     sampled = np.zeros((repetitions, num_rows))
     for repetition in range(repetitions):
-        generator = np.random.default_rng([seed, round(fraction * 1_000_000), repetition])
+        generator = seed_stream(seed, round(fraction * 1_000_000), repetition)
         sampled[repetition, generator.choice(num_rows, size=size, replace=False)] = 1.0
     return sampled
 
@@ -365,9 +336,9 @@ def stability(
     items_by_system: Mapping[str, pd.DataFrame],
     evaluations: Sequence[str],
     *,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    repetitions: int = DEFAULT_REPETITIONS,
-    seed: int = 0,
+    fractions: Sequence[float],
+    repetitions: int,
+    seed: int,
     dataset: str = "",
 ) -> pd.DataFrame:
     """Tau between the whole-set ranking and each subset's, as a tidy table with the

@@ -1,0 +1,497 @@
+"""The ir study's subcommands (`kgrank ir-*`): argparse, and handlers that read the
+inputs, call the analyses and write what they return. Report tables and captions come
+from :mod:`kgrank.studies.ir.report`; every option that is a setting of the study is
+required (its default lives in workflow/schemas/studies/ir.schema.yaml)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from kgrank.cli_options import (
+    add_caption,
+    add_dataset_dir,
+    add_figure_paths,
+    add_filter_splits,
+    add_hits,
+    add_model_dir,
+    add_quiet,
+    add_seed,
+    add_table_paths,
+    add_threads,
+    int_at_least,
+    open_probability,
+    positive_int,
+    share,
+)
+from kgrank.errors import KgrankInputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _queries(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from kgrank.datasets import load_factories
+    from kgrank.io import write_report_table, write_table
+    from kgrank.studies.ir.evaluation import entity_labels, plan_items
+    from kgrank.studies.ir.kgc_sparsity import read_kgc_sparsity, split_evaluation
+    from kgrank.studies.ir.report import COUNTS_CAPTION, counts_table
+    from kgrank.studies.ir.trec import write_qrels
+
+    if args.kgc_dir is not None:
+        missing = [
+            option
+            for option, value in (
+                ("--raw-test", args.raw_test),
+                ("--counts", args.counts),
+                ("--relations", args.relations),
+                ("--markdown", args.markdown),
+                ("--latex", args.latex),
+            )
+            if value is None
+        ]
+        if missing:
+            raise KgrankInputError(f"--kgc-dir needs {', '.join(missing)} too; add them")
+        read = read_kgc_sparsity(args.kgc_dir, args.dataset_dir, args.raw_test)
+        evaluations = read.evaluations
+        write_table(args.counts, read.counts)
+        write_table(args.relations, read.relations)
+        write_report_table(
+            counts_table(read.counts),
+            args.markdown,
+            args.latex,
+            caption=COUNTS_CAPTION,
+            label="tab:ir-counts",
+            floatfmt=".0f",
+            markdown_caption=True,
+        )
+    else:
+        evaluations = split_evaluation(args.dataset_dir)
+    write_table(args.out, evaluations)
+    labels = entity_labels(load_factories(args.dataset_dir))
+    items = plan_items(evaluations)
+    out_dir = Path(args.qrels_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for evaluation in args.export:
+        chosen = items[items["evaluation"] == evaluation]
+        qrels = chosen[["query", "side", "answer"]].rename(columns={"answer": "entity"})
+        write_qrels(out_dir / f"{evaluation}.qrels", qrels, labels)
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    import torch
+
+    from kgrank.config import budget_columns
+    from kgrank.io import read_json, read_parquet_table, write_table
+    from kgrank.studies.ir.evaluation import entity_labels, evaluate_model, micro_metrics
+    from kgrank.studies.ir.kgc_sparsity import EVALUATION_COLUMNS
+    from kgrank.studies.ir.trec import write_run
+    from kgrank.training import load_model
+
+    torch.set_num_threads(args.threads)
+    evaluations = read_parquet_table(args.evaluations, EVALUATION_COLUMNS, "kgrank ir-queries")
+    model, factories = load_model(args.model_dir, args.dataset_dir)
+    result = evaluate_model(
+        model,
+        factories,
+        evaluations,
+        filter_splits=args.filter_splits,
+        hits=args.hits,
+        run_depth=args.run_depth,
+        export=args.export,
+        batch_size=args.batch_size,
+        progress=not args.quiet,
+    )
+    write_table(args.items, result.items)
+    micro = micro_metrics(
+        result.micro, args.export, args.hits, args.seed, dataset=args.dataset, model=args.model
+    )
+    resolved = read_json(Path(args.model_dir) / "config.json")
+    # the training budget travels with every number it shaped
+    write_table(args.metrics, micro.assign(**budget_columns(resolved)))
+    labels = entity_labels(factories)
+    runs_dir = Path(args.runs_dir)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for evaluation in args.export:
+        run = result.runs[result.runs["evaluation"] == evaluation]
+        write_run(runs_dir / f"{evaluation}.run.gz", run, labels, tag=f"kgrank-{args.model}")
+
+
+def _read_item_tables(paths: list[str], names: list[str], option: str) -> dict[tuple[str, str], pd.DataFrame]:
+    """Item tables keyed by (dataset, model): ``names`` are `dataset/model` for --pairs, bare
+    model names (dataset '') for --systems, one per path."""
+    from kgrank.io import read_parquet_table
+    from kgrank.studies.ir.evaluation import ITEM_ID_COLUMNS
+
+    if len(paths) != len(names):
+        raise KgrankInputError(f"{len(paths)} item tables but {len(names)} {option}; name one per table")
+    tables = {}
+    for path, name in zip(paths, names, strict=True):
+        dataset, _, model = name.rpartition("/")
+        if option == "--pairs" and not dataset:
+            raise KgrankInputError(f"--pairs {name}: not dataset/model; write it as fb15k237/transe")
+        tables[(dataset, model)] = read_parquet_table(path, list(ITEM_ID_COLUMNS), "kgrank ir-evaluate")
+    return tables
+
+
+def _pair_items(paths: list[str], pairs: list[str]) -> dict[tuple[str, str], pd.DataFrame]:
+    """The item tables by (dataset, model), ``pairs`` naming each path's `dataset/model`."""
+    return _read_item_tables(paths, pairs, "--pairs")
+
+
+def _read_systems(paths: list[str], systems: list[str]) -> dict[str, pd.DataFrame]:
+    """Item tables by system name, one name per path."""
+    return {system: table for (_, system), table in _read_item_tables(paths, systems, "--systems").items()}
+
+
+def _dataset_evaluations(specs: list[str], datasets: set[str]) -> list[tuple[str, str]]:
+    """`dataset:evaluation` arguments as pairs, each dataset one of those given tables."""
+    parsed = []
+    for spec in specs:
+        dataset, _, evaluation = spec.partition(":")
+        if not evaluation or dataset not in datasets:
+            raise KgrankInputError(
+                f"--evaluations {spec}: not dataset:evaluation with a dataset of --pairs "
+                f"({', '.join(sorted(datasets))}); write it as fb15k237:pooled"
+            )
+        parsed.append((dataset, evaluation))
+    return parsed
+
+
+def _montecarlo(args: argparse.Namespace) -> None:
+    from kgrank.io import write_report_table, write_table
+    from kgrank.studies.ir.montecarlo import check_evaluations
+    from kgrank.studies.ir.report import montecarlo_caption, montecarlo_table
+
+    tables = _pair_items(args.items, args.pairs)
+    by_dataset = {dataset: table for (dataset, _), table in tables.items()}
+    table = check_evaluations(
+        by_dataset,
+        _dataset_evaluations(args.evaluations, set(by_dataset)),
+        args.hits,
+        replicates=args.replicates,
+        seed=args.seed,
+        alpha=args.alpha,
+        progress=not args.quiet,
+    )
+    write_table(args.out, table)
+    write_report_table(
+        montecarlo_table(table),
+        args.markdown,
+        args.latex,
+        caption=montecarlo_caption(table, args.replicates, args.alpha),
+        label="tab:ir-montecarlo",
+        floatfmt=".4g",
+        markdown_caption=True,
+    )
+    failed = int((~table["passed"]).sum())
+    print(f"macro moments: {len(table) - failed} of {len(table)} Monte Carlo checks pass")
+
+
+def _systems(args: argparse.Namespace) -> None:
+    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.studies.ir.aggregate import aggregate_items
+    from kgrank.studies.ir.figures import plot_systems
+    from kgrank.studies.ir.report import systems_caption, systems_table
+    from kgrank.studies.ir.settings import MAIN_EVALUATIONS
+
+    items = _read_systems(args.items, args.systems)
+    table = aggregate_items(items, evaluations=list(MAIN_EVALUATIONS))
+    budgets = read_tables(args.micro_metrics, ["model"]).drop_duplicates("model").set_index("model")
+    write_table(args.out, table)
+    statement = systems_caption(args.caption)
+    write_report_table(
+        systems_table(table, args.systems, budgets),
+        args.markdown,
+        args.latex,
+        caption=statement,
+        label="tab:ir-systems",
+        floatfmt=".4g",
+        markdown_caption=True,
+    )
+    plot_systems(table, args.pdf, args.png, caption=statement)
+
+
+def _sparsity(args: argparse.Namespace) -> None:
+    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.studies.ir.agreement import label_sparsity
+    from kgrank.studies.ir.figures import plot_tau_by_depth, plot_values_by_depth
+    from kgrank.studies.ir.report import SPARSITY_VALUES_CAPTION, sparsity_caption, sparsity_table
+
+    items = _read_systems(args.items, args.systems)
+    relations = read_tables([args.relations], ["relation", "category"])
+    agreement, values = label_sparsity(items, relations)
+    write_table(args.out, agreement)
+    write_table(args.values, values)
+    statement = sparsity_caption(len(args.systems))
+    write_report_table(
+        sparsity_table(agreement),
+        args.markdown,
+        args.latex,
+        caption=statement,
+        label="tab:ir-sparsity",
+        floatfmt=".3g",
+        markdown_caption=True,
+    )
+    plot_tau_by_depth(agreement, args.pdf, args.png, caption=statement)
+    plot_values_by_depth(values, args.values_pdf, args.values_png, caption=SPARSITY_VALUES_CAPTION)
+
+
+def _stability(args: argparse.Namespace) -> None:
+    from kgrank.io import write_table
+    from kgrank.studies.ir.stability import stability, stability_summary
+
+    items = _read_systems(args.items, args.systems)
+    taus = stability(
+        items,
+        args.evaluations,
+        fractions=args.fractions,
+        repetitions=args.repetitions,
+        seed=args.seed,
+        dataset=args.dataset,
+    )
+    write_table(args.out, taus)
+    write_table(args.summary, stability_summary(taus))
+
+
+def _stability_figure(args: argparse.Namespace) -> None:
+    from kgrank.io import read_tables
+    from kgrank.studies.ir.figures import plot_stability
+    from kgrank.studies.ir.report import stability_caption
+    from kgrank.studies.ir.stability import STABILITY_SUMMARY_COLUMNS
+
+    summary = read_tables(args.summaries, STABILITY_SUMMARY_COLUMNS)
+    plot_stability(summary, args.pdf, args.png, caption=stability_caption(summary))
+
+
+def _discrimination(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from kgrank.io import write_report_table, write_table
+    from kgrank.studies.ir.discrimination import discrimination, discrimination_summary
+    from kgrank.studies.ir.figures import plot_discrimination
+    from kgrank.studies.ir.report import discrimination_caption, discrimination_table
+
+    tables = _pair_items(args.items, args.pairs)
+    frames = []
+    for dataset, evaluation in _dataset_evaluations(args.evaluations, {d for d, _ in tables}):
+        systems = {model: table for (name, model), table in tables.items() if name == dataset}
+        frames.append(discrimination(systems, evaluation, alpha=args.alpha, dataset=dataset))
+    pairs = pd.concat(frames, ignore_index=True)
+    write_table(args.out, pairs)
+    summary = discrimination_summary(pairs, args.alpha)
+    write_table(args.summary, summary)
+    statement = discrimination_caption(args.alpha)
+    write_report_table(
+        discrimination_table(summary),
+        args.markdown,
+        args.latex,
+        caption=statement,
+        label="tab:ir-discrimination",
+        markdown_caption=True,
+    )
+    plot_discrimination(pairs, args.pdf, args.png, alpha=args.alpha, caption=statement)
+
+
+def _run_depth(text: str) -> int:
+    from kgrank.studies.ir.trec import MEASURE_DEPTH
+
+    return int_at_least(text, MEASURE_DEPTH, "entities leave MAP@20 and nDCG@20 short")
+
+
+def _add_systems(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--items", nargs="+", required=True, help="item tables of `kgrank ir-evaluate`, one per system"
+    )
+    command.add_argument("--systems", nargs="+", required=True, help="the system (model) of each item table")
+
+
+def _add_pair_items(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--items",
+        nargs="+",
+        required=True,
+        help="item tables of `kgrank ir-evaluate` (results/ir/<dataset>/items/<model>.parquet)",
+    )
+    command.add_argument(
+        "--pairs", nargs="+", required=True, help="the dataset/model of each item table, in the same order"
+    )
+
+
+def _add_dataset_evaluations(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--evaluations",
+        nargs="+",
+        required=True,
+        help="dataset:evaluation sets to analyse (e.g. fb15k237:test fb15k237:pooled wn18rr:test)",
+    )
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """The study's subcommands (`kgrank ir-*`)."""
+    command = commands.add_parser(
+        "ir-queries",
+        help="the evaluation sets through the dataset ids (kgc-sparsity files, or the test split alone)",
+    )
+    add_dataset_dir(command)
+    command.add_argument(
+        "--kgc-dir",
+        help="the kgc-sparsity folder (FB-Test-O, FB-Test-S, FB-Test-S-C); without it the evaluation is "
+        "the dataset's test split alone",
+    )
+    command.add_argument(
+        "--raw-test",
+        help="the dataset archive (with test.txt) or raw test file FB-Test-S was sampled from, or "
+        "pykeen:<name> for a PyKEEN dataset's own file; needed where preparing dropped test triples",
+    )
+    command.add_argument("--out", required=True, help="where to write the evaluation sets (parquet)")
+    command.add_argument(
+        "--counts", help="where to write the counts of every file read (TSV; with --kgc-dir)"
+    )
+    command.add_argument("--relations", help="where to write the relation categories (TSV; with --kgc-dir)")
+    command.add_argument(
+        "--qrels-dir", required=True, help="folder for one TREC qrels file per exported evaluation"
+    )
+    command.add_argument(
+        "--export",
+        nargs="+",
+        default=["test"],
+        help="evaluation sets that get TREC files (test, sample, pooled)",
+    )
+    command.add_argument("--markdown", help="where to write the counts table as Markdown (with --kgc-dir)")
+    command.add_argument("--latex", help="where to write the counts table as LaTeX (with --kgc-dir)")
+    command.set_defaults(handler=_queries)
+
+    command = commands.add_parser(
+        "ir-evaluate",
+        help="one scoring pass of a trained model over the study's queries: items, micro metrics, TREC runs",
+    )
+    add_model_dir(command)
+    add_dataset_dir(command)
+    command.add_argument("--dataset", required=True, help="the dataset's name, written into the tables")
+    command.add_argument("--model", required=True, help="the model's name, written into the tables")
+    command.add_argument("--evaluations", required=True, help="the evaluation sets of `kgrank ir-queries`")
+    add_filter_splits(command, required=True)
+    add_hits(command, required=True)
+    command.add_argument(
+        "--run-depth",
+        type=_run_depth,
+        required=True,
+        help="entities per query in the exported run files (at least 20: MAP@20 and nDCG@20 read 20)",
+    )
+    command.add_argument(
+        "--export", nargs="+", default=["test"], help="evaluation sets that get run files and micro metrics"
+    )
+    command.add_argument("--batch-size", type=positive_int, default=256, help="queries scored at once")
+    add_seed(command, "the non-deterministic (random tie-breaking) rank of the micro metrics")
+    add_threads(command)
+    add_quiet(command)
+    command.add_argument("--items", required=True, help="where to write the item table (parquet)")
+    command.add_argument(
+        "--metrics",
+        required=True,
+        help="where to write every registry metric, micro, per exported evaluation (TSV)",
+    )
+    command.add_argument(
+        "--runs-dir", required=True, help="folder for one gzipped TREC run per exported evaluation"
+    )
+    command.set_defaults(handler=_evaluate)
+
+    command = commands.add_parser(
+        "ir-montecarlo", help="the macro moments (best of R relevant answers) against simulation"
+    )
+    _add_pair_items(command)
+    _add_dataset_evaluations(command)
+    add_hits(command, required=True)
+    command.add_argument("--replicates", type=positive_int, required=True, help="simulated replicates")
+    command.add_argument(
+        "--alpha",
+        type=open_probability,
+        required=True,
+        help="family-wise level of the checks (Bonferroni)",
+    )
+    add_seed(command, "the simulation")
+    add_quiet(command)
+    command.add_argument("--out", required=True, help="where to write the check (TSV)")
+    add_table_paths(command)
+    command.set_defaults(handler=_montecarlo)
+
+    command = commands.add_parser(
+        "ir-systems", help="micro and macro metrics of every system on the main sets"
+    )
+    _add_systems(command)
+    command.add_argument(
+        "--micro-metrics",
+        nargs="+",
+        required=True,
+        help="the micro metric tables of `kgrank ir-evaluate` (budget columns)",
+    )
+    command.add_argument("--out", required=True, help="where to write every aggregate (TSV)")
+    add_table_paths(command)
+    add_figure_paths(command)
+    add_caption(command)
+    command.set_defaults(handler=_systems)
+
+    command = commands.add_parser(
+        "ir-sparsity", help="label sparsity: system rankings on FB-Test-S vs FB-Test-S-C and vs pooling depth"
+    )
+    _add_systems(command)
+    command.add_argument("--relations", required=True, help="the relation categories of `kgrank ir-queries`")
+    command.add_argument("--out", required=True, help="where to write every Kendall tau (TSV)")
+    command.add_argument(
+        "--values", required=True, help="where to write the per-system values behind them (TSV)"
+    )
+    add_table_paths(command)
+    add_figure_paths(command)
+    command.add_argument(
+        "--values-pdf", required=True, help="where to write the values-vs-depth figure as PDF"
+    )
+    command.add_argument(
+        "--values-png", required=True, help="where to write the values-vs-depth figure as PNG"
+    )
+    command.set_defaults(handler=_sparsity)
+
+    command = commands.add_parser(
+        "ir-stability", help="Kendall tau of the system ranking on random test subsets against the whole set"
+    )
+    _add_systems(command)
+    command.add_argument("--dataset", required=True, help="the dataset's name, written into the tables")
+    command.add_argument("--evaluations", nargs="+", required=True, help="evaluation sets to subsample")
+    command.add_argument(
+        "--fractions", type=share, nargs="+", required=True, help="shares of the test answers kept"
+    )
+    command.add_argument("--repetitions", type=positive_int, required=True, help="random subsets per share")
+    add_seed(command, "the subsets")
+    command.add_argument("--out", required=True, help="where to write every tau (TSV)")
+    command.add_argument(
+        "--summary", required=True, help="where to write mean and percentiles per share (TSV)"
+    )
+    command.set_defaults(handler=_stability)
+
+    command = commands.add_parser("ir-stability-figure", help="the stability curves of every dataset")
+    command.add_argument(
+        "--summaries", nargs="+", required=True, help="stability summaries of `kgrank ir-stability`"
+    )
+    add_figure_paths(command)
+    command.set_defaults(handler=_stability_figure)
+
+    command = commands.add_parser(
+        "ir-discrimination", help="paired t-tests of every system pair per metric: discriminative power"
+    )
+    _add_pair_items(command)
+    _add_dataset_evaluations(command)
+    command.add_argument(
+        "--alpha",
+        type=open_probability,
+        required=True,
+        help="level below which a pair counts as discriminated",
+    )
+    command.add_argument("--out", required=True, help="where to write every pair's test (TSV)")
+    command.add_argument("--summary", required=True, help="where to write the counts per metric (TSV)")
+    add_table_paths(command)
+    add_figure_paths(command)
+    command.set_defaults(handler=_discrimination)

@@ -1,0 +1,162 @@
+"""The ir study's report tables and captions: each function shapes one analysis table into
+the rows and columns the Markdown/LaTeX table shows, or writes the prose stated under a
+table or figure. The analyses are elsewhere (aggregate, agreement, stability,
+discrimination, montecarlo); the command handlers only pass their tables through here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from kgrank.labels import model_label
+from kgrank.studies.ir.figures import AVERAGING_LABELS, EVALUATION_LABELS, evaluation_label, metric_label
+from kgrank.studies.ir.settings import MAIN_EVALUATIONS
+
+COUNTS_CAPTION = (
+    "The kgc-sparsity files as read, and after dropping triples whose entities or "
+    "relations are unseen in training (rows_kept), with the labels of the judged files and the "
+    "queries of each evaluation set against the trec_queries.txt files."
+)
+SPARSITY_VALUES_CAPTION = (
+    "Macro MRR (best-ranked relevant answer) and its adjusted index AMRR of every system "
+    "against the pooling depth d (FB-Test-S plus the pooled answers judged relevant at depth <= d). "
+    "More relevant answers per query raise the chance that one ranks high; AMRR subtracts what a "
+    "random ranking gets with the same answers."
+)
+# The systems table: column name -> (averaging, metric, value column of aggregate_items)
+SYSTEMS_SHOWN = {
+    "MRR micro": ("micro", "inverse_harmonic_mean_rank", "value"),
+    "MRR macro (PyKEEN)": ("macro-pykeen", "inverse_harmonic_mean_rank", "value"),
+    "MRR macro": ("macro", "inverse_harmonic_mean_rank", "value"),
+    "AMRR macro": ("macro", "inverse_harmonic_mean_rank", "adjusted_index"),
+    "Hits@10 macro": ("macro", "hits_at_10", "value"),
+    "MAP@20": ("macro", "ap_at_20", "value"),
+    "nDCG@20": ("macro", "ndcg_at_20", "value"),
+}
+BUDGET_KEYS = ("epochs", "published_epochs", "embedding_dim")
+MONTECARLO_SHOWN = (
+    "dataset",
+    "evaluation",
+    "metric",
+    "queries",
+    "expectation",
+    "simulated_mean",
+    "z_mean",
+    "variance_ratio",
+    "passed",
+)
+
+
+def counts_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """The counts of kgc_sparsity's reading (file, quantity, value) as a table file x
+    quantity: whole numbers, and blank where a quantity does not apply to a file."""
+    table = counts.pivot_table(index="file", columns="quantity", values="value", aggfunc="first", sort=False)
+    table = table.apply(lambda column: column.map(lambda value: "" if value != value else f"{value:.0f}"))
+    return table.reset_index()
+
+
+def montecarlo_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The columns of the Monte Carlo check that the report shows."""
+    return table[list(MONTECARLO_SHOWN)]
+
+
+def montecarlo_caption(table: pd.DataFrame, replicates: int, alpha: float) -> str:
+    failed = int((~table["passed"]).sum())
+    return (
+        f"Monte Carlo check of the macro moments (best-ranked relevant answer of each query; "
+        f"{replicates} replicates drawn by random keys, not by the formula): z of the simulated mean "
+        f"against the analytic expectation and the ratio of simulated to analytic variance, family-wise "
+        f"alpha {alpha} with Bonferroni. {len(table) - failed} of {len(table)} checks pass."
+    )
+
+
+def systems_table(table: pd.DataFrame, systems: Sequence[str], budgets: pd.DataFrame) -> pd.DataFrame:
+    """One row per main evaluation set and system with the columns of SYSTEMS_SHOWN (from
+    aggregate_items' table) and the system's training budget (``budgets`` indexed by model)."""
+    budget_keys = [key for key in BUDGET_KEYS if key in budgets.columns]
+    rows = []
+    for evaluation in MAIN_EVALUATIONS:
+        for system in systems:
+            row = {"evaluation": EVALUATION_LABELS[evaluation], "model": model_label(system)}
+            for name, (averaging, metric, column) in SYSTEMS_SHOWN.items():
+                chosen = table[
+                    (table["evaluation"] == evaluation)
+                    & (table["model"] == system)
+                    & (table["averaging"] == averaging)
+                    & (table["metric"] == metric)
+                ]
+                row[name] = float(chosen[column].iloc[0]) if len(chosen) else float("nan")
+            row.update({key: budgets.loc[system, key] for key in budget_keys if system in budgets.index})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def systems_caption(budget: str) -> str:
+    """What the systems table and figure show, then ``budget`` (what was trained, how long)."""
+    return (
+        "Every system on the full test set (FB-Test-O), FB-Test-S and its relabelled version FB-Test-S-C, "
+        "filtered (known train/valid/test triples and the other relevant answers removed). Micro: one "
+        "value per relevant answer; macro: one per query, scored by its best-ranked relevant answer; "
+        "macro (PyKEEN): the mean over queries of the per-answer mean, what PyKEEN's "
+        "MacroRankBasedEvaluator computes. MAP@20 and nDCG@20 are trec_eval's map_cut_20 and ndcg_cut_20 "
+        "(ir-measures, pytrec_eval) on the exported run files. AMRR: macro MRR adjusted for chance with "
+        "the best-of-R expectation. " + budget
+    )
+
+
+def sparsity_table(agreement: pd.DataFrame) -> pd.DataFrame:
+    """Tau of FB-Test-S vs FB-Test-S-C (raw values, whole sets) per averaging and metric, as
+    is and with FB-Test-S-C at FB-Test-S's relation mix."""
+    raw = agreement[agreement["variant"] == "raw"]
+    whole = raw[(raw["category"].fillna("all") == "all") & (raw["side"].fillna("both") == "both")]
+    as_is = whole[whole["comparison"] == "sample vs pooled"].set_index(["averaging", "metric"])
+    mixed = whole[whole["comparison"] == "sample vs pooled, relation mix of sample"].set_index(
+        ["averaging", "metric"]
+    )
+    table = as_is[["tau", "p_value"]].join(
+        mixed[["tau"]].rename(columns={"tau": "tau, S-C at the relation mix of S"})
+    )
+    table = table.reset_index()
+    table["averaging"] = table["averaging"].map(AVERAGING_LABELS)
+    table["metric"] = table["metric"].map(metric_label)
+    return table.rename(columns={"tau": "tau, S vs S-C", "p_value": "p"})
+
+
+def sparsity_caption(num_systems: int) -> str:
+    return (
+        f"Label sparsity: Kendall's tau-b between the rankings of {num_systems} systems on "
+        "FB-Test-S and "
+        "on FB-Test-S-C (the same queries with the TREC-pooled, human-judged answers added), with its "
+        "p-value, and with FB-Test-S-C re-weighted per relation to FB-Test-S's relation mix (which "
+        "separates the added labels from the changed mix). The adjusted index and z-score give the same "
+        "tau as the raw value by construction: within one evaluation set every system has the same "
+        "expectation."
+    )
+
+
+def stability_caption(summary: pd.DataFrame) -> str:
+    return (
+        "Stability: Kendall's tau-b between the system ranking on the whole evaluation set and on "
+        f"random subsets of its relevant answers (mean and 5th-95th percentile over "
+        f"{int(summary['repetitions'].max())} seeded draws per share)."
+    )
+
+
+def discrimination_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The discrimination summary with printed evaluation, averaging and metric names."""
+    return summary.assign(
+        evaluation=[
+            evaluation_label(d, e) for d, e in zip(summary["dataset"], summary["evaluation"], strict=True)
+        ],
+        averaging=summary["averaging"].map(AVERAGING_LABELS),
+        metric=summary["metric"].map(metric_label),
+    ).drop(columns=["dataset", "alpha"])
+
+
+def discrimination_caption(alpha: float) -> str:
+    return (
+        f"Discriminative power: system pairs whose paired two-sided t-test (scipy) gives p < {alpha}, "
+        "before and after Holm's correction over the pairs of each row (statsmodels), per metric and "
+        "averaging; items are relevant answers (micro) or queries (macro)."
+    )
