@@ -374,7 +374,8 @@ def test_the_rule_file_reads_its_settings_without_torch():
             sys.executable,
             "-c",
             "import sys, kgrank.studies.openworld.settings; "
-            "print(sorted(name for name in sys.modules if name.split('.')[0] in {'torch', 'pykeen'}))",
+            "print(sorted(name for name in sys.modules if name.split('.')[0] in "
+            "{'torch', 'pykeen', 'pandas', 'scipy', 'matplotlib', 'numpy'}))",
         ],
         capture_output=True,
         text=True,
@@ -389,7 +390,7 @@ def test_family_tree_settings_caption_and_check():
     settings = {
         "enabled": True,
         "graphs": ["independent"],
-        "densities": [65],
+        "densities": [0.65],
         "evaluate_every": 2,
         "configurations": {
             "transe-d8": {
@@ -408,3 +409,50 @@ def test_family_tree_settings_caption_and_check():
     check_family_tree_settings(settings)
     with pytest.raises(KgrankInputError, match="configurations: empty"):
         check_family_tree_settings({**settings, "configurations": {}})
+
+
+def test_family_tree_densities_are_fractions_named_by_their_folder():
+    from kgrank.studies.openworld.settings import density_percentages
+
+    assert density_percentages([0.65, 0.75, 0.85, 0.95]) == [65, 75, 85, 95]
+    assert density_percentages([0.07, 1]) == [7, 100]
+    with pytest.raises(KgrankInputError, match=r"studies\.openworld\.family_tree\.densities: 0\.655"):
+        density_percentages([0.655])
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _check_openworld(section: dict) -> None:
+    """The core keys of the tiny config, and this section as the only study."""
+    import yaml
+
+    from kgrank.config import check_config
+
+    config = yaml.safe_load((REPO / ".test/config.yaml").read_text(encoding="utf-8"))
+    config["studies"] = {"openworld": section}
+    check_config(
+        config,
+        REPO / "workflow/schemas/config.schema.yaml",
+        study_schema_dir=REPO / "workflow/schemas/studies",
+    )
+
+
+def test_config_refuses_the_old_name_of_the_replicates():
+    _check_openworld({"inconsistency": {"montecarlo_replicates": 50}})
+    with pytest.raises(
+        KgrankInputError,
+        match=r"key studies\.openworld\.inconsistency\.replicates: renamed; "
+        r"write studies\.openworld\.inconsistency\.montecarlo_replicates instead",
+    ):
+        _check_openworld({"inconsistency": {"replicates": 50}})
+
+
+def test_config_refuses_a_density_in_per_cent():
+    _check_openworld({"family_tree": {"densities": [0.65, 0.95]}})
+    with pytest.raises(KgrankInputError) as error:
+        _check_openworld({"family_tree": {"densities": [65]}})
+    message = str(error.value)
+    assert "\n" not in message
+    assert "studies.openworld.family_tree.densities" in message
+    assert "a fraction" in message

@@ -3,27 +3,35 @@
 # family-tree experiment (trained models on sparse and on full test answers).
 # Logic: src/kgrank/studies/openworld/. Settings: studies.openworld
 # (workflow/schemas/studies/openworld.schema.yaml).
-import json
-
-from kgrank.studies.openworld.settings import check_family_tree_settings, family_tree_caption
+import kgrank.studies.openworld.settings as openworld_settings
 
 OPENWORLD = settings("openworld")
-SIMULATION = OPENWORLD["simulation"]
-INCONSISTENCY = OPENWORLD["inconsistency"]
-SATURATION = OPENWORLD["saturation"]
-FAMILY_TREE = OPENWORLD["family_tree"]
+OPENWORLD_SIMULATION = OPENWORLD["simulation"]
+OPENWORLD_INCONSISTENCY = OPENWORLD["inconsistency"]
+OPENWORLD_SATURATION = OPENWORLD["saturation"]
+OPENWORLD_FAMILY_TREE = OPENWORLD["family_tree"]
 if enabled("openworld"):
-    check_family_tree_settings(FAMILY_TREE)
+    openworld_settings.check_family_tree_settings(OPENWORLD_FAMILY_TREE)
 OPENWORLD_DIR = f"{RESULTS}/openworld"
-WORLD_ARGUMENTS = (
-    f"--entities {SIMULATION['entities']} --answers {SIMULATION['answers']}"
-    f" --densities {' '.join(map(str, SIMULATION['densities']))} --seed {config['seed']}"
+OPENWORLD_WORLD_ARGUMENTS = (
+    f"--entities {OPENWORLD_SIMULATION['entities']} --answers {OPENWORLD_SIMULATION['answers']}"
+    f" --densities {' '.join(map(str, OPENWORLD_SIMULATION['densities']))} --seed {config['seed']}"
 )
 # Relative to the repository (the Snakefile's folder), like hyperparameters_dir, so that
 # a run in another working directory (--directory) still finds the data beside the clone.
-FAMILY_TREE_ROOT = Path(workflow.basedir) / FAMILY_TREE["root"]
-CHECKPOINTS = f"{OPENWORLD_DIR}/family_tree/density-{{density}}/{{configuration}}.tsv"
-FAMILY_TREE_CAPTION = family_tree_caption(config["profile"], FAMILY_TREE)
+OPENWORLD_FAMILY_TREE_ROOT = Path(workflow.basedir) / OPENWORLD_FAMILY_TREE["root"]
+# The densities are fractions in the config, per cent in the data's and the outputs'
+# folder names (0.65: density-65).
+OPENWORLD_FAMILY_TREE_PERCENTAGES = openworld_settings.density_percentages(
+    OPENWORLD_FAMILY_TREE["densities"]
+)
+OPENWORLD_CHECKPOINTS = f"{OPENWORLD_DIR}/family_tree/density-{{density}}/{{configuration}}.tsv"
+OPENWORLD_FAMILY_TREE_CAPTION = openworld_settings.family_tree_caption(
+    config["profile"], OPENWORLD_FAMILY_TREE
+)
+OPENWORLD_TABLES = {
+    name: table_files(f"openworld_{name}") for name in ("approximation", "saturation", "inversions")
+}
 
 
 rule openworld_simulate:
@@ -31,24 +39,24 @@ rule openworld_simulate:
         grid=f"{OPENWORLD_DIR}/simulation.tsv",
         precision=f"{OPENWORLD_DIR}/simulation_precision.tsv",
         markdown=report(
-            f"{RESULTS}/tables/openworld_approximation.md",
+            OPENWORLD_TABLES["approximation"]["md"],
             caption="../../report/openworld_approximation.rst",
             category="openworld",
         ),
-        latex=f"{RESULTS}/tables/openworld_approximation.tex",
+        latex=OPENWORLD_TABLES["approximation"]["tex"],
     params:
-        world=WORLD_ARGUMENTS,
-        strength=" ".join(str(SIMULATION["strength"][key]) for key in ("start", "stop", "step")),
-        correlations=" ".join(map(str, SIMULATION["correlations"])),
-        queries=SIMULATION["queries"],
+        world=OPENWORLD_WORLD_ARGUMENTS,
+        strength=" ".join(str(OPENWORLD_SIMULATION["strength"][key]) for key in ("start", "stop", "step")),
+        correlations=" ".join(map(str, OPENWORLD_SIMULATION["correlations"])),
+        queries=OPENWORLD_SIMULATION["queries"],
         precision=(
-            f"--precision-queries {SIMULATION['precision_queries']}"
-            f" --precision-step {SIMULATION['precision_step']}"
+            f"--precision-queries {OPENWORLD_SIMULATION['precision_queries']}"
+            f" --precision-step {OPENWORLD_SIMULATION['precision_step']}"
         ),
     log:
-        f"{RESULTS}/logs/openworld/simulate.log",
+        log_file("openworld", "simulate"),
     benchmark:
-        f"{RESULTS}/benchmarks/openworld/simulate.tsv"
+        benchmark_file("openworld", "simulate")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -63,21 +71,21 @@ rule openworld_inconsistency:
         inversions=f"{OPENWORLD_DIR}/inversions.tsv",
         needed=f"{OPENWORLD_DIR}/queries_needed.tsv",
     params:
-        world=WORLD_ARGUMENTS,
-        weaker=" ".join(map(str, INCONSISTENCY["weaker_strengths"])),
-        gaps=" ".join(map(str, INCONSISTENCY["gaps"])),
-        query_counts=" ".join(map(str, INCONSISTENCY["query_counts"])),
-        replicates=INCONSISTENCY["replicates"],
+        world=OPENWORLD_WORLD_ARGUMENTS,
+        weaker=" ".join(map(str, OPENWORLD_INCONSISTENCY["weaker_strengths"])),
+        gaps=" ".join(map(str, OPENWORLD_INCONSISTENCY["gaps"])),
+        query_counts=" ".join(map(str, OPENWORLD_INCONSISTENCY["query_counts"])),
+        replicates=OPENWORLD_INCONSISTENCY["montecarlo_replicates"],
     log:
-        f"{RESULTS}/logs/openworld/inconsistency.log",
+        log_file("openworld", "inconsistency"),
     benchmark:
-        f"{RESULTS}/benchmarks/openworld/inconsistency.tsv"
+        benchmark_file("openworld", "inconsistency")
     conda:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank openworld-inconsistency {params.world} --weaker-strengths {params.weaker}"
         " --gaps {params.gaps} --query-counts {params.query_counts}"
-        " --replicates {params.replicates} --out {output.inversions} --needed {output.needed}"
+        " --montecarlo-replicates {params.replicates} --out {output.inversions} --needed {output.needed}"
         " 2>&1 | tee {log}"
 
 
@@ -88,18 +96,20 @@ rule openworld_saturation:
     output:
         table=f"{OPENWORLD_DIR}/saturation.tsv",
         markdown=report(
-            f"{RESULTS}/tables/openworld_saturation.md",
+            OPENWORLD_TABLES["saturation"]["md"],
             caption="../../report/openworld_saturation.rst",
             category="openworld",
         ),
-        latex=f"{RESULTS}/tables/openworld_saturation.tex",
+        latex=OPENWORLD_TABLES["saturation"]["tex"],
     params:
-        low=SATURATION["low"],
-        high=SATURATION["high"],
-        half_width=SATURATION["half_width"],
-        queries=SATURATION["comparison_queries"],
+        low=OPENWORLD_SATURATION["low"],
+        high=OPENWORLD_SATURATION["high"],
+        half_width=OPENWORLD_SATURATION["half_width"],
+        queries=OPENWORLD_SATURATION["comparison_queries"],
     log:
-        f"{RESULTS}/logs/openworld/saturation.log",
+        log_file("openworld", "saturation"),
+    benchmark:
+        benchmark_file("openworld", "saturation")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -115,29 +125,32 @@ rule openworld_saturation:
 rule openworld_family_tree:
     input:
         expand(
-            f"{FAMILY_TREE_ROOT}/{{graph}}/density-{{{{density}}}}/{{split}}.tsv",
-            graph=FAMILY_TREE["graphs"],
+            f"{OPENWORLD_FAMILY_TREE_ROOT}/{{graph}}/density-{{{{density}}}}/{{split}}.tsv",
+            graph=OPENWORLD_FAMILY_TREE["graphs"],
             split=["train", "test_answers"],
         ),
     output:
-        CHECKPOINTS,
+        OPENWORLD_CHECKPOINTS,
     wildcard_constraints:
         density=r"\d+",
     params:
         folders=lambda wildcards: " ".join(
-            f"{graph}={FAMILY_TREE_ROOT}/{graph}/density-{wildcards.density}" for graph in FAMILY_TREE["graphs"]
+            f"{graph}={OPENWORLD_FAMILY_TREE_ROOT}/{graph}/density-{wildcards.density}"
+            for graph in OPENWORLD_FAMILY_TREE["graphs"]
         ),
-        pipeline=lambda wildcards: json.dumps(FAMILY_TREE["configurations"][wildcards.configuration]),
-        every=FAMILY_TREE["evaluate_every"],
+        pipeline=lambda wildcards: openworld_settings.pipeline_argument(
+            OPENWORLD_FAMILY_TREE["configurations"], wildcards.configuration
+        ),
+        every=OPENWORLD_FAMILY_TREE["evaluate_every"],
         seed=config["seed"],
     threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
     log:
-        f"{RESULTS}/logs/openworld/family_tree/density-{{density}}/{{configuration}}.log",
+        log_file("openworld", "family_tree/density-{density}/{configuration}"),
     benchmark:
-        f"{RESULTS}/benchmarks/openworld/family_tree/density-{{density}}/{{configuration}}.tsv"
+        benchmark_file("openworld", "family_tree/density-{density}/{configuration}")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -147,28 +160,30 @@ rule openworld_family_tree:
         " --threads {threads} --out {output} --quiet 2>&1 | tee {log}"
 
 
-FAMILY_TREE_RUNS = expand(
-    CHECKPOINTS,
-    density=FAMILY_TREE["densities"],
-    configuration=list(FAMILY_TREE["configurations"]),
+OPENWORLD_FAMILY_TREE_RUNS = expand(
+    OPENWORLD_CHECKPOINTS,
+    density=OPENWORLD_FAMILY_TREE_PERCENTAGES,
+    configuration=list(OPENWORLD_FAMILY_TREE["configurations"]),
 )
 
 
 rule openworld_inversions:
     input:
-        FAMILY_TREE_RUNS,
+        OPENWORLD_FAMILY_TREE_RUNS,
     output:
         table=f"{OPENWORLD_DIR}/family_tree_inversions.tsv",
         markdown=report(
-            f"{RESULTS}/tables/openworld_inversions.md",
+            OPENWORLD_TABLES["inversions"]["md"],
             caption="../../report/openworld_inversions.rst",
             category="openworld",
         ),
-        latex=f"{RESULTS}/tables/openworld_inversions.tex",
+        latex=OPENWORLD_TABLES["inversions"]["tex"],
     params:
-        caption=FAMILY_TREE_CAPTION,
+        caption=OPENWORLD_FAMILY_TREE_CAPTION,
     log:
-        f"{RESULTS}/logs/openworld/inversions.log",
+        log_file("openworld", "inversions"),
+    benchmark:
+        benchmark_file("openworld", "inversions")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -187,7 +202,9 @@ rule openworld_simulation_figure:
         ),
         png=figure_files("openworld_simulation")["png"],
     log:
-        f"{RESULTS}/logs/figures/openworld_simulation.log",
+        log_file("openworld", "simulation_figure"),
+    benchmark:
+        benchmark_file("openworld", "simulation_figure")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -207,7 +224,9 @@ rule openworld_inconsistency_figure:
         ),
         png=figure_files("openworld_inconsistency")["png"],
     log:
-        f"{RESULTS}/logs/figures/openworld_inconsistency.log",
+        log_file("openworld", "inconsistency_figure"),
+    benchmark:
+        benchmark_file("openworld", "inconsistency_figure")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -227,7 +246,9 @@ rule openworld_metrics_figure:
         ),
         png=figure_files("openworld_metrics")["png"],
     log:
-        f"{RESULTS}/logs/figures/openworld_metrics.log",
+        log_file("openworld", "metrics_figure"),
+    benchmark:
+        benchmark_file("openworld", "metrics_figure")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -237,7 +258,7 @@ rule openworld_metrics_figure:
 
 rule openworld_family_tree_figure:
     input:
-        FAMILY_TREE_RUNS,
+        OPENWORLD_FAMILY_TREE_RUNS,
     output:
         pdf=report(
             figure_files("openworld_family_tree")["pdf"],
@@ -246,9 +267,11 @@ rule openworld_family_tree_figure:
         ),
         png=figure_files("openworld_family_tree")["png"],
     params:
-        caption=FAMILY_TREE_CAPTION,
+        caption=OPENWORLD_FAMILY_TREE_CAPTION,
     log:
-        f"{RESULTS}/logs/figures/openworld_family_tree.log",
+        log_file("openworld", "family_tree_figure"),
+    benchmark:
+        benchmark_file("openworld", "family_tree_figure")
     conda:
         "../../envs/kgrank.yaml"
     shell:
@@ -268,14 +291,14 @@ localrules:
 
 if enabled("openworld"):
     TARGETS += [
-        f"{RESULTS}/tables/openworld_approximation.md",
-        f"{RESULTS}/tables/openworld_saturation.md",
+        OPENWORLD_TABLES["approximation"]["md"],
+        OPENWORLD_TABLES["saturation"]["md"],
         *figure_files("openworld_simulation").values(),
         *figure_files("openworld_inconsistency").values(),
         *figure_files("openworld_metrics").values(),
     ]
-    if FAMILY_TREE["enabled"]:
+    if OPENWORLD_FAMILY_TREE["enabled"]:
         TARGETS += [
-            f"{RESULTS}/tables/openworld_inversions.md",
+            OPENWORLD_TABLES["inversions"]["md"],
             *figure_files("openworld_family_tree").values(),
         ]

@@ -20,7 +20,8 @@ import pandas as pd
 from scipy import stats
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, Variant, macro_mean_moments
+from kgrank.metrics import Metric, Variant, derive, macro_mean_moments
+from kgrank.stats import seed_stream
 from kgrank.studies.openworld.simulation import (
     MRR_KEY,
     OpenWorld,
@@ -56,16 +57,15 @@ def _query_moments(metric: Metric, world: OpenWorld) -> tuple[np.ndarray, np.nda
 
 
 def _variant_values(metric: Metric, means: np.ndarray, expectation: np.ndarray, variance: np.ndarray) -> dict:
-    """The metric, its adjusted index and its z-score (as :func:`kgrank.metrics.derived_values`
-    defines them) for arrays of (mean, E, Var)."""
-    sign = 1.0 if metric.increasing else -1.0
+    """The metric, its adjusted index and its z-score (:func:`kgrank.metrics.derive`) for
+    arrays of (mean, E, Var)."""
+    derived = derive(metric, means, expectation, variance)
     return {
         ("value", metric.key): means,
-        (str(Variant.INDEX), metric.variant_key(Variant.INDEX)): (means - expectation)
-        / (metric.optimum - expectation),
-        (str(Variant.Z_SCORE), metric.variant_key(Variant.Z_SCORE)): sign
-        * (means - expectation)
-        / np.sqrt(variance),
+        **{
+            (str(variant), metric.variant_key(variant)): derived[variant].value
+            for variant in (Variant.INDEX, Variant.Z_SCORE)
+        },
     }
 
 
@@ -122,7 +122,7 @@ def inversion_table(
     at = query_counts - 1
     rows: list[dict] = []
     for density_index, density in enumerate(tqdm(densities, desc="inconsistency", disable=not progress)):
-        rng = np.random.default_rng([seed, 1_000 + density_index])
+        rng = seed_stream(seed, 1_000 + density_index)
         num_test = rng.binomial(world.num_answers, density, size=replicates * largest)
         # A query without test answers is not evaluated: redraw it (probability (1-alpha)^A).
         while (num_test == 0).any():

@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 import torch
 from pykeen.training.callbacks import TrainingCallback
-from scipy import stats
 
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, Variant, derived_values, macro_mean_moments
+from kgrank.stats import kendall_tau
 
 EVALUATION_SETS = ("sparse", "full")
 ANSWER_COLUMNS = ("head", "relation", "tail", "in_sparse_test")
@@ -286,7 +286,7 @@ def inversion_counts(checkpoints: pd.DataFrame) -> pd.DataFrame:
         pairs = list(combinations(range(len(group)), 2))
         sparse_sign = np.sign([sparse[j] - sparse[i] for i, j in pairs])
         full_sign = np.sign([full[j] - full[i] for i, j in pairs])
-        tau = stats.kendalltau(sparse, full).statistic if len(group) > 1 else np.nan
+        tau, _ = kendall_tau(sparse, full)
         rows.append(
             {
                 **dict(zip(keys, key, strict=True)),

@@ -35,6 +35,7 @@ from kgrank.metrics import (
     macro_mean_moments,
     mean_inverse_rank_power,
 )
+from kgrank.stats import seed_stream
 
 MRR_KEY = "inverse_harmonic_mean_rank"
 STUDY_HITS = (1, 3, 10)
@@ -245,7 +246,7 @@ def simulate_grid(
     for (density_index, density), (correlation_index, correlation) in tqdm(
         cells, desc="open-world grid", unit="cell", disable=not progress
     ):
-        rng = np.random.default_rng([seed, density_index, correlation_index])
+        rng = seed_stream(seed, density_index, correlation_index)
         s_test, s_missing, clipped = learning_probabilities(strengths, density, correlation)
         # Common random numbers: every strength sees the same test-answer counts, so the
         # curve's slope is not blurred by redrawing the test set at each point, and the

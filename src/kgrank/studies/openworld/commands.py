@@ -1,0 +1,352 @@
+"""The `kgrank openworld-*` commands: argparse and thin handlers that read the inputs,
+call the analysis modules and write what they return."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from kgrank.cli_options import (
+    add_caption,
+    add_figure_paths,
+    add_quiet,
+    add_seed,
+    add_table_paths,
+    add_threads,
+    positive_int,
+)
+
+# the columns each command needs of the tables it reads
+GRID_COLUMNS = ("density", "correlation", "strength", "metric", "label", "variant", "mean", "standard_error")
+INVERSION_COLUMNS = (
+    "density",
+    "metric",
+    "variant",
+    "strength_weaker",
+    "gap",
+    "queries",
+    "inversion_probability",
+)
+CHECKPOINT_COLUMNS = ("graph", "density", "configuration", "model", "epoch", "evaluation", "metric", "value")
+
+
+def _world(args: argparse.Namespace):  # noqa: ANN202 - the dataclass is imported lazily
+    from kgrank.studies.openworld.simulation import OpenWorld
+
+    return OpenWorld(num_entities=args.entities, num_answers=args.answers)
+
+
+def _simulate(args: argparse.Namespace) -> None:
+    from kgrank.io import write_report_table, write_table
+    from kgrank.metrics import lookup
+    from kgrank.studies.openworld import report
+    from kgrank.studies.openworld.simulation import MRR_KEY, simulate_grid, strength_grid, study_metrics
+
+    world = _world(args)
+    grid = simulate_grid(
+        world,
+        args.densities,
+        strength_grid(*args.strength),
+        args.correlations,
+        args.queries,
+        study_metrics(),
+        args.seed,
+        progress=not args.quiet,
+    )
+    write_table(args.out, grid)
+    # The grid's 500 queries per point resolve the closed form to a few per cent; the
+    # precision check, MRR only on a coarser grid with many more queries (its own seed),
+    # shows where it actually breaks.
+    precise = simulate_grid(
+        world,
+        args.densities,
+        strength_grid(args.strength[0], args.strength[1], args.precision_step),
+        args.correlations,
+        args.precision_queries,
+        [lookup(MRR_KEY)],
+        args.seed + 1,
+        progress=not args.quiet,
+    )
+    write_table(args.precision_out, precise)
+    write_report_table(
+        report.approximation_table(grid, precise),
+        args.markdown,
+        args.latex,
+        caption=report.approximation_caption(args.queries, args.precision_queries, args.precision_step),
+        label="tab:openworld-approximation",
+        floatfmt=".4g",
+        markdown_caption=True,
+    )
+
+
+def _inconsistency(args: argparse.Namespace) -> None:
+    from kgrank.io import write_table
+    from kgrank.studies.openworld.consistency import inversion_table, pair_strengths, queries_needed
+    from kgrank.studies.openworld.simulation import study_metrics
+
+    inversions = inversion_table(
+        _world(args),
+        args.densities,
+        pair_strengths(args.weaker_strengths, args.gaps),
+        args.query_counts,
+        study_metrics(),
+        replicates=args.montecarlo_replicates,
+        seed=args.seed,
+        progress=not args.quiet,
+    )
+    write_table(args.out, inversions)
+    write_table(args.needed, queries_needed(inversions))
+
+
+def _saturation(args: argparse.Namespace) -> None:
+    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.studies.openworld import report
+    from kgrank.studies.openworld.consistency import saturation_table
+
+    table = saturation_table(
+        read_tables([args.grid], GRID_COLUMNS),
+        read_tables([args.inversions], INVERSION_COLUMNS),
+        low=args.low,
+        high=args.high,
+        half_width=args.half_width,
+        comparison_queries=args.comparison_queries,
+    )
+    write_table(args.out, table)
+    write_report_table(
+        report.saturation_wide(table),
+        args.markdown,
+        args.latex,
+        markdown_caption=True,
+        caption=report.saturation_caption(args.low, args.high, args.comparison_queries),
+        label="tab:openworld-saturation",
+        floatfmt=".3g",
+    )
+
+
+def _family_tree(args: argparse.Namespace) -> None:
+    from kgrank.errors import KgrankInputError
+    from kgrank.hyperparameters import validate_hyperparameters
+    from kgrank.io import write_table
+    from kgrank.studies.openworld.familytree import train_and_evaluate
+    from kgrank.studies.openworld.simulation import study_metrics
+
+    try:
+        pipeline = json.loads(args.pipeline)
+    except json.JSONDecodeError as error:
+        raise KgrankInputError(
+            f"--pipeline: not JSON ({error}); pass the configuration as a JSON object"
+        ) from None
+    source = f"studies.openworld.family_tree.configurations.{args.configuration}"
+    validate_hyperparameters(
+        {"model": str(pipeline.get("model")), "dataset": "family-tree", "pipeline": pipeline, "source": {}},
+        source,
+    )
+    folders = {}
+    for entry in args.graph_folders:
+        graph, separator, folder = entry.partition("=")
+        if not separator or not graph or not folder:
+            raise KgrankInputError(
+                f"--graph-folders {entry!r}: write GRAPH=FOLDER, e.g. independent=data/density-65"
+            )
+        folders[graph] = folder
+    table = train_and_evaluate(
+        folders,
+        pipeline,
+        study_metrics(),
+        evaluate_every=args.evaluate_every,
+        seed=args.seed,
+        threads=args.threads,
+        progress=not args.quiet,
+    )
+    table.insert(1, "model", pipeline["model"])
+    table.insert(1, "configuration", args.configuration)
+    table.insert(1, "density", args.density)
+    write_table(args.out, table)
+
+
+def _inversions(args: argparse.Namespace) -> None:
+    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.studies.openworld import report
+    from kgrank.studies.openworld.familytree import inversion_counts
+    from kgrank.studies.openworld.simulation import study_metrics
+
+    counts = inversion_counts(read_tables(args.checkpoints, CHECKPOINT_COLUMNS))
+    write_table(args.out, counts)
+    write_report_table(
+        report.inversions_wide(counts, study_metrics()),
+        args.markdown,
+        args.latex,
+        caption=report.inversions_caption(args.caption),
+        label="tab:openworld-inversions",
+        floatfmt=".0f",
+        markdown_caption=True,
+    )
+
+
+FIGURE_INPUTS = {
+    "simulation": ("grid",),
+    "inconsistency": ("inversions", "needed"),
+    "metrics": ("grid", "saturation"),
+    "family-tree": ("checkpoints",),
+}
+
+
+def _figure(args: argparse.Namespace) -> None:
+    from kgrank.errors import KgrankInputError
+    from kgrank.io import read_tables
+    from kgrank.studies.openworld import figures
+
+    missing = [name for name in FIGURE_INPUTS[args.kind] if not getattr(args, name)]
+    if missing:
+        raise KgrankInputError(
+            f"openworld-figure --kind {args.kind}: give {' '.join('--' + name for name in missing)}"
+        )
+    if args.kind == "simulation":
+        figures.plot_simulation(read_tables([args.grid], GRID_COLUMNS), args.pdf, args.png, args.caption)
+    elif args.kind == "inconsistency":
+        figures.plot_inconsistency(
+            read_tables([args.inversions], INVERSION_COLUMNS),
+            read_tables([args.needed]),
+            args.pdf,
+            args.png,
+            args.caption,
+        )
+    elif args.kind == "metrics":
+        figures.plot_metrics(
+            read_tables([args.grid], GRID_COLUMNS),
+            read_tables([args.saturation]),
+            args.pdf,
+            args.png,
+            args.caption,
+        )
+    else:
+        figures.plot_family_tree(
+            read_tables(args.checkpoints, CHECKPOINT_COLUMNS), args.pdf, args.png, args.caption
+        )
+
+
+def _add_world(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--entities", type=positive_int, required=True, help="entities N")
+    command.add_argument("--answers", type=positive_int, required=True, help="true answers A per query")
+    command.add_argument(
+        "--densities", type=float, nargs="+", required=True, help="alpha: share of answers in test"
+    )
+    add_seed(command, "the simulated worlds and test sets")
+    add_quiet(command)
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser("openworld-simulate", help="open-world simulation grid and its closed form")
+    _add_world(command)
+    command.add_argument(
+        "--strength",
+        type=float,
+        nargs=3,
+        metavar=("START", "STOP", "STEP"),
+        required=True,
+        help="the grid of model strengths s: start, stop (inclusive) and step",
+    )
+    command.add_argument("--correlations", type=float, nargs="+", required=True, help="rho")
+    command.add_argument("--queries", type=positive_int, required=True, help="queries per grid point")
+    command.add_argument(
+        "--precision-queries", type=positive_int, required=True, help="queries per point (MRR)"
+    )
+    command.add_argument("--precision-step", type=float, required=True, help="strength step of the check")
+    command.add_argument("--out", required=True, help="TSV of every grid point and metric")
+    command.add_argument("--precision-out", required=True, help="TSV of the precision check")
+    add_table_paths(command)  # where the closed form holds
+    command.set_defaults(handler=_simulate)
+
+    command = commands.add_parser(
+        "openworld-inconsistency", help="P(the stronger model reports the lower metric)"
+    )
+    _add_world(command)
+    command.add_argument(
+        "--weaker-strengths", type=float, nargs="+", required=True, help="strengths s2 of the weaker model"
+    )
+    command.add_argument("--gaps", type=float, nargs="+", required=True, help="s1 - s2")
+    command.add_argument(
+        "--query-counts",
+        type=positive_int,
+        nargs="+",
+        required=True,
+        help="test-set sizes (queries) compared",
+    )
+    command.add_argument(
+        "--montecarlo-replicates",
+        type=positive_int,
+        required=True,
+        help="simulated test sets per (strengths, size)",
+    )
+    command.add_argument("--out", required=True, help="TSV of the inversion probabilities")
+    command.add_argument("--needed", required=True, help="TSV of the queries needed for 95 %% consistency")
+    command.set_defaults(handler=_inconsistency)
+
+    command = commands.add_parser("openworld-saturation", help="which metrics saturate and invert least")
+    command.add_argument("--grid", required=True, help="the grid TSV of `kgrank openworld-simulate`")
+    command.add_argument("--inversions", required=True, help="the TSV of `kgrank openworld-inconsistency`")
+    command.add_argument("--low", type=float, required=True, help="strength of the weak model compared")
+    command.add_argument("--high", type=float, required=True, help="strength of the strong model compared")
+    command.add_argument(
+        "--half-width", type=float, required=True, help="strengths within this of --low/--high count as there"
+    )
+    command.add_argument(
+        "--comparison-queries", type=positive_int, required=True, help="test-set size of the comparison"
+    )
+    command.add_argument("--out", required=True, help="where to write the saturation table as TSV")
+    add_table_paths(command)
+    command.set_defaults(handler=_saturation)
+
+    command = commands.add_parser(
+        "openworld-family-tree", help="train on the family tree, evaluate sparse/full"
+    )
+    command.add_argument(
+        "--graph-folders",
+        nargs="+",
+        required=True,
+        metavar="GRAPH=FOLDER",
+        help="the graph variants of one density (they share training triples and queries)",
+    )
+    command.add_argument(
+        "--density",
+        type=int,
+        required=True,
+        help="percentage of the training triples kept (a folder's density)",
+    )
+    command.add_argument(
+        "--configuration", required=True, help="the configuration's name, written into every row"
+    )
+    command.add_argument("--pipeline", required=True, help="PyKEEN pipeline as JSON")
+    command.add_argument(
+        "--evaluate-every", type=positive_int, required=True, help="epochs between two evaluated checkpoints"
+    )
+    add_seed(command, "model initialisation and training order")
+    add_threads(command)
+    command.add_argument("--out", required=True, help="where to write the checkpoints' metrics as TSV")
+    add_quiet(command)
+    command.set_defaults(handler=_family_tree)
+
+    command = commands.add_parser("openworld-inversions", help="checkpoint pairs the sparse test set inverts")
+    command.add_argument(
+        "--checkpoints", nargs="+", required=True, help="checkpoint TSVs of `kgrank openworld-family-tree`"
+    )
+    command.add_argument("--out", required=True, help="where to write the inversion counts as TSV")
+    add_table_paths(command)
+    add_caption(command)
+    command.set_defaults(handler=_inversions)
+
+    command = commands.add_parser("openworld-figure", help="one figure of the open-world study")
+    command.add_argument(
+        "--kind",
+        choices=("simulation", "inconsistency", "metrics", "family-tree"),
+        required=True,
+        help="which figure; each needs some of the inputs below",
+    )
+    command.add_argument("--grid", help="simulation, metrics: the grid TSV")
+    command.add_argument("--inversions", help="inconsistency, metrics: the inversion TSV")
+    command.add_argument("--needed", help="inconsistency: the queries-needed TSV")
+    command.add_argument("--saturation", help="metrics: the saturation TSV")
+    command.add_argument("--checkpoints", nargs="+", help="family-tree: the checkpoint TSVs")
+    add_caption(command)
+    add_figure_paths(command)
+    command.set_defaults(handler=_figure)
