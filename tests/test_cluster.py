@@ -222,7 +222,7 @@ def test_every_job_went_through_sbatch_with_its_rules_resources(cluster_run):
         "prepare_dataset",
         "train",
         "ranks",
-        "montecarlo",
+        "moments_montecarlo",
         "openworld_family_tree",
         "ambiguity_subsets",
     } <= {jobs[jobid].rule for jobid in remote}
@@ -246,7 +246,14 @@ def test_every_job_went_through_sbatch_with_its_rules_resources(cluster_run):
 
 
 # Light rules of each stage and study that the tiny config runs.
-LIGHT_RULES_RUN = {"metrics", "figure1", "table4", "errata", "openworld_inversions", "ambiguity_table1"}
+LIGHT_RULES_RUN = {
+    "metrics",
+    "paper_figure1",
+    "paper_table4",
+    "moments_errata",
+    "openworld_inversions",
+    "ambiguity_table1",
+}
 
 
 def test_light_rules_ran_on_the_submitting_node(cluster_run):

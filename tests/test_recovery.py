@@ -116,7 +116,7 @@ KILL_POINTS = [
     ("rule", "ranks"),
     ("rule", "metrics"),
     ("rule", "openworld_family_tree"),
-    ("rule", "figure1"),
+    ("rule", "paper_figure1"),
 ]
 
 

@@ -188,7 +188,7 @@ def test_deleted_ranks_remake_only_their_dependants(workdir):
     assert plan == {
         "ranks": 1,
         "metrics": 1,
-        "figure1": 1,
+        "paper_figure1": 1,
         "all": 1,
         **{f"ambiguity_{rule}": 1 for rule in ambiguity},
     }
@@ -333,7 +333,13 @@ def test_paper_profile_plans_every_job(tmp_path, profile):
         "ranks": 16,
         "metrics": 16,
     }
-    assert {"published_audit", "compare_published", "figure1_published", "montecarlo", "errata"} <= set(plan)
+    assert {
+        "paper_published_audit",
+        "paper_compare_published",
+        "paper_figure1_published",
+        "moments_montecarlo",
+        "moments_errata",
+    } <= set(plan)
 
 
 def with_studies(tmp_path: Path, studies: dict) -> list[str]:
@@ -351,15 +357,27 @@ def with_studies(tmp_path: Path, studies: dict) -> list[str]:
     ("studies", "expected", "absent"),
     [
         # the moments study needs the datasets, never a model
-        ({"moments": {}}, {"prepare_dataset", "moments_table", "montecarlo", "errata"}, {"train", "figure1"}),
+        (
+            {"moments": {}},
+            {"prepare_dataset", "moments_table", "moments_montecarlo", "moments_errata"},
+            {"train", "paper_figure1"},
+        ),
         # listed but switched off: nothing of it runs
-        ({"moments": {}, "paper": {"enabled": False}}, {"montecarlo"}, {"train", "figure1", "table4"}),
-        ({"paper": {}}, {"train", "ranks", "metrics", "figure1", "table4"}, {"montecarlo", "errata"}),
+        (
+            {"moments": {}, "paper": {"enabled": False}},
+            {"moments_montecarlo"},
+            {"train", "paper_figure1", "paper_table4"},
+        ),
+        (
+            {"paper": {}},
+            {"train", "ranks", "metrics", "paper_figure1", "paper_table4"},
+            {"moments_montecarlo", "moments_errata"},
+        ),
         # the ambiguity study reads the rank tables and, for its subsets, the models
         (
             {"ambiguity": {}},
             {"train", "ranks", "ambiguity_variants", "ambiguity_subsets", "ambiguity_pairwise"},
-            {"montecarlo", "openworld_simulate", "figure1"},
+            {"moments_montecarlo", "openworld_simulate", "paper_figure1"},
         ),
         # the open-world simulation needs neither datasets nor models
         (

@@ -5,6 +5,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from conftest import REPO
 
 from kgrank.candidates import candidate_counts, counts_by_side
 from kgrank.metrics import default_metrics, lookup
@@ -161,3 +163,77 @@ def test_plot_check_is_deterministic(small_check, tmp_path):
     # the global generator the figure seeds is handed back as it was
     after = np.random.get_state()  # noqa: NPY002
     assert after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]
+
+
+def _check_moments(section: dict) -> None:
+    from kgrank.config import check_config
+
+    config = yaml.safe_load((REPO / ".test/config.yaml").read_text(encoding="utf-8"))
+    config["studies"] = {"moments": section}
+    check_config(
+        config,
+        REPO / "workflow/schemas/config.schema.yaml",
+        study_schema_dir=REPO / "workflow/schemas/studies",
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "value"),
+    [
+        ("replicates", "montecarlo_replicates", 2000),
+        ("familywise_alpha", "montecarlo_alpha", 0.01),
+        ("formula_replicates", "formula_montecarlo_replicates", 50_000),
+    ],
+)
+def test_config_refuses_the_old_names_of_the_settings(old, new, value):
+    from kgrank.errors import KgrankInputError
+
+    _check_moments({new: value})
+    with pytest.raises(
+        KgrankInputError,
+        match=rf"key studies\.moments\.{old}: renamed; write studies\.moments\.{new} instead",
+    ):
+        _check_moments({old: value})
+
+
+def test_every_setting_of_a_command_is_required():
+    """The defaults live in the schema: a command not given a setting refuses to run."""
+    import argparse
+
+    from kgrank.studies.moments.commands import add_commands
+
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    commands = {
+        "moments-table": (
+            ["--dataset-dir", "d", "--dataset", "nations", "--out", "m.tsv"],
+            ["--splits", "test"],
+        ),
+        "moments-montecarlo": (
+            ["--dataset-dir", "d", "--dataset", "nations", "--seed", "1", "--out", "m.tsv"],
+            ["--montecarlo-replicates", "200", "--montecarlo-alpha", "0.01"],
+        ),
+        "moments-errata": (
+            ["--seed", "1", "--check", "c.tsv", "--errata", "e.tsv", "--markdown", "e.md"],
+            ["--formula-montecarlo-replicates", "1000"],
+        ),
+    }
+    for command, (base, settings) in commands.items():
+        parser.parse_args([command, *base, *settings])
+        for position in range(0, len(settings), 2):
+            with pytest.raises(SystemExit):
+                parser.parse_args([command, *base, *settings[:position], *settings[position + 2 :]])
+
+
+def test_settings_module_is_light():
+    """The rule file imports it at every Snakemake parse."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kgrank.studies.moments.settings, kgrank.studies.paper.settings; "
+        "print([m for m in ('torch', 'pandas', 'scipy', 'pykeen', 'matplotlib', 'numpy')"
+        " if m in sys.modules])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -5,8 +5,11 @@ import pandas as pd
 import pytest
 from conftest import markdown_row
 
+from kgrank.cli import main
+from kgrank.io import write_report_table
 from kgrank.metrics import Variant, default_metrics, lookup
 from kgrank.studies.paper.figure1 import figure1_data, plot_figure1
+from kgrank.studies.paper.report import TABLE4_CAPTION, table4
 from kgrank.studies.paper.tables import (
     DIRECTION_AWARE,
     PRINTED_DESIDERATA,
@@ -17,8 +20,6 @@ from kgrank.studies.paper.tables import (
     table2,
     table3,
     variant_name,
-    write_table4,
-    write_tables_1_to_3,
 )
 
 
@@ -70,7 +71,7 @@ def test_figure1_uses_both_sides_realistic_ranks_ordered_by_size(tmp_path):
 
 
 def test_table4_is_computed_from_stats(tmp_path):
-    write_table4(_stats(), tmp_path / "t.md", tmp_path / "t.tex")
+    write_report_table(table4(_stats()), tmp_path / "t.md", tmp_path / "t.tex", caption=TABLE4_CAPTION)
     row = markdown_row((tmp_path / "t.md").read_text(), "Nations")
     assert row == ["Nations", "14", "55", "1592", "199", "201"]
     assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
@@ -169,7 +170,10 @@ def test_table1_lists_the_base_then_every_variant():
 
 
 def test_write_tables_1_to_3(tmp_path):
-    write_tables_1_to_3(tmp_path, num_candidates=1234, num_ranks=11)
+    out = tmp_path / "tables"
+    arguments = ["--out-dir", str(out), "--table2-candidates", "1234", "--table2-ranks", "11"]
+    assert main(["paper-tables-1-3", *arguments]) == 0
+    tmp_path = out
     assert sorted(path.name for path in tmp_path.iterdir()) == [
         f"table{number}.{suffix}" for number in (1, 2, 3) for suffix in ("md", "tex")
     ]

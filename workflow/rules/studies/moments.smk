@@ -3,8 +3,9 @@
 # the Monte Carlo check of each; and the errata of the published closed forms.
 # Logic: src/kgrank/studies/moments/. Settings: studies.moments
 # (workflow/schemas/studies/moments.schema.yaml).
+import kgrank.studies.moments.settings as moments_settings
 
-MOMENTS = settings("moments")
+MOMENTS_SETTINGS = settings("moments")
 
 
 rule moments_table:
@@ -14,46 +15,45 @@ rule moments_table:
         moments_file(),
     params:
         dataset_dir=of_wildcards(dataset_dir),
-        splits=" ".join(MOMENTS["splits"]),
+        splits=moments_settings.splits_arguments(MOMENTS_SETTINGS),
         filter_splits=FILTER_SPLITS,
         hits=HITS,
     log:
-        f"{RESULTS}/logs/moments/{{dataset}}.log",
+        log_file("moments", "table/{dataset}"),
     benchmark:
-        f"{RESULTS}/benchmarks/moments/{{dataset}}.tsv"
+        benchmark_file("moments", "table/{dataset}")
     conda:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank moments-table --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
-        " --splits {params.splits} --filter-splits {params.filter_splits} --hits {params.hits}"
+        " {params.splits} --filter-splits {params.filter_splits} --hits {params.hits}"
         " --out {output} 2>&1 | tee {log}"
 
 
-rule montecarlo:
+rule moments_montecarlo:
     input:
         **split_files(),
     output:
         montecarlo_file(),
     params:
         dataset_dir=of_wildcards(dataset_dir),
-        replicates=MOMENTS["replicates"],
-        alpha=MOMENTS["familywise_alpha"],
+        montecarlo=moments_settings.montecarlo_arguments(MOMENTS_SETTINGS),
         seed=config["seed"],
         filter_splits=FILTER_SPLITS,
         hits=HITS,
     log:
-        f"{RESULTS}/logs/montecarlo/{{dataset}}.log",
+        log_file("moments", "montecarlo/{dataset}"),
     benchmark:
-        f"{RESULTS}/benchmarks/montecarlo/{{dataset}}.tsv"
+        benchmark_file("moments", "montecarlo/{dataset}")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank montecarlo --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
-        " --replicates {params.replicates} --alpha {params.alpha} --seed {params.seed}"
+        "kgrank moments-montecarlo --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
+        " {params.montecarlo} --seed {params.seed}"
         " --filter-splits {params.filter_splits} --hits {params.hits} --out {output} 2>&1 | tee {log}"
 
 
-rule montecarlo_figure:
+rule moments_montecarlo_figure:
     input:
         all_datasets(montecarlo_file),
     output:
@@ -62,45 +62,43 @@ rule montecarlo_figure:
         ),
         png=figure_files("montecarlo")["png"],
     log:
-        f"{RESULTS}/logs/figures/montecarlo.log",
+        log_file("moments", "montecarlo_figure"),
     benchmark:
-        f"{RESULTS}/benchmarks/figures/montecarlo.tsv"
+        benchmark_file("moments", "montecarlo_figure")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank montecarlo-figure --checks {input} --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+        "kgrank moments-montecarlo-figure --checks {input} --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
 
 
-rule errata:
+rule moments_errata:
     output:
         check=f"{RESULTS}/moments/formula_check.tsv",
         errata=f"{RESULTS}/tables/errata.tsv",
-        markdown=report(
-            f"{RESULTS}/tables/errata.md", caption="../../report/errata.rst", category="moments"
-        ),
+        markdown=report(table_files("errata")["md"], caption="../../report/errata.rst", category="moments"),
     params:
         seed=config["seed"],
-        replicates=MOMENTS["formula_replicates"],
+        replicates=moments_settings.errata_arguments(MOMENTS_SETTINGS),
     log:
-        f"{RESULTS}/logs/tables/errata.log",
+        log_file("moments", "errata"),
     benchmark:
-        f"{RESULTS}/benchmarks/tables/errata.tsv"
+        benchmark_file("moments", "errata")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank errata --replicates {params.replicates} --seed {params.seed} --check {output.check}"
+        "kgrank moments-errata {params.replicates} --seed {params.seed} --check {output.check}"
         " --errata {output.errata} --markdown {output.markdown} 2>&1 | tee {log}"
 
 
 # Light rules run where Snakemake runs, not as cluster jobs.
 localrules:
-    montecarlo_figure,
-    errata,
+    moments_montecarlo_figure,
+    moments_errata,
 
 
 if enabled("moments"):
     TARGETS += [
         *all_datasets(moments_file),
         *figure_files("montecarlo").values(),
-        f"{RESULTS}/tables/errata.md",
+        table_files("errata")["md"],
     ]

@@ -3,13 +3,15 @@
 # Logic: src/kgrank/studies/paper/. Settings: studies.paper
 # (workflow/schemas/studies/paper.schema.yaml). The audit reads the lookup tables and
 # Monte Carlo checks of the `moments` study's rules.
+import kgrank.studies.paper.settings as paper_settings
 
-PAPER = settings("paper")
-PUBLISHED_VALUES = PAPER["published_values"]
-PUBLISHED_RESULTS = PAPER["published_results"]
+PAPER_SETTINGS = settings("paper")
+PAPER_PUBLISHED_VALUES = PAPER_SETTINGS["published_values"]
+PAPER_PUBLISHED_RESULTS = PAPER_SETTINGS["published_results"]
+PAPER_AUDIT = f"{RESULTS}/published/audit.tsv"
 
 
-rule figure1:
+rule paper_figure1:
     input:
         metrics=all_pairs(metrics_file),
         stats=all_datasets(stats_file, TRAIN_DATASETS),
@@ -19,17 +21,17 @@ rule figure1:
     params:
         caption=BUDGET_CAPTION,
     log:
-        f"{RESULTS}/logs/figures/figure1.log",
+        log_file("paper", "figure1"),
     benchmark:
-        f"{RESULTS}/benchmarks/figures/figure1.tsv"
+        benchmark_file("paper", "figure1")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank figure1 --metrics {input.metrics} --stats {input.stats}"
+        "kgrank paper-figure1 --metrics {input.metrics} --stats {input.stats}"
         " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
 
 
-rule learning_curves:
+rule paper_learning_curves:
     input:
         curves=all_pairs(lambda: f"{model_dir()}/learning_curve.tsv"),
     output:
@@ -40,63 +42,62 @@ rule learning_curves:
     params:
         caption=BUDGET_CAPTION,
     log:
-        f"{RESULTS}/logs/figures/learning_curves.log",
+        log_file("paper", "learning_curves"),
     benchmark:
-        f"{RESULTS}/benchmarks/figures/learning_curves.tsv"
+        benchmark_file("paper", "learning_curves")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank learning-curves --curves {input.curves} --pdf {output.pdf} --png {output.png}"
+        "kgrank paper-learning-curves --curves {input.curves} --pdf {output.pdf} --png {output.png}"
         " --caption {params.caption:q} 2>&1 | tee {log}"
 
 
-rule table4:
+rule paper_table4:
     input:
         stats=all_datasets(stats_file),
     output:
-        markdown=report(f"{RESULTS}/tables/table4.md", caption="../../report/table4.rst", category="paper"),
-        latex=f"{RESULTS}/tables/table4.tex",
+        markdown=report(table_files("table4")["md"], caption="../../report/table4.rst", category="paper"),
+        latex=table_files("table4")["tex"],
     log:
-        f"{RESULTS}/logs/tables/table4.log",
+        log_file("paper", "table4"),
     benchmark:
-        f"{RESULTS}/benchmarks/tables/table4.tsv"
+        benchmark_file("paper", "table4")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank table4 --stats {input.stats} --markdown {output.markdown}"
+        "kgrank paper-table4 --stats {input.stats} --markdown {output.markdown}"
         " --latex {output.latex} 2>&1 | tee {log}"
 
 
-rule tables_1_to_3:
+rule paper_tables_1_to_3:
     output:
-        table1=report(f"{RESULTS}/tables/table1.md", caption="../../report/table1.rst", category="paper"),
-        table2=report(f"{RESULTS}/tables/table2.md", caption="../../report/table2.rst", category="paper"),
-        table3=report(f"{RESULTS}/tables/table3.md", caption="../../report/table3.rst", category="paper"),
-        latex=expand(f"{RESULTS}/tables/table{{number}}.tex", number=(1, 2, 3)),
+        **{
+            name: report(table_files(name)["md"], caption=f"../../report/{name}.rst", category="paper")
+            for name in paper_settings.TABLES_1_TO_3
+        },
+        latex=[table_files(name)["tex"] for name in paper_settings.TABLES_1_TO_3],
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.table1),
-        candidates=PAPER["table2_reference"]["num_candidates"],
-        ranks=PAPER["table2_reference"]["num_ranks"],
+        table2_reference=paper_settings.table2_reference_arguments(PAPER_SETTINGS),
     log:
-        f"{RESULTS}/logs/tables/tables_1_to_3.log",
+        log_file("paper", "tables_1_to_3"),
     benchmark:
-        f"{RESULTS}/benchmarks/tables/tables_1_to_3.tsv"
+        benchmark_file("paper", "tables_1_to_3")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank tables-1-3 --out-dir {params.out_dir} --table2-candidates {params.candidates}"
-        " --table2-ranks {params.ranks} 2>&1 | tee {log}"
+        "kgrank paper-tables-1-3 --out-dir {params.out_dir} {params.table2_reference} 2>&1 | tee {log}"
 
 
-rule published_audit:
+rule paper_published_audit:
     input:
-        published=PUBLISHED_VALUES or [],
+        published=PAPER_PUBLISHED_VALUES or [],
         moments=all_datasets(moments_file),
         checks=all_datasets(montecarlo_file),
     output:
-        audit=f"{RESULTS}/published/audit.tsv",
+        audit=PAPER_AUDIT,
         markdown=report(
-            f"{RESULTS}/tables/published_audit.md", caption="../../report/published.rst", category="paper"
+            table_files("published_audit")["md"], caption="../../report/published.rst", category="paper"
         ),
         pdf=report(
             figure_files("published_audit")["pdf"], caption="../../report/published.rst", category="paper"
@@ -106,20 +107,20 @@ rule published_audit:
         data_dir=f"{RESULTS}/data",
         filter_splits=FILTER_SPLITS,
     log:
-        f"{RESULTS}/logs/published/audit.log",
+        log_file("paper", "published_audit"),
     benchmark:
-        f"{RESULTS}/benchmarks/published/audit.tsv"
+        benchmark_file("paper", "published_audit")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank published --published {input.published} --moments {input.moments} --checks {input.checks}"
+        "kgrank paper-published --published {input.published} --moments {input.moments} --checks {input.checks}"
         " --data-dir {params.data_dir} --filter-splits {params.filter_splits} --audit {output.audit}"
         " --markdown {output.markdown} --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
 
 
-rule figure1_published:
+rule paper_figure1_published:
     input:
-        audit=f"{RESULTS}/published/audit.tsv",
+        audit=PAPER_AUDIT,
         metrics=all_pairs(metrics_file),
         stats=all_datasets(stats_file),
     output:
@@ -132,24 +133,24 @@ rule figure1_published:
     params:
         caption_bottom=f"Bottom row: {BUDGET_CAPTION}",
     log:
-        f"{RESULTS}/logs/figures/figure1_published.log",
+        log_file("paper", "figure1_published"),
     benchmark:
-        f"{RESULTS}/benchmarks/figures/figure1_published.tsv"
+        benchmark_file("paper", "figure1_published")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank figure1-published --audit {input.audit} --metrics {input.metrics} --stats {input.stats}"
+        "kgrank paper-figure1-published --audit {input.audit} --metrics {input.metrics} --stats {input.stats}"
         " --pdf {output.pdf} --png {output.png} --caption {params.caption_bottom:q} 2>&1 | tee {log}"
 
 
-rule compare_published:
+rule paper_compare_published:
     input:
         metrics=all_pairs(metrics_file),
-        published=PUBLISHED_RESULTS or [],
+        published=PAPER_PUBLISHED_RESULTS or [],
     output:
         table=f"{RESULTS}/published/comparison.tsv",
         markdown=report(
-            f"{RESULTS}/tables/published_comparison.md",
+            table_files("published_comparison")["md"],
             caption="../../report/comparison.rst",
             category="paper",
         ),
@@ -163,26 +164,26 @@ rule compare_published:
         profile=config["profile"],
         caption=BUDGET_CAPTION,
     log:
-        f"{RESULTS}/logs/published/comparison.log",
+        log_file("paper", "published_comparison"),
     benchmark:
-        f"{RESULTS}/benchmarks/published/comparison.tsv"
+        benchmark_file("paper", "published_comparison")
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank compare-published --metrics {input.metrics} --published-results {input.published}"
+        "kgrank paper-compare-published --metrics {input.metrics} --published-results {input.published}"
         " --profile '{params.profile}' --out {output.table} --markdown {output.markdown}"
         " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
 
 
 # Light rules run where Snakemake runs, not as cluster jobs.
 localrules:
-    figure1,
-    learning_curves,
-    table4,
-    tables_1_to_3,
-    published_audit,
-    figure1_published,
-    compare_published,
+    paper_figure1,
+    paper_learning_curves,
+    paper_table4,
+    paper_tables_1_to_3,
+    paper_published_audit,
+    paper_figure1_published,
+    paper_compare_published,
 
 
 if enabled("paper"):
@@ -194,15 +195,14 @@ if enabled("paper"):
         *all_pairs(metrics_file),
         *figure_files("figure1").values(),
         *figure_files("learning_curves").values(),
-        f"{RESULTS}/tables/table4.md",
-        f"{RESULTS}/tables/table4.tex",
-        *expand(f"{RESULTS}/tables/table{{number}}.md", number=(1, 2, 3)),
+        *table_files("table4").values(),
+        *(table_files(name)["md"] for name in paper_settings.TABLES_1_TO_3),
     ]
-    if PUBLISHED_RESULTS:
-        TARGETS += [f"{RESULTS}/tables/published_comparison.md", figure_files("published_comparison")["pdf"]]
-    if PUBLISHED_VALUES:
+    if PAPER_PUBLISHED_RESULTS:
+        TARGETS += [table_files("published_comparison")["md"], figure_files("published_comparison")["pdf"]]
+    if PAPER_PUBLISHED_VALUES:
         TARGETS += [
-            f"{RESULTS}/tables/published_audit.md",
+            table_files("published_audit")["md"],
             figure_files("published_audit")["pdf"],
             *figure_files("figure1_published").values(),
         ]

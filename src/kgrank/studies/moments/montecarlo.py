@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
 from kgrank.moments import apply_familywise, sample_mean_variance, sample_ranks
+from kgrank.stats import seed_stream
 
 
 def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
@@ -79,9 +80,9 @@ def simulate_metrics(
 ) -> dict[str, np.ndarray]:
     """Each metric's value on R replicate rank vectors, drawn in bounded chunks."""
     num_candidates = np.asarray(num_candidates, dtype=float)
-    # A stream of its own: the sampled "analytic" moments use default_rng(0), and the
-    # check must never reuse their draws, whatever the configured seed.
-    generator = np.random.default_rng([seed, 1])
+    # A stream of its own: the sampled "analytic" moments (kgrank.moments) draw from seed 0
+    # alone, and the check must never reuse their draws, whatever the configured seed.
+    generator = seed_stream(seed, 1)
     chunk = max(1, chunk_elements // len(num_candidates))
     values: dict[str, list[np.ndarray]] = {metric.key: [] for metric in metrics}
     starts = range(0, replicates, chunk)

@@ -25,7 +25,8 @@ import pandas as pd
 
 from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, Variant, default_metrics, derived_values
+from kgrank.io import read_tables
+from kgrank.metrics import Metric, Variant, default_metrics, derived_values, lookup
 from kgrank.moments import Moments
 from kgrank.plotting import add_caption, save_figure, set_style
 from kgrank.studies.paper.figure1 import FIGURE1_PANELS, draw_figure1_row
@@ -51,7 +52,7 @@ def read_published(path: str | Path) -> pd.DataFrame:
     (e.g. ``test_mrr``, ``test_hits_at_10``) and no side, taken as both sides.
     """
     path = Path(path)
-    table = pd.read_csv(path, sep="\t")
+    table = read_tables([path])
     if {"metric", "value"} <= set(table.columns):
         missing = set(LONG_COLUMNS) - set(table.columns)
         if missing:
@@ -444,7 +445,7 @@ def plot_published_comparison(
     import seaborn as sns
 
     set_style()
-    labels = {"mrr": "MRR", "hits_at_1": "Hits@1", "hits_at_3": "Hits@3", "hits_at_10": "Hits@10", "mr": "MR"}
+    labels = {short: lookup(key).label for short, key in COMPARED_METRICS.items()}
     metrics = [metric for metric in labels if metric in set(table["metric"])]
     figure, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.6), constrained_layout=True)
     for index, (axis, metric) in enumerate(zip(np.atleast_1d(axes), metrics, strict=True)):

@@ -1,41 +1,16 @@
-"""Tables 1-4 of the unified-framework paper: desiderata, definitions and power means from
-the metric registry, and the dataset statistics from the prepared splits."""
+"""Tables 1-3 of the unified-framework paper, from the metric registry: the desiderata
+(decided numerically), the definitions and the power means. Their captions, and Table 4,
+are in ``report``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kgrank.io import write_report_table
-from kgrank.labels import dataset_label
-from kgrank.metrics import Metric, Variant, default_metrics, derived_values
-
-
-def write_table4(stats: pd.DataFrame, markdown_path: str | Path, latex_path: str | Path) -> pd.DataFrame:
-    """Dataset statistics, computed from the prepared splits (Table 4 of the paper)."""
-    table = stats.assign(dataset=stats["dataset"].map(dataset_label))
-    table = table.rename(
-        columns={
-            "dataset": "Dataset",
-            "entities": "Entities",
-            "relations": "Relations",
-            "train": "Train",
-            "valid": "Validation",
-            "test": "Test",
-        }
-    )
-    write_report_table(
-        table,
-        markdown_path,
-        latex_path,
-        caption="Dataset statistics, computed from the prepared splits.",
-        label="tab:dataset-statistics",
-    )
-    return table
-
+from kgrank.metrics import Metric, Variant, derived_values
+from kgrank.stats import seed_stream
 
 # --- Tables 1-3: generated from the metric registry -----------------------------------
 
@@ -134,7 +109,7 @@ def desiderata(
     tolerance = 1e-12 * (1 + np.abs(worst).max())
     monotone = bool(np.all(steps >= -tolerance) or np.all(steps <= tolerance))
     bounded = bool(np.all(np.isfinite(worst)) and abs(worst[-1]) <= 2 * abs(worst[0]) + 1)
-    generator = np.random.default_rng(seed)
+    generator = seed_stream(seed)
     size = 50
     ranks = generator.integers(2, size + 1, num_ranks).astype(float)
     counts = np.full(num_ranks, size)
@@ -252,34 +227,3 @@ def table3(metrics: Sequence[Metric]) -> pd.DataFrame:
             {"p": f"{p:g}", "mean": name, "M_p(x)": formula, "rank metric": metric.label, "key": metric.key}
         )
     return pd.DataFrame(rows)
-
-
-def write_tables_1_to_3(out_dir: str | Path, num_candidates: int, num_ranks: int) -> None:
-    """Tables 1-3; Table 2 states how each metric's moments are known for ``num_ranks``
-    ranks with ``num_candidates`` candidates each (the method can depend on both)."""
-    metrics = default_metrics()
-    reference_candidates = np.full(num_ranks, num_candidates)
-    table1_cells, table1_notes = table1_report(table1(metrics))
-    captions = {
-        "table1": "Desiderata of the paper's Table 1, each decided numerically by its printed constraint "
-        "for every metric and variant, with the paper's mark where it gives one and a numbered flag where "
-        "they disagree; the last column is kgrank's direction-aware reading of monotonicity. "
-        + " ".join(table1_notes),
-        "table2": "Metric definitions as g(M_p(f(r))), from kgrank's registry; moments as known for "
-        f"{num_ranks:,} ranks with {num_candidates:,} candidates each.",
-        "table3": "Power means and the rank-based metrics they give.",
-    }
-    tables = {
-        "table1": table1_cells,
-        "table2": table2(metrics, reference_candidates),
-        "table3": table3(metrics),
-    }
-    for name, table in tables.items():
-        write_report_table(
-            table,
-            Path(out_dir) / f"{name}.md",
-            Path(out_dir) / f"{name}.tex",
-            caption=captions[name],
-            label=f"tab:{name}",
-            markdown_caption=name == "table1",
-        )

@@ -1,0 +1,18 @@
+"""What the rule file reads at parse time: the names of the study's report tables and the
+command-line arguments built from its settings. Kept free of pandas, numpy and the
+plotting stack, which every Snakemake call would otherwise load."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# Tables 1-3 come from one command (`kgrank paper-tables-1-3`), which writes
+# <name>.md and <name>.tex for each into one folder.
+TABLES_1_TO_3 = ("table1", "table2", "table3")
+
+
+def table2_reference_arguments(settings: Mapping[str, Any]) -> str:
+    """`--table2-candidates N --table2-ranks n` from ``studies.paper.table2_reference``."""
+    reference = settings["table2_reference"]
+    return f"--table2-candidates {reference['num_candidates']} --table2-ranks {reference['num_ranks']}"
