@@ -258,7 +258,7 @@ def test_the_registry_lists_every_study():
     assert {"paper", "moments"} <= set(on_disk)
     assert study_names() == on_disk
     loaded = load_studies()
-    assert [module.__name__ for module in loaded] == [f"{REGISTRY}.{name}" for name in on_disk]
+    assert [module.__name__ for module in loaded] == [f"{REGISTRY}.{name}.commands" for name in on_disk]
     for module in loaded:
         assert callable(getattr(module, "add_commands", None)), f"{module.__name__} has no add_commands"
 
@@ -285,9 +285,10 @@ def test_each_study_adds_its_own_commands(monkeypatch):
     assert core and core < every
     seen = dict.fromkeys(core, "the core")
     for name in study_names():
-        added = _commands_of(importlib.import_module(f"{REGISTRY}.{name}").add_commands)
+        added = _commands_of(importlib.import_module(f"{REGISTRY}.{name}.commands").add_commands)
         assert added, f"study {name!r} adds no command"
         for command in added:
+            assert command.startswith(f"{name}-"), f"study {name!r}'s command {command!r} lacks its prefix"
             assert command not in seen, f"{command!r} added by both {seen[command]} and study {name!r}"
             seen[command] = f"study {name!r}"
     assert set(seen) == every
@@ -314,3 +315,125 @@ def test_every_study_has_rules_and_a_schema_fragment():
     for name in studies:
         assert (REPO / f"workflow/rules/studies/{name}.smk").is_file()
         assert (REPO / f"workflow/schemas/studies/{name}.schema.yaml").is_file()
+
+
+# --- every study has the same shape ---------------------------------------------------
+
+# What a rule file may not pull in at Snakemake's parse through a study's settings.
+HEAVY_MODULES = ("torch", "pykeen", "pandas", "scipy", "matplotlib", "statsmodels")
+
+
+def _docstring_only(path: Path) -> bool:
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    )
+
+
+def test_every_study_is_a_package_of_the_same_shape():
+    from kgrank.studies import study_names
+
+    for name in study_names():
+        folder = SRC / PACKAGE / "studies" / name
+        assert folder.is_dir(), f"study {name!r} is a module, not a package"
+        assert _docstring_only(folder / "__init__.py"), f"{name}/__init__.py holds more than its docstring"
+        for required in ("commands.py", "settings.py"):
+            assert (folder / required).is_file(), f"study {name!r} has no {required}"
+        commands = ast.parse((folder / "commands.py").read_text(encoding="utf-8"))
+        assert any(
+            isinstance(node, ast.FunctionDef) and node.name == "add_commands" for node in commands.body
+        ), f"{name}/commands.py defines no add_commands"
+        # argparse belongs to commands.py alone
+        for path in folder.glob("*.py"):
+            if path.name != "commands.py":
+                assert "add_parser(" not in path.read_text(encoding="utf-8"), f"{path} builds commands"
+
+
+def test_study_settings_import_nothing_heavy():
+    """A rule file imports its study's settings at every Snakemake parse (dry runs, cluster
+    jobs): they must not load torch, pandas or scipy."""
+    import subprocess
+    import sys
+
+    from kgrank.studies import study_names
+
+    script = (
+        "import sys\n"
+        + "".join(f"import kgrank.studies.{name}.settings\n" for name in study_names())
+        + f"print(' '.join(m for m in {HEAVY_MODULES!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == []
+
+
+def _top_level_names(source: str) -> list[str]:
+    """Names a Snakemake file defines at its top level: rules, assignments, imports, defs."""
+    names = re.findall(r"^(?:rule|checkpoint)\s+(\w+)\s*:", source, flags=re.MULTILINE)
+    names += re.findall(r"^use rule .* as (\w+)", source, flags=re.MULTILINE)
+    names += re.findall(r"^def\s+(\w+)", source, flags=re.MULTILINE)
+    names += re.findall(r"^([A-Za-z_]\w*)\s*(?:\+|-)?=", source, flags=re.MULTILINE)
+    names += re.findall(r"^import\s+[\w.]+\s+as\s+(\w+)", source, flags=re.MULTILINE)
+    names += [
+        name.strip().split(" as ")[-1].strip()
+        for imported in re.findall(r"^from\s+\S+\s+import\s+\(?([^)\n]+)", source, flags=re.MULTILINE)
+        for name in imported.split(",")
+        if name.strip()
+    ]
+    return names
+
+
+def test_top_level_names_reader_finds_them():
+    source = (
+        "import kgrank.x as ir_x\nfrom a import b, c as d\nIR = 1\nTARGETS += []\n"
+        "rule ir_queries:\n    input: 'x'\nuse rule ir_queries as ir_more with:\n"
+    )
+    assert _top_level_names(source) == ["ir_queries", "ir_more", "IR", "TARGETS", "ir_x", "b", "d"]
+
+
+def test_study_rule_files_follow_one_convention():
+    """Each study's rule file defines only names with its study's prefix (nothing it
+    defines can shadow common.smk or another study), declares localrules, and takes every
+    log and benchmark path from common.smk's providers, under its study's folder."""
+    from kgrank.studies import study_names
+
+    for name in study_names():
+        source = (REPO / f"workflow/rules/studies/{name}.smk").read_text(encoding="utf-8")
+        for defined in _top_level_names(source):
+            if defined == "TARGETS":
+                continue  # the one shared list a study extends
+            assert defined.lower() == name or defined.lower().startswith(f"{name}_"), (
+                f"{name}.smk defines {defined!r}: a study's rule file names things {name}_..."
+            )
+        assert re.search(r"^localrules:", source, flags=re.MULTILINE), f"{name}.smk declares no localrules"
+        assert "/logs/" not in source and "/benchmarks/" not in source, f"{name}.smk writes a log by hand"
+        for directive in ("log", "benchmark"):
+            values = re.findall(rf"^\s+{directive}:\n\s+(.+)$", source, flags=re.MULTILINE)
+            assert values, f"{name}.smk has no {directive}"
+            for value in values:
+                assert value.startswith(f'{directive}_file("{name}", '), (
+                    f'{name}.smk: {directive}: {value} is not {directive}_file("{name}", ...)'
+                )
+
+
+# --- one statistics layer ----------------------------------------------------------------
+
+# The calls that only kgrank.stats makes (and the core modules that seed their own
+# documented streams: the rank engine's tie breaking, the moments' sampler).
+STATISTICS_CALLS = (
+    *("multipletests(", "kendalltau(", "ttest_rel(", "wilcoxon(", "bootstrap("),
+    *("default_rng(", "SeedSequence("),
+)
+OWN_STREAMS = {"stats.py", "ranks.py", "moments.py"}
+
+
+def test_statistics_have_one_home():
+    found = []
+    for path in sorted((SRC / PACKAGE).rglob("*.py")):
+        if path.parent == SRC / PACKAGE and path.name in OWN_STREAMS:
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(SRC)}: {call}" for call in STATISTICS_CALLS if call in text]
+    assert found == [], "statistics outside kgrank.stats: " + "; ".join(found)

@@ -73,18 +73,12 @@ def _brute_force_tau_b(first, second):
             concordant += 1
         else:
             discordant += 1
-    denominator = np.sqrt(
-        (concordant + discordant + ties_first) * (concordant + discordant + ties_second)
-    )
+    denominator = np.sqrt((concordant + discordant + ties_first) * (concordant + discordant + ties_second))
     return (concordant - discordant) / denominator if denominator else np.nan
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=8
-    )
-)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=8))
 def test_kendall_tau_equals_brute_force_and_the_row_form(pairs):
     first = np.array([a for a, _ in pairs], dtype=float)
     second = np.array([b for _, b in pairs], dtype=float)

@@ -29,19 +29,22 @@ def test_same_seed_same_model_and_outputs(nations_dir, tmp_path):
     resolved = json.loads((tmp_path / "a" / "config.json").read_text())
     assert (resolved["epochs"], resolved["published_epochs"], resolved["seed"]) == (2, 351, 3)
     published = resolved["hyperparameters"]["pipeline"]
-    assert budget_columns(resolved).items() >= {
-        "epochs": 2,
-        "published_epochs": 351,
-        "training_loop": "lcwa",
-        "published_training_loop": "lcwa",
-        "embedding_dim": published["model_kwargs"]["embedding_dim"],
-        "published_embedding_dim": published["model_kwargs"]["embedding_dim"],
-        "batch_size": published["training_kwargs"]["batch_size"],
-        "published_batch_size": published["training_kwargs"]["batch_size"],
-        "learning_rate": published["optimizer_kwargs"]["lr"],
-        "published_learning_rate": published["optimizer_kwargs"]["lr"],
-        "early_stopping": False,
-    }.items()
+    assert (
+        budget_columns(resolved).items()
+        >= {
+            "epochs": 2,
+            "published_epochs": 351,
+            "training_loop": "lcwa",
+            "published_training_loop": "lcwa",
+            "embedding_dim": published["model_kwargs"]["embedding_dim"],
+            "published_embedding_dim": published["model_kwargs"]["embedding_dim"],
+            "batch_size": published["training_kwargs"]["batch_size"],
+            "published_batch_size": published["training_kwargs"]["batch_size"],
+            "learning_rate": published["optimizer_kwargs"]["lr"],
+            "published_learning_rate": published["optimizer_kwargs"]["lr"],
+            "early_stopping": False,
+        }.items()
+    )
     losses = pd.read_csv(tmp_path / "a" / "losses.tsv", sep="\t")
     assert list(losses["epoch"]) == [1, 2]
     assert sorted(path.name for path in (tmp_path / "a").iterdir()) == [
@@ -133,12 +136,15 @@ def test_training_under_a_changed_loop_records_it(nations_dir, tmp_path):
         16,
     )
     assert resolved["hyperparameters"]["pipeline"]["training_loop"] == "lcwa"
-    assert budget_columns(resolved).items() >= {
-        "epochs": 1,
-        "published_epochs": hyperparameters["pipeline"]["training_kwargs"]["num_epochs"],
-        "training_loop": "slcwa",
-        "published_training_loop": "lcwa",
-    }.items()
+    assert (
+        budget_columns(resolved).items()
+        >= {
+            "epochs": 1,
+            "published_epochs": hyperparameters["pipeline"]["training_kwargs"]["num_epochs"],
+            "training_loop": "slcwa",
+            "published_training_loop": "lcwa",
+        }.items()
+    )
 
 
 def test_budget_columns_of_a_resolved_config():
@@ -150,12 +156,15 @@ def test_budget_columns_of_a_resolved_config():
         "training_loop": "slcwa",
         "seed": 1,
     }
-    assert budget_columns(resolved).items() >= {
-        "epochs": 4,
-        "published_epochs": 151,
-        "training_loop": "slcwa",
-        "published_training_loop": "lcwa",
-    }.items()
+    assert (
+        budget_columns(resolved).items()
+        >= {
+            "epochs": 4,
+            "published_epochs": 151,
+            "training_loop": "slcwa",
+            "published_training_loop": "lcwa",
+        }.items()
+    )
     # a config written before the loop was recorded trained with the published loop
     older = {key: value for key, value in resolved.items() if key != "training_loop"}
     assert budget_columns(older)["training_loop"] == "lcwa"

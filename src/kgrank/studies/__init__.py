@@ -1,9 +1,9 @@
 """The studies: each module or package here reproduces one paper's figures and tables.
 
 The rule of the house: a study imports the core (``kgrank.*`` outside this package),
-never another study; the core never imports a study. Each study exposes
-``add_commands(subparsers)`` for its ``kgrank`` subcommands; the command line finds the
-studies here, so adding one touches no file outside it.
+never another study; the core never imports a study. Each study is a package whose
+``commands`` module exposes ``add_commands(subparsers)`` for its ``kgrank`` subcommands;
+the command line finds the studies here, so no core module names a study.
 """
 
 from __future__ import annotations
@@ -20,13 +20,4 @@ def study_names() -> list[str]:
 
 def load_studies() -> list[ModuleType]:
     """Every study's ``commands`` module, imported; each defines ``add_commands``."""
-    modules = []
-    for name in study_names():
-        # transitional: a study package not yet split keeps add_commands in __init__
-        try:
-            modules.append(importlib.import_module(f"{__name__}.{name}.commands"))
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{name}.commands":
-                raise
-            modules.append(importlib.import_module(f"{__name__}.{name}"))
-    return modules
+    return [importlib.import_module(f"{__name__}.{name}.commands") for name in study_names()]
