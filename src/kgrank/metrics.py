@@ -19,6 +19,7 @@ larger z is always better. Keys follow PyKEEN where PyKEEN has the metric.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -606,6 +607,98 @@ def lookup(name: str, metrics: Sequence[Metric] | None = None) -> Metric:
     )
 
 
+@dataclass(frozen=True)
+class MetricKey:
+    """A registered metric or one of its derived variants, as a user names it."""
+
+    metric: Metric
+    variant: Variant | None = None
+
+    @property
+    def key(self) -> str:
+        """The canonical key (PyKEEN's where PyKEEN has the metric)."""
+        return self.metric.key if self.variant is None else self.metric.variant_key(self.variant)
+
+    @property
+    def label(self) -> str:
+        return self.metric.label if self.variant is None else f"{self.metric.label} ({self.variant.label})"
+
+
+def _short_names(metric: Metric) -> tuple[str, ...]:
+    extra = (f"h_at_{int(metric.parameters['k'])}",) if "k" in metric.parameters else ()
+    return (metric.key, *(synonym.lower() for synonym in metric.synonyms), *extra)
+
+
+# PyKEEN's synonyms that abbreviate the base metric in a way kgrank's short names do not
+# (its "amr" inside "aamr" is the arithmetic mean rank, while "amr" alone is the adjusted one).
+PYKEEN_ABBREVIATIONS = {
+    "arithmetic_mean_rank": {"aamr": Variant.NORMALISED, "aamri": Variant.INDEX, "zamr": Variant.Z_SCORE},
+    "geometric_mean_rank": {"gmri": Variant.INDEX},
+    "inverse_harmonic_mean_rank": {"aihmr": Variant.INDEX, "zihmr": Variant.Z_SCORE},
+}
+
+
+def variant_aliases(metric: Metric) -> dict[str, Variant]:
+    """Every name of each derived variant of ``metric``: its key, and the short names
+    built from each of the metric's names the way PyKEEN and the papers abbreviate them
+    (amri, amr, amrr, ah@10, agmri, z_mrr, zmrr, ...): the adjusted index is `a<name>`
+    for a higher-is-better metric and `a<name>i` otherwise, where `a<name>` is already
+    the expectation-normalised variant (AMR); the z-score is `z<name>` or `z_<name>`."""
+    aliases = {metric.variant_key(variant): variant for variant in Variant}
+    aliases.update(PYKEEN_ABBREVIATIONS.get(metric.key, {}))
+    for name in _short_names(metric):
+        aliases[f"z_{name}"] = aliases[f"z{name}"] = Variant.Z_SCORE
+        aliases[f"expectation_normalized_{name}"] = Variant.NORMALISED
+        if metric.increasing:
+            aliases[f"a{name}"] = aliases[f"adjusted_{name}"] = Variant.INDEX
+        else:
+            aliases[f"a{name}i"] = aliases[f"adjusted_{name}_index"] = Variant.INDEX
+            aliases[f"a{name}"] = aliases[f"adjusted_{name}"] = Variant.NORMALISED
+    return aliases
+
+
+def _normalised(name: str) -> str:
+    # as PyKEEN's class resolver compares names: case, underscores, dashes and spaces aside
+    return "".join(character for character in name.lower() if character not in "_- ")
+
+
+def lookup_key(name: str, metrics: Sequence[Metric] | None = None) -> MetricKey:
+    """A metric or a derived variant by any of its names (case, underscores and dashes
+    aside, as PyKEEN's resolver compares them): the keys of
+    the tidy tables (``adjusted_inverse_harmonic_mean_rank``, ``z_hits_at_10``), their
+    PyKEEN spellings, and the short names (``mrr``, ``amrr``, ``amri``, ``z_mrr``,
+    ``ah@10``, ``zh@10``, ``hits@10``).
+
+    >>> lookup_key("amrr").key
+    'adjusted_inverse_harmonic_mean_rank'
+    >>> lookup_key("AMRI").key
+    'adjusted_arithmetic_mean_rank_index'
+    >>> lookup_key("z_hits@10").key
+    'z_hits_at_10'
+    """
+    lowered = _normalised(name)
+    candidates = list(metrics or default_metrics())
+    for prefix in ("hitsat", "hits@", "h@", "hat"):
+        # hits at any k, derived or not
+        head, _, k = lowered.rpartition(prefix)
+        if k.isdigit() and head in {"", "a", "z", "adjusted", "expectationnormalized"}:
+            candidates.append(hits_at(int(k)))
+    for metric in candidates:
+        if lowered in {_normalised(short) for short in _short_names(metric)}:
+            return MetricKey(metric)
+        if metric.has_derived:
+            aliases = {_normalised(alias): variant for alias, variant in variant_aliases(metric).items()}
+            if lowered in aliases:
+                return MetricKey(metric, aliases[lowered])
+    known = [key for metric in candidates if metric.has_derived for key in variant_aliases(metric)]
+    close = difflib.get_close_matches(name.lower(), known, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise KgrankInputError(
+        f"unknown metric {name!r}; {hint}use a key such as mrr, amrr, z_mrr, hits_at_10, "
+        "adjusted_arithmetic_mean_rank_index (kgrank.metrics.default_metrics lists every metric)"
+    )
+
+
 # --- evaluation --------------------------------------------------------------------------
 
 
@@ -745,14 +838,41 @@ def side_subsets(sides: np.ndarray) -> dict[str, np.ndarray | slice | None]:
 
 
 TIDY_COLUMNS = ["side", "rank_type", "metric", "value", "expectation", "variance", "method"]
+# The sampling interval of each value over the test tasks (kgrank.intervals); not to be
+# confused with `variance`, the random model's.
+INTERVAL_COLUMNS = ["ci_low", "ci_high", "ci_method"]
 
 
-def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
+def _interval_rows(
+    metric: Metric, values: np.ndarray, moments: Moments, confidence: float, seed: Sequence[int]
+) -> list[dict]:
+    """The interval columns of :func:`rows_for`'s rows, in the same order."""
+    from kgrank.intervals import derived_interval, metric_interval
+
+    interval = metric_interval(metric, values, confidence=confidence, seed=seed)
+    intervals = [interval]
+    if metric.has_derived:
+        intervals += list(derived_interval(metric, interval, moments.expectation, moments.variance).values())
+    return [
+        {"ci_low": each.low, "ci_high": each.high, "ci_method": f"{confidence:.0%} {each.method}"}
+        for each in intervals
+    ]
+
+
+def evaluate_rank_table(
+    ranks: pd.DataFrame,
+    metrics: Sequence[Metric] | None = None,
+    *,
+    confidence: float | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Every metric for side in {head, tail, both} and every rank type, as a tidy table.
 
     The moments depend on the candidate counts only, so they are computed once per side
     and reused for all four rank types; the sampled ones of all three sides come from
-    one stream of replicates.
+    one stream of replicates. With ``confidence``, each value also gets its sampling
+    interval over the test tasks (``ci_low``, ``ci_high``, ``ci_method``; seeded by
+    ``seed``, the side and the rank type where a method resamples).
     """
     metrics = list(metrics) if metrics is not None else default_metrics()
     num_candidates = ranks["num_candidates"].to_numpy()
@@ -763,15 +883,21 @@ def evaluate_rank_table(ranks: pd.DataFrame, metrics: Sequence[Metric] | None = 
         )
     cached = moments_of_subsets(metrics, num_candidates, side_subsets(ranks["side"].to_numpy()))
     rows: list[dict] = []
-    for side in SIDES_AND_BOTH:
+    for side_index, side in enumerate(SIDES_AND_BOTH):
         subset = select_side(ranks, side)
         side_candidates = subset["num_candidates"].to_numpy()
-        for rank_type in RANK_COLUMNS:
+        for type_index, rank_type in enumerate(RANK_COLUMNS):
             values = subset[rank_type].to_numpy(dtype=float)
             check_ranks(f"({side}, {rank_type})", values, side_candidates)
             for metric in metrics:
-                rows += [
-                    {"side": side, "rank_type": rank_type, **row}
-                    for row in rows_for(metric, metric.value(values), cached[side][metric.key])
-                ]
-    return pd.DataFrame(rows, columns=TIDY_COLUMNS)
+                moments = cached[side][metric.key]
+                metric_rows_ = rows_for(metric, metric.value(values), moments)
+                if confidence is not None:
+                    intervals = _interval_rows(
+                        metric, values, moments, confidence, [seed, side_index, type_index]
+                    )
+                    metric_rows_ = [
+                        {**row, **interval} for row, interval in zip(metric_rows_, intervals, strict=True)
+                    ]
+                rows += [{"side": side, "rank_type": rank_type, **row} for row in metric_rows_]
+    return pd.DataFrame(rows, columns=TIDY_COLUMNS + (INTERVAL_COLUMNS if confidence is not None else []))

@@ -124,6 +124,38 @@ def kendall_tau_b_rows(reference: np.ndarray, rankings: np.ndarray) -> np.ndarra
     return np.where((denominator > 0) & ~missing, tau, np.nan)
 
 
+def bootstrap_interval(
+    samples: Sequence[np.ndarray],
+    statistic: Callable[..., np.ndarray],
+    *,
+    method: str = "percentile",
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int | Sequence[int] | np.random.SeedSequence = 0,
+    paired: bool = True,
+    batch: int | None = None,
+) -> tuple[float, float]:
+    """Bootstrap interval (scipy.stats.bootstrap, ``method`` "percentile" or "BCa") of
+    ``statistic(*samples, axis)`` (vectorised), resampling the samples' rows together
+    when ``paired``; ``batch`` bounds the resamples held at once."""
+    with warnings.catch_warnings():
+        # a resample that draws one point many times is degenerate; the interval is
+        # still what it is
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        interval = stats.bootstrap(
+            tuple(samples),
+            statistic,
+            paired=paired,
+            vectorized=True,
+            confidence_level=confidence,
+            n_resamples=resamples,
+            method=method,
+            batch=batch,
+            random_state=np.random.default_rng(seed),
+        ).confidence_interval
+    return float(interval.low), float(interval.high)
+
+
 def percentile_interval(
     samples: Sequence[np.ndarray],
     statistic: Callable[..., np.ndarray],
@@ -134,25 +166,17 @@ def percentile_interval(
     paired: bool = True,
     batch: int | None = None,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval (scipy.stats.bootstrap) of ``statistic(*samples,
-    axis)`` (vectorised), resampling the samples' rows together when ``paired``;
-    ``batch`` bounds the resamples held at once."""
-    with warnings.catch_warnings():
-        # a resample that draws one point many times is degenerate; the percentile
-        # interval is still what it is
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        interval = stats.bootstrap(
-            tuple(samples),
-            statistic,
-            paired=paired,
-            vectorized=True,
-            confidence_level=confidence,
-            n_resamples=resamples,
-            method="percentile",
-            batch=batch,
-            random_state=np.random.default_rng(seed),
-        ).confidence_interval
-    return float(interval.low), float(interval.high)
+    """The percentile bootstrap interval (:func:`bootstrap_interval`)."""
+    return bootstrap_interval(
+        samples,
+        statistic,
+        method="percentile",
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        paired=paired,
+        batch=batch,
+    )
 
 
 def _mean(values: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -1,6 +1,7 @@
 # Stage 4: every metric with its expectation and variance under the random model,
-# its adjusted index and its z-score, per side and rank type; and the same per
-# relation and per relation category.
+# its adjusted index and its z-score, and its sampling interval over the test tasks,
+# per side and rank type; and the same (without intervals) per relation and per
+# relation category.
 
 
 rule metrics:
@@ -15,6 +16,7 @@ rule metrics:
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
         hits=HITS,
+        confidence=config["metrics"]["confidence"],
     log:
         log_file("metrics", "{dataset}/{model}"),
     benchmark:
@@ -24,6 +26,7 @@ rule metrics:
     shell:
         "kgrank metrics --ranks {input.ranks} --model-dir {params.model_dir}"
         " --dataset {wildcards.dataset} --model {wildcards.model} --hits {params.hits}"
+        " --confidence {params.confidence}"
         " --dataset-dir {params.dataset_dir} --out {output.table} --groups-out {output.groups} 2>&1 | tee {log}"
 
 
