@@ -82,7 +82,11 @@ def test_bad_keys_are_named(change, message):
     ("change", "key", "schema"),
     [
         (lambda studies: studies.update(bogus={}), "studies.bogus", "studies"),
-        (lambda studies: studies["moments"].update(replicates=5), "studies.moments.replicates", "moments"),
+        (
+            lambda studies: studies["moments"].update(montecarlo_replicates=5),
+            "studies.moments.montecarlo_replicates",
+            "moments",
+        ),
         (lambda studies: studies["moments"].update(splits=["tset"]), "studies.moments.splits.0", "moments"),
         (lambda studies: studies["moments"].update(enabled="no"), "studies.moments.enabled", "moments"),
         (
@@ -133,7 +137,7 @@ def test_unknown_key_in_a_study_is_named_by_its_full_path():
         check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
 
 
-@pytest.mark.parametrize("section", [{}, None, {"enabled": True}, {"replicates": 500}])
+@pytest.mark.parametrize("section", [{}, None, {"enabled": True}, {"montecarlo_replicates": 500}])
 def test_a_listed_study_section_validates(section):
     config = _default()
     config["studies"] = {"moments": section}
@@ -218,20 +222,50 @@ def test_python_defaults_agree_with_the_schema():
     assert hits == list(DEFAULT_HITS)
     assert filter_splits["default"] == list(DEFAULT_FILTER_SPLITS)
     assert filter_splits["items"]["enum"] == list(SPLITS)
-    # the command line's defaults are the same ones
-    for command in ("metrics", "moments-table", "montecarlo"):
-        assert _cli_default(command, "--hits") == hits
-    for command in ("ranks", "moments-table", "montecarlo", "published"):
-        assert _cli_default(command, "--filter-splits") == filter_splits["default"]
+    # the stage commands' defaults are the same ones (a study's command takes them from its rule)
+    assert _cli_default("metrics", "--hits") == hits
+    confidence = properties["metrics"]["properties"]["confidence"]["default"]
+    assert _cli_default("metrics", "--confidence") == confidence
+    assert _cli_default("ranks", "--filter-splits") == filter_splits["default"]
     ranks = properties["ranks"]["properties"]
     assert _cli_default("ranks", "--batch-size") == ranks["batch_size"]["default"]
     assert _cli_default("ranks", "--scoring") == ranks["scoring"]["default"]
     assert _cli_default("train", "--device") == properties["device"]["default"]
 
 
-def test_study_defaults_agree_with_the_command_line():
-    moments = _schema(STUDY_SCHEMAS / "moments.schema.yaml")["properties"]
-    assert _cli_default("moments-table", "--splits") == moments["splits"]["default"]
+def _setting_keys(schema) -> set[str]:
+    """Every value key of a study's settings, at any depth (sections are not values)."""
+    keys = set()
+    for key, child in (schema.get("properties") or {}).items():
+        if child.get("type") == "object":
+            keys |= _setting_keys(child)
+        else:
+            keys.add(key)
+    return keys
+
+
+def test_a_study_setting_has_its_default_in_the_schema_alone():
+    """An option of a study's command named like one of the study's settings is required:
+    its rule passes the config's value, so no second default can drift from the schema's."""
+    import argparse
+    import importlib
+
+    from kgrank.studies import study_names
+
+    checked = 0
+    for study in study_names():
+        keys = _setting_keys(_schema(STUDY_SCHEMAS / f"{study}.schema.yaml")) - {"enabled"}
+        parser = argparse.ArgumentParser()
+        commands = parser.add_subparsers()
+        importlib.import_module(f"kgrank.studies.{study}.commands").add_commands(commands)
+        for name, command in commands.choices.items():
+            for action in command._actions:
+                if action.dest in keys:
+                    checked += 1
+                    assert action.required and action.default is None, (
+                        f"kgrank {name} {action.option_strings[0]}: a default beside the schema's"
+                    )
+    assert checked >= 10
 
 
 def test_every_study_schema_is_an_object_with_enabled():
@@ -256,9 +290,9 @@ def test_schema_defaults_fill_a_bare_study():
     assert section == {
         "enabled": True,
         "splits": ["valid", "test"],
-        "replicates": 10000,
-        "familywise_alpha": 0.01,
-        "formula_replicates": 200000,
+        "montecarlo_replicates": 10000,
+        "montecarlo_alpha": 0.01,
+        "formula_montecarlo_replicates": 200000,
     }
     config = _default()
     validate(config, str(SCHEMA))
@@ -364,3 +398,128 @@ def test_config_file_that_is_not_yaml_is_named_with_its_line(tmp_path):
         check_yaml_file(path)
     path.write_text("seed: 7\n")
     check_yaml_file(path)
+
+
+# --- a dataset from a local folder --------------------------------------------------------
+
+
+def _split_folder(tmp_path, names=("train.tsv", "valid.tsv", "test.txt")):
+    folder = tmp_path / "mykg"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_text("a\tr\tb\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"source": "folder", "path": "FOLDER"},
+        {"source": "folder", "path": "FOLDER", "header": "auto", "train": False},
+        {"source": "folder", "path": "FOLDER", "header": False, "sha256": {"train": "a" * 64}},
+        {
+            "source": "folder",
+            "path": "FOLDER",
+            "sha256": {"train": "a" * 64, "valid": "B" * 64, "test": "0" * 64},
+        },
+        # sha256 is optional for an archive now, and it may say how to read header lines
+        {"source": "archive", "archive": "graph.tar.gz"},
+        {"source": "archive", "archive": "graph.tar.gz", "sha256": "f" * 64, "header": True},
+    ],
+)
+def test_a_local_dataset_entry_validates(tmp_path, entry):
+    folder = _split_folder(tmp_path)
+    entry = {key: str(folder) if value == "FOLDER" else value for key, value in entry.items()}
+    config = _default()
+    config["datasets"] = {"mykg": entry}
+    check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+    check_datasets(config["datasets"], source="config.yaml")
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"source": "folder"}, r"key datasets\.mykg: 'path' is a required property"),
+        (
+            {"source": "folder", "path": "FOLDER", "header": "yes"},
+            r"key datasets\.mykg\.header: 'yes' is not one of",
+        ),
+        ({"source": "folder", "path": "FOLDER", "sha256": {"train": "abc"}}, r"key datasets\.mykg\.sha256"),
+        ({"source": "folder", "path": "FOLDER", "sha256": {"tset": "a" * 64}}, r"key datasets\.mykg\.sha256"),
+        (
+            {"source": "folder", "path": "FOLDER", "folder": "x"},
+            r"key datasets\.mykg\.folder: Additional properties",
+        ),
+    ],
+)
+def test_a_bad_folder_entry_is_named(tmp_path, entry, message):
+    folder = _split_folder(tmp_path)
+    entry = {key: str(folder) if value == "FOLDER" else value for key, value in entry.items()}
+    config = _default()
+    config["datasets"] = {"mykg": entry}
+    with pytest.raises(KgrankInputError, match=f"^config.yaml: {message}"):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+@pytest.mark.parametrize(
+    ("names", "entry", "message"),
+    [
+        (
+            ("train.tsv", "valid.tsv", "test.txt"),
+            {"path": "NOWHERE"},
+            r"key datasets\.mykg\.path: folder .*nowhere not found; fix the path$",
+        ),
+        (
+            ("train.tsv", "test.tsv"),
+            {},
+            r"key datasets\.mykg\.path: .*mykg: no valid\.tsv or valid\.txt in the folder; add the valid",
+        ),
+        (
+            ("train.tsv", "valid.tsv", "test.tsv", "train.txt"),
+            {},
+            r"key datasets\.mykg\.path: .*mykg: both train\.tsv and train\.txt are there; keep one of them",
+        ),
+        (
+            ("train.tsv", "valid.tsv", "test.tsv"),
+            {"sha256": "a" * 64},
+            r"key datasets\.mykg\.sha256: a folder has one sha256 per split; write sha256: \{train: HEX",
+        ),
+        (
+            ("train.tsv", "valid.tsv", "test.tsv"),
+            {"archive": "graph.tar.gz"},
+            r"key datasets\.mykg\.archive: not read with source: folder \(only with source: archive\)",
+        ),
+    ],
+)
+def test_check_datasets_refuses_a_folder_it_cannot_read(tmp_path, names, entry, message):
+    folder = _split_folder(tmp_path, names)
+    entry = {"source": "folder", "path": str(folder), **entry}
+    if entry["path"] == "NOWHERE":
+        entry["path"] = str(tmp_path / "nowhere")
+    with pytest.raises(KgrankInputError, match=f"^cfg.yaml: {message}") as caught:
+        check_datasets({"mykg": entry}, source="cfg.yaml")
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"source": "pykeen", "header": False},
+            r"key datasets\.nations\.header: not read with source: pykeen",
+        ),
+        ({"source": "archive", "archive": "g.tar.gz", "path": "x"}, r"key datasets\.nations\.path: not read"),
+        (
+            {"source": "archive", "archive": "g.tar.gz", "sha256": {"train": "a" * 64}},
+            r"key datasets\.nations\.sha256: an archive has one sha256; write sha256: HEX",
+        ),
+    ],
+)
+def test_a_key_the_source_does_not_read_is_refused(entry, message):
+    with pytest.raises(KgrankInputError, match=f"^cfg.yaml: {message}"):
+        check_datasets({"nations": entry}, source="cfg.yaml")
+
+
+def test_a_pykeen_entry_may_keep_an_archives_keys():
+    """As before: switching `source` between archive and pykeen stays a one-line change."""
+    check_datasets({"nations": {"source": "pykeen", "archive": "g.tar.gz", "sha256": "a" * 64}})

@@ -234,3 +234,238 @@ def test_raw_test_triples_of_a_pykeen_dataset_with_a_file():
 
     triples = pykeen_test_triples("nations")
     assert len(triples) == 201  # Nations' test.txt as shipped, in its order
+
+
+# --- a knowledge graph from outside: a folder of split files, header lines, sha256 -------
+
+
+_TINY = {name.removesuffix(".txt"): content for name, content in TINY_SPLITS.items()}
+
+
+def _nations_raw() -> Path:
+    """Nations' raw split files as they ship in the pykeen wheel (train.txt, valid.txt, test.txt)."""
+    from pykeen.datasets import Nations
+
+    return Path(Nations().training_path).parent
+
+
+def _folder(tmp_path, files: dict[str, bytes], name: str = "kg") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for file_name, content in files.items():
+        (folder / file_name).write_bytes(content)
+    return folder
+
+
+def _nations_folder(tmp_path, suffix: str = ".tsv", header: bytes = b"") -> Path:
+    raw = _nations_raw()
+    return _folder(
+        tmp_path,
+        {
+            f"{split}{suffix}": header + (raw / f"{split}.txt").read_bytes()
+            for split in ("train", "valid", "test")
+        },
+    )
+
+
+def _written(folder: Path) -> dict[str, bytes]:
+    return {split: (folder / f"{split}.tsv").read_bytes() for split in ("train", "valid", "test")}
+
+
+@pytest.mark.parametrize("suffix", [".tsv", ".txt"])
+def test_folder_equals_the_same_data_from_an_archive(tmp_path, suffix):
+    folder = _nations_folder(tmp_path, suffix)
+    archive = tmp_path / "nations.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for split in ("train", "valid", "test"):
+            tar.add(folder / f"{split}{suffix}", arcname=f"{split}.txt")
+    from_folder = prepare_dataset("mykg", {"source": "folder", "path": str(folder)}, tmp_path / "f")
+    from_archive = prepare_dataset("mykg", {"source": "archive", "archive": str(archive)}, tmp_path / "a")
+    assert _written(tmp_path / "f") == _written(tmp_path / "a")
+    assert (from_folder["entities"], from_folder["relations"]) == (14, 55)
+    assert from_folder["source"] == "folder"
+    assert {key: value for key, value in from_folder.items() if key not in {"source", "sources"}} == {
+        key: value for key, value in from_archive.items() if key not in {"source", "sources"}
+    }
+    # the files read, with their sha256
+    assert from_folder["sources"] == {
+        split: {"path": str(folder / f"{split}{suffix}"), "sha256": sha256_of(folder / f"{split}{suffix}")}
+        for split in ("train", "valid", "test")
+    }
+    assert from_archive["sources"] == {"archive": {"path": str(archive), "sha256": sha256_of(archive)}}
+    assert json.loads((tmp_path / "f" / "stats.json").read_text())["sources"] == from_folder["sources"]
+
+
+def test_nations_with_a_header_reads_as_nations(tmp_path, capsys):
+    """Without the header rule, `head relation tail` would be a triple: 16 entities, 56 relations."""
+    folder = _nations_folder(tmp_path, header=b"head\trelation\ttail\n")
+    stats = prepare_dataset("mykg", {"source": "folder", "path": str(folder)}, tmp_path / "out")
+    assert (stats["entities"], stats["relations"]) == (14, 55)
+    assert stats["triples"] == {"train": 1592, "valid": 199, "test": 201}
+    lines = capsys.readouterr().err.splitlines()
+    assert (
+        f"{folder / 'train.tsv'}: line 1 read as a header (head, relation, tail); set header: false"
+        in lines[0]
+    )
+    assert len(lines) == 3  # once per split file
+    # header: false reads it as a triple (the old behaviour), with its two new entities and relation
+    stats = prepare_dataset(
+        "mykg", {"source": "folder", "path": str(folder), "header": False}, tmp_path / "no"
+    )
+    assert (stats["entities"], stats["relations"]) == (16, 56)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"head\trelation\ttail",
+        b"Head\tRelation\tTail",
+        b"h\tr\tt",
+        b"subject\tpredicate\tobject",
+        b"s p o",
+        b"source\trelation\ttarget",
+        b"from\trel\tto",
+        b"head_label\trelation_label\ttail_label",
+    ],
+)
+def test_header_vocabulary_is_skipped_in_auto_mode(tmp_path, header):
+    folder = _folder(tmp_path, {f"{name}.tsv": header + b"\n" + content for name, content in _TINY.items()})
+    stats = prepare_dataset("tiny", {"source": "folder", "path": str(folder)}, tmp_path / "out")
+    assert stats["triples"] == {"train": 3, "valid": 1, "test": 1}
+
+
+def test_header_modes(tmp_path, capsys):
+    """auto: a first line that is not header words is a triple; true: the first line of
+    every split file is skipped; false: nothing is skipped, header words or not."""
+    files = {
+        "train.tsv": b"\na\tr\tb\nb\tr\tc\nc\ts\ta\n",  # a blank line first: line 2 is the first
+        "valid.tsv": b"h\tr\tt\na\ts\tc\n",
+        "test.tsv": b"b\tr\ta\nb\ts\tc\n",
+    }
+    folder = _folder(tmp_path, files)
+    read = {}
+    for header in ("auto", True, False):
+        out = tmp_path / f"out-{header}"
+        prepare_dataset("tiny", {"source": "folder", "path": str(folder), "header": header}, out)
+        read[header] = {
+            split: read_triples(out / f"{split}.tsv").tolist() for split in ("train", "valid", "test")
+        }
+        read[header, "err"] = capsys.readouterr().err
+    assert read["auto"] == {
+        "train": [["a", "r", "b"], ["b", "r", "c"], ["c", "s", "a"]],
+        "valid": [["a", "s", "c"]],
+        "test": [["b", "r", "a"], ["b", "s", "c"]],
+    }
+    assert (
+        read["auto", "err"]
+        == f"{folder / 'valid.tsv'}: line 1 read as a header (h, r, t); set header: false (--header no) "
+        "if it is a triple\n"
+    )
+    assert read[True] == {
+        "train": [["b", "r", "c"], ["c", "s", "a"]],
+        "valid": [["a", "s", "c"]],
+        "test": [["b", "s", "c"]],
+    }
+    assert read[True, "err"] == ""
+    # false: `h r t` is a triple of entities not in training, dropped as unseen like any other
+    assert read[False]["train"] == read["auto"]["train"]
+    assert read[False]["test"] == read["auto"]["test"]
+    assert read[False, "err"] == ""
+    with pytest.raises(KgrankInputError, match="header 'maybe' is not one of auto, true, false"):
+        prepare_dataset("tiny", {"source": "folder", "path": str(folder), "header": "maybe"}, tmp_path / "x")
+
+
+def test_header_true_on_a_file_with_only_a_header_line(tmp_path):
+    folder = _folder(
+        tmp_path, {"train.tsv": _TINY["train"], "valid.tsv": b"x\ty\tz\n", "test.tsv": _TINY["test"]}
+    )
+    with pytest.raises(
+        KgrankInputError, match=r"valid\.tsv: no triples found; the file is empty but for its header"
+    ):
+        prepare_dataset("tiny", {"source": "folder", "path": str(folder), "header": True}, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_header_in_an_archive(tmp_path, capsys):
+    archive = _tiny_archive(tmp_path, train_txt=b"subject\tpredicate\tobject\n" + TINY_SPLITS["train.txt"])
+    stats = prepare_dataset("tiny", {"source": "archive", "archive": str(archive)}, tmp_path / "out")
+    assert stats["triples"]["train"] == 3
+    assert (
+        "tiny.tar.gz:train.txt: line 1 read as a header (subject, predicate, object)"
+        in capsys.readouterr().err
+    )
+    # header: false: a header line is a triple (its entities are new)
+    stats = prepare_dataset(
+        "tiny", {"source": "archive", "archive": str(archive), "header": False}, tmp_path / "no"
+    )
+    assert stats["triples"]["train"] == 4
+
+
+def test_both_names_of_a_split_are_refused(tmp_path):
+    folder = _folder(
+        tmp_path, {f"{name}.tsv": content for name, content in _TINY.items()} | {"test.txt": b""}
+    )
+    with pytest.raises(
+        KgrankInputError, match=r"kg: both test\.tsv and test\.txt are there; keep one of them"
+    ):
+        prepare_dataset("tiny", {"source": "folder", "path": str(folder)}, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_split_and_missing_folder(tmp_path):
+    folder = _folder(tmp_path, {"train.tsv": _TINY["train"], "test.txt": _TINY["test"]})
+    with pytest.raises(
+        KgrankInputError, match=r"kg: no valid\.tsv or valid\.txt in the folder; add the valid split"
+    ):
+        prepare_dataset("tiny", {"source": "folder", "path": str(folder)}, tmp_path / "out")
+    with pytest.raises(
+        KgrankInputError, match=r"dataset 'tiny': folder .*nowhere not found; fix datasets\.tiny\.path"
+    ):
+        prepare_dataset("tiny", {"source": "folder", "path": str(tmp_path / "nowhere")}, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_folder_sha256_checked_when_given(tmp_path):
+    folder = _folder(tmp_path, {f"{name}.tsv": content for name, content in _TINY.items()})
+    valid = sha256_of(folder / "valid.tsv")
+    stats = prepare_dataset(
+        "tiny", {"source": "folder", "path": str(folder), "sha256": {"valid": valid.upper()}}, tmp_path / "ok"
+    )
+    assert stats["sources"]["valid"]["sha256"] == valid
+    with pytest.raises(KgrankInputError) as caught:
+        prepare_dataset(
+            "tiny", {"source": "folder", "path": str(folder), "sha256": {"test": "0" * 64}}, tmp_path / "out"
+        )
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"{folder / 'test.tsv'} has sha256 {sha256_of(folder / 'test.tsv')}" in message
+    assert "the config expects " + "0" * 64 in message
+    assert "replace the file or correct datasets.tiny.sha256.test" in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_archive_sha256_is_optional_and_recorded(tmp_path):
+    archive = _tiny_archive(tmp_path)
+    stats = prepare_dataset("tiny", {"source": "archive", "archive": str(archive)}, tmp_path / "out")
+    assert stats["sources"] == {"archive": {"path": str(archive), "sha256": sha256_of(archive)}}
+
+
+def test_pykeen_source_records_the_shipped_files(nations_dir):
+    stats = json.loads((nations_dir / "stats.json").read_text())
+    raw = _nations_raw()
+    # shown relative to the pykeen package: the same record on every machine
+    assert stats["sources"] == {
+        split: {"path": f"pykeen/datasets/nations/{split}.txt", "sha256": sha256_of(raw / f"{split}.txt")}
+        for split in ("train", "valid", "test")
+    }
+    # beside the keys a stats.json always had
+    assert set(stats) == {
+        "dataset",
+        "source",
+        "entities",
+        "relations",
+        "triples",
+        "dropped_unseen",
+        "sources",
+    }

@@ -99,13 +99,48 @@ def check_config(
         _check_against(section if section is not None else {}, known[name], source, prefix=f"studies.{name}.")
 
 
+# The keys a dataset entry may have beyond `source` and `train`, by source. A PyKEEN entry
+# may keep an archive's keys (ignored, as always: switching the source stays one line).
+SOURCE_KEYS = {
+    "pykeen": {"archive", "sha256"},
+    "archive": {"archive", "sha256", "header"},
+    "folder": {"path", "sha256", "header"},
+}
+
+
 def check_datasets(datasets: Mapping[str, Mapping[str, Any]], source: str = "the config") -> None:
-    """A dataset PyKEEN should fetch must be one PyKEEN knows: checked before any job, not
-    when its download job runs."""
+    """Before any job: a dataset PyKEEN should fetch must be one PyKEEN knows (checked now,
+    not when its download job runs); a folder dataset's folder must hold its three splits;
+    an entry may not carry a key its source does not read (a typo would be ignored)."""
     from pykeen.datasets import dataset_resolver
 
+    from kgrank.datasets import folder_split_files
+
     for name, entry in datasets.items():
-        if (entry or {}).get("source", "pykeen") != "pykeen":
+        entry = entry or {}
+        kind = entry.get("source", "pykeen")
+        for key in sorted(set(entry) - {"source", "train"} - SOURCE_KEYS.get(kind, set())):
+            readers = [other for other, keys in SOURCE_KEYS.items() if key in keys and other != "pykeen"]
+            raise KgrankInputError(
+                f"{source}: key datasets.{name}.{key}: not read with source: {kind} (only with "
+                f"source: {' or '.join(readers)}); remove it or change the source"
+            )
+        sha256 = entry.get("sha256")
+        if kind == "archive" and sha256 is not None and not isinstance(sha256, str):
+            raise KgrankInputError(
+                f"{source}: key datasets.{name}.sha256: an archive has one sha256; write sha256: HEX"
+            )
+        if kind == "folder":
+            if sha256 is not None and not isinstance(sha256, Mapping):
+                raise KgrankInputError(
+                    f"{source}: key datasets.{name}.sha256: a folder has one sha256 per split; write "
+                    "sha256: {train: HEX, valid: HEX, test: HEX} (any of them)"
+                )
+            try:
+                folder_split_files(entry["path"])
+            except KgrankInputError as error:
+                raise KgrankInputError(f"{source}: key datasets.{name}.path: {error}") from None
+        if kind != "pykeen":
             continue
         try:
             dataset_resolver.lookup(name)
@@ -114,7 +149,8 @@ def check_datasets(datasets: Mapping[str, Mapping[str, Any]], source: str = "the
             hint = f"did you mean {', '.join(close)}? " if close else ""
             raise KgrankInputError(
                 f"{source}: key datasets.{name}: PyKEEN has no dataset {name!r}; {hint}use a name of "
-                "pykeen.datasets.dataset_resolver, or give the dataset a local archive (source: archive)"
+                "pykeen.datasets.dataset_resolver, or give the dataset a local archive (source: archive) "
+                "or folder (source: folder)"
             ) from None
 
 

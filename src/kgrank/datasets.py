@@ -3,13 +3,24 @@
 A dataset folder holds ``train.tsv``, ``valid.tsv``, ``test.tsv`` (head, relation, tail
 labels, tab-separated, no header) and ``stats.json``. Every later step rebuilds its
 triples factories from these files, so a dataset enters the workflow through exactly
-one door whatever its source (PyKEEN's own class, which may download, or a local
-archive checked against its sha256 for offline machines).
+one door whatever its source: PyKEEN's own class (which may download), a local archive
+(offline machines), or a local folder of split files (a user's own graph). Local files are
+checked against a sha256 when one is given, and the sha256 of every file read is recorded
+in ``stats.json`` under ``sources``.
+
+Header lines. A split file of a local source may start with a header line. With
+``header: auto`` (the default) its first non-blank line is read as a header, skipped and
+reported, when its whitespace-separated fields are, lowercased, one word of each
+position's vocabulary (``HEADER_WORDS``: head/relation/tail, h/r/t,
+subject/predicate/object, s/p/o, source/relation/target, from/rel/to ...); every other
+line is a triple. ``header: true`` always skips the first non-blank line, ``false``
+never does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 import tarfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,13 +35,45 @@ from kgrank.io import atomic_path, write_json
 SPLITS = ("train", "valid", "test")
 # The names archives use for their split files (the layout PyKEEN's own loaders expect).
 ARCHIVE_MEMBERS = {"train": "train.txt", "valid": "valid.txt", "test": "test.txt"}
+# The names a folder source's split files may have (one of them per split).
+FOLDER_SUFFIXES = (".tsv", ".txt")
+
+# The header vocabulary of `header: auto`, one set per position (compared lowercased).
+HEADER_WORDS = (
+    frozenset({"head", "h", "subject", "subj", "s", "source", "src", "from", "head_label"}),
+    frozenset({"relation", "rel", "r", "predicate", "pred", "p", "relation_label"}),
+    frozenset({"tail", "t", "object", "obj", "o", "target", "tgt", "to", "tail_label"}),
+)
+# `--header`'s words for a dataset entry's `header: auto | true | false`.
+HEADER_OPTION = {"auto": "auto", "yes": True, "no": False}
 
 
-def parse_triples(lines: Iterable[bytes], source: str) -> np.ndarray:
+def looks_like_header(line: str) -> bool:
+    """Whether a line reads as a header under `header: auto`: three whitespace-separated
+    fields, each (lowercased) a word of its position's vocabulary (``HEADER_WORDS``)."""
+    fields = line.lower().split()
+    return len(fields) == 3 and all(field in words for field, words in zip(fields, HEADER_WORDS, strict=True))
+
+
+def _header_mode(header: Any, source: str) -> Any:
+    if not (header == "auto" or isinstance(header, bool)):
+        raise KgrankInputError(
+            f"{source}: header {header!r} is not one of auto, true, false; use one of them"
+        )
+    return header
+
+
+def parse_triples(lines: Iterable[bytes], source: str, header: Any = False) -> np.ndarray:
     """Labelled triples from the raw lines of a triple file; ``source`` names the file in
     errors. Blank lines are skipped but counted, so a reported line number is the one an
-    editor shows."""
+    editor shows.
+
+    ``header``: False reads every line as a triple; True skips the first non-blank line;
+    "auto" skips it when it reads as a header (``looks_like_header``) and says so on stderr.
+    """
+    header = _header_mode(header, source)
     rows: list[list[str]] = []
+    first, skipped = True, False
     for line_number, raw in enumerate(lines, start=1):
         try:
             line = raw.decode("utf-8").rstrip("\r\n")
@@ -41,6 +84,19 @@ def parse_triples(lines: Iterable[bytes], source: str) -> np.ndarray:
             ) from None
         if not line.strip():
             continue
+        if first:
+            first = False
+            if header is True:
+                skipped = True
+                continue
+            if header == "auto" and looks_like_header(line):
+                skipped = True
+                print(
+                    f"{source}: line {line_number} read as a header ({', '.join(line.split())}); "
+                    "set header: false (--header no) if it is a triple",
+                    file=sys.stderr,
+                )
+                continue
         fields = line.split("\t")
         empty = sum(not field.strip() for field in fields)
         if len(fields) != 3 or empty:
@@ -52,15 +108,18 @@ def parse_triples(lines: Iterable[bytes], source: str) -> np.ndarray:
         rows.append(fields)
     if not rows:
         raise KgrankInputError(
-            f"{source}: no triples found; the file is empty (give it head, relation, tail lines)"
+            f"{source}: no triples found; the file is empty"
+            + (" but for its header line" if skipped else "")
+            + " (give it head, relation, tail lines)"
         )
     return np.asarray(rows, dtype=str)
 
 
-def read_triples(path: str | Path) -> np.ndarray:
-    """Read a labelled triple file; a malformed line stops with its file and line number."""
+def read_triples(path: str | Path, header: Any = False) -> np.ndarray:
+    """Read a labelled triple file; a malformed line stops with its file and line number.
+    ``header`` as in ``parse_triples``."""
     with Path(path).open("rb") as handle:
-        return parse_triples(handle, str(path))
+        return parse_triples(handle, str(path), header)
 
 
 def write_triples(path: str | Path, triples: np.ndarray) -> None:
@@ -111,35 +170,89 @@ def pykeen_test_triples(name: str) -> np.ndarray:
     return read_triples(path)
 
 
-def _splits_from_pykeen(name: str) -> dict[str, np.ndarray]:
-    """Labelled splits of a PyKEEN dataset class (downloads unless the data ships with pykeen)."""
-    dataset = _pykeen_dataset(name)
-    return {
-        "train": dataset.training.triples,
-        "valid": dataset.validation.triples,
-        "test": dataset.testing.triples,
+def _pykeen_root() -> Path:
+    import pykeen
+
+    return Path(pykeen.__file__).resolve().parent
+
+
+def _source_record(path: Path, shown: str | None = None) -> dict[str, str]:
+    """A file read, for ``stats.json``: its path (as given) and its sha256."""
+    return {"path": shown if shown is not None else str(path), "sha256": sha256_of(path)}
+
+
+def _pykeen_sources(dataset: Any) -> dict[str, dict[str, str]]:
+    """The local files a PyKEEN dataset class read: its three split files (Nations, Kinships:
+    shown relative to the pykeen package, so that the record is the same on every machine),
+    else the archive it downloaded; nothing when neither is a file."""
+    root = _pykeen_root()
+
+    def shown(path: Path) -> str:
+        try:
+            return "pykeen/" + Path(path).resolve().relative_to(root).as_posix()
+        except ValueError:
+            return str(path)
+
+    paths = {
+        split: getattr(dataset, attribute, None)
+        for split, attribute in (
+            ("train", "training_path"),
+            ("valid", "validation_path"),
+            ("test", "testing_path"),
+        )
     }
+    if all(path is not None and Path(path).is_file() for path in paths.values()):
+        return {split: _source_record(Path(path), shown(Path(path))) for split, path in paths.items()}
+    archive = getattr(dataset, "path", None)
+    if isinstance(archive, (str, Path)) and Path(archive).is_file():
+        return {"archive": _source_record(Path(archive), shown(Path(archive)))}
+    return {}
 
 
-def _splits_from_archive(name: str, archive: str | Path, sha256: str | None) -> dict[str, np.ndarray]:
+def _splits_from_pykeen(name: str) -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
+    """Labelled splits of a PyKEEN dataset class (downloads unless the data ships with pykeen)."""
+    import logging
+
+    dataset = _pykeen_dataset(name)
+    # PyKEEN warns that rebuilding the labelled triples is "expensive and rarely needed":
+    # here it is what is asked for, once per dataset.
+    factory_logger = logging.getLogger("pykeen.triples.triples_factory")
+    level = factory_logger.level
+    factory_logger.setLevel(logging.ERROR)
+    try:
+        splits = {
+            "train": dataset.training.triples,
+            "valid": dataset.validation.triples,
+            "test": dataset.testing.triples,
+        }
+    finally:
+        factory_logger.setLevel(level)
+    return splits, _pykeen_sources(dataset)
+
+
+def _splits_from_archive(
+    name: str, archive: str | Path, sha256: str | None, header: Any = "auto"
+) -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
     archive = Path(archive)
     if not archive.is_file():
         raise KgrankInputError(
             f"dataset {name!r}: archive {archive} not found; fix datasets.{name}.archive in the config"
         )
-    if sha256 is not None:
-        actual = sha256_of(archive)
-        if actual != sha256.lower():
-            raise KgrankInputError(
-                f"dataset {name!r}: archive {archive} has sha256 {actual}, the config expects "
-                f"{sha256}; replace the archive or correct datasets.{name}.sha256"
-            )
-    return read_archive_splits(archive)
+    actual = sha256_of(archive)
+    if sha256 is not None and actual != sha256.lower():
+        raise KgrankInputError(
+            f"dataset {name!r}: archive {archive} has sha256 {actual}, the config expects "
+            f"{sha256}; replace the archive or correct datasets.{name}.sha256"
+        )
+    return read_archive_splits(archive, header=header), {"archive": {"path": str(archive), "sha256": actual}}
 
 
-def read_archive_splits(archive: str | Path, splits: tuple[str, ...] = SPLITS) -> dict[str, np.ndarray]:
+def read_archive_splits(
+    archive: str | Path, splits: tuple[str, ...] = SPLITS, header: Any = False
+) -> dict[str, np.ndarray]:
     """The raw labelled triples of ``splits`` inside a dataset archive, as the files hold
-    them (file order, nothing dropped); a missing member or malformed line names the archive."""
+    them (file order, nothing dropped); a missing member or malformed line names the archive.
+    ``header`` as in ``parse_triples``."""
     archive = Path(archive)
     result: dict[str, np.ndarray] = {}
     with tarfile.open(archive) as tar:
@@ -150,8 +263,55 @@ def read_archive_splits(archive: str | Path, splits: tuple[str, ...] = SPLITS) -
                 raise KgrankInputError(f"{archive}: no {member_name} inside the archive")
             extracted = tar.extractfile(members[member_name])
             assert extracted is not None
-            result[split] = parse_triples(extracted, f"{archive}:{member_name}")
+            result[split] = parse_triples(extracted, f"{archive}:{member_name}", header)
     return result
+
+
+def folder_split_files(folder: str | Path, name: str | None = None) -> dict[str, Path]:
+    """The split files of a folder source: ``<split>.tsv`` or ``<split>.txt`` for each of
+    train, valid, test. A missing folder or split, or a split under both names, stops with
+    one line naming the file(s); ``name`` (the dataset's) names the config key to fix."""
+    folder = Path(folder)
+    where = f"datasets.{name}.path in the config" if name is not None else "the path"
+    if not folder.is_dir():
+        prefix = f"dataset {name!r}: " if name is not None else ""
+        raise KgrankInputError(f"{prefix}folder {folder} not found; fix {where}")
+    files: dict[str, Path] = {}
+    for split in SPLITS:
+        candidates = [folder / f"{split}{suffix}" for suffix in FOLDER_SUFFIXES]
+        found = [path for path in candidates if path.is_file()]
+        if not found:
+            raise KgrankInputError(
+                f"{folder}: no {' or '.join(path.name for path in candidates)} in the folder; "
+                f"add the {split} split under one of these names (or fix {where})"
+            )
+        if len(found) > 1:
+            raise KgrankInputError(
+                f"{folder}: both {found[0].name} and {found[1].name} are there; keep one of them "
+                f"(the {split} split)"
+            )
+        files[split] = found[0]
+    return files
+
+
+def _splits_from_folder(
+    name: str, folder: str | Path, sha256: Mapping[str, str] | None, header: Any = "auto"
+) -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
+    files = folder_split_files(folder, name)
+    unknown = sorted(set(sha256 or {}) - set(SPLITS))
+    if unknown:
+        raise KgrankInputError(
+            f"dataset {name!r}: sha256 for {unknown[0]!r}, which is not a split; "
+            "give it for train, valid, test"
+        )
+    sources = {split: _source_record(path) for split, path in files.items()}
+    for split, expected in (sha256 or {}).items():
+        if sources[split]["sha256"] != expected.lower():
+            raise KgrankInputError(
+                f"dataset {name!r}: {files[split]} has sha256 {sources[split]['sha256']}, the config expects "
+                f"{expected}; replace the file or correct datasets.{name}.sha256.{split}"
+            )
+    return {split: read_triples(path, header) for split, path in files.items()}, sources
 
 
 def _drop_unseen(train: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, int]:
@@ -175,19 +335,25 @@ def dataset_statistics(splits: Mapping[str, np.ndarray], dropped: Mapping[str, i
 def prepare_dataset(name: str, source: Mapping[str, Any], out_dir: str | Path) -> dict[str, Any]:
     """Write ``{train,valid,test}.tsv`` and ``stats.json`` for one dataset; return the stats."""
     kind = source.get("source", "pykeen")
+    header = source.get("header", "auto")
     if kind == "pykeen":
-        splits = _splits_from_pykeen(name)
+        splits, sources = _splits_from_pykeen(name)
     elif kind == "archive":
-        splits = _splits_from_archive(name, source["archive"], source.get("sha256"))
+        splits, sources = _splits_from_archive(name, source["archive"], source.get("sha256"), header)
+    elif kind == "folder":
+        splits, sources = _splits_from_folder(name, source["path"], source.get("sha256"), header)
     else:
-        raise KgrankInputError(f"dataset {name!r}: unknown source {kind!r}; use 'pykeen' or 'archive'")
+        raise KgrankInputError(
+            f"dataset {name!r}: unknown source {kind!r}; use 'pykeen', 'archive' or 'folder'"
+        )
     dropped: dict[str, int] = {}
     for split in ("valid", "test"):
         splits[split], dropped[split] = _drop_unseen(splits["train"], splits[split])
     out_dir = Path(out_dir)
     for split in SPLITS:
         write_triples(out_dir / f"{split}.tsv", splits[split])
-    stats = {"dataset": name, "source": kind, **dataset_statistics(splits, dropped)}
+    # the files read, each with its sha256 (last, so that the keys before it keep their order)
+    stats = {"dataset": name, "source": kind, **dataset_statistics(splits, dropped), "sources": sources}
     write_json(out_dir / "stats.json", stats)
     return stats
 

@@ -168,17 +168,34 @@ def hyperparameters_file(wildcards):
 
 
 def dataset_archive(wildcards):
+    """The local files a dataset is prepared from: its archive, or its folder's split files
+    (so that a changed file remakes the dataset); none for a PyKEEN source."""
+    from kgrank.datasets import folder_split_files
+
     source = config["datasets"][wildcards.dataset]
+    if source["source"] == "folder":
+        return [str(path) for path in folder_split_files(source["path"]).values()]
     return [source["archive"]] if source["source"] == "archive" else []
 
 
 def dataset_source_arguments(wildcards):
+    from shlex import quote
+
     source = config["datasets"][wildcards.dataset]
-    if source["source"] != "archive":
+    if source["source"] not in ("archive", "folder"):
         return ""
-    arguments = f"--archive {source['archive']}"
-    if "sha256" in source:
-        arguments += f" --sha256 {source['sha256']}"
+    if source["source"] == "archive":
+        arguments = f"--archive {quote(source['archive'])}"
+        if "sha256" in source:
+            arguments += f" --sha256 {source['sha256']}"
+    else:
+        arguments = f"--folder {quote(source['path'])}"
+        if source.get("sha256"):
+            pairs = [f"{split}={digest}" for split, digest in source["sha256"].items()]
+            arguments += " --sha256 " + " ".join(pairs)
+    header = source.get("header", "auto")
+    if header != "auto":
+        arguments += f" --header {'yes' if header else 'no'}"
     return arguments
 
 

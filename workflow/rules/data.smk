@@ -1,4 +1,5 @@
-# Stage 1: fetch each dataset once and write it as labelled TSV splits with stats.json.
+# Stage 1: fetch each dataset once (PyKEEN, a local archive or a local folder of split files)
+# and write it as labelled TSV splits with stats.json.
 
 
 rule prepare_dataset:
