@@ -1,3 +1,32 @@
-"""kgrank: reproducible rank-based evaluation of link prediction on knowledge graphs."""
+"""kgrank: reproducible rank-based evaluation of link prediction on knowledge graphs.
+
+The public API (imported on first use, so that ``import kgrank`` stays light):
+
+- :func:`evaluate`: every metric of one model's ranks, with its sampling interval and
+  the random model's expectation, variance, adjusted index and z-score;
+- :func:`lookup`: a metric or derived variant by any of its names (``mrr``, ``amrr``,
+  ``z_mrr``, ``hits@10``, PyKEEN's keys);
+- :func:`compare`: paired tests, bootstrap intervals and Holm's correction for any
+  number of systems on one or more datasets, a combined test across datasets, and
+  marks for systems not distinguishable from (or worse than) random.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["compare", "evaluate", "lookup"]
+
+_EXPORTS = {"compare": "kgrank.comparison", "evaluate": "kgrank.api", "lookup": "kgrank.api"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'kgrank' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,222 @@
+"""kgrank's Python API: evaluate ranks from any model, without Snakemake or training.
+
+>>> import kgrank
+>>> table = kgrank.evaluate([1, 3, 2, 10, 1], num_candidates=14, metrics=["mrr", "amrr", "z_mrr"])
+>>> columns = ["metric", "value", "ci_low", "ci_high", "random_expectation"]
+>>> print(table[columns].round(3).to_string(index=False))
+                             metric  value  ci_low  ci_high  random_expectation
+         inverse_harmonic_mean_rank  0.587   0.276    0.900               0.232
+adjusted_inverse_harmonic_mean_rank  0.462   0.057    0.870               0.000
+       z_inverse_harmonic_mean_rank  3.273   0.404    6.167               0.000
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from kgrank.errors import KgrankInputError
+from kgrank.intervals import DEFAULT_CONFIDENCE
+from kgrank.metrics import (
+    DEFAULT_HITS,
+    INTERVAL_COLUMNS,
+    Metric,
+    MetricKey,
+    Variant,
+    _interval_rows,
+    check_ranks,
+    default_metrics,
+    lookup_key,
+    rows_for,
+)
+from kgrank.rank_table import SIDES
+
+# evaluate()'s table names the two variances apart: `random_expectation` and
+# `random_variance` are the metric's moments under the random model (uniform ranks on
+# each task's candidates; the z-score divides by the root of that variance), `ci_low` and
+# `ci_high` the sampling interval of the model's own value over its test tasks.
+RENAMED_COLUMNS = {
+    "expectation": "random_expectation",
+    "variance": "random_variance",
+    "method": "random_method",
+}
+EVALUATION_COLUMNS = [
+    "metric",
+    "label",
+    "value",
+    *INTERVAL_COLUMNS[:2],
+    "random_expectation",
+    "random_variance",
+    INTERVAL_COLUMNS[2],
+    "random_method",
+]
+
+
+def lookup(name: str) -> MetricKey:
+    """A metric or a derived variant by any of its names: ``mrr``, ``amrr``, ``z_mrr``,
+    ``hits@10``, ``amri``, or the full keys (``adjusted_inverse_harmonic_mean_rank``).
+
+    >>> lookup("amrr").key, lookup("amrr").label
+    ('adjusted_inverse_harmonic_mean_rank', 'MRR (adjusted index)')
+    """
+    return lookup_key(name)
+
+
+def _as_vector(values: object, name: str) -> np.ndarray:
+    vector = np.asarray(values, dtype=float).reshape(-1)
+    if vector.size == 0:
+        raise KgrankInputError(f"{name}: empty; give one value per test task")
+    return vector
+
+
+def _selection(metrics: Iterable[str] | None, hits: Sequence[int]) -> tuple[list[Metric], set[str] | None]:
+    """The base metrics to compute and the keys to keep (None: every row)."""
+    if metrics is None:
+        return default_metrics(hits), None
+    keys = [lookup_key(name) for name in ([metrics] if isinstance(metrics, str) else metrics)]
+    bases: dict[str, Metric] = {}
+    for key in keys:
+        bases.setdefault(key.metric.key, key.metric)
+    return list(bases.values()), {key.key for key in keys}
+
+
+def _rows(
+    ranks: np.ndarray,
+    num_candidates: np.ndarray,
+    metrics: Sequence[Metric],
+    confidence: float | None,
+    seed: Sequence[int],
+) -> list[dict]:
+    from kgrank.metrics import moments_of
+
+    moments = moments_of(metrics, num_candidates)
+    rows = []
+    for metric in metrics:
+        check_ranks(metric.key, ranks, num_candidates)
+        metric_rows = rows_for(metric, metric.value(ranks), moments[metric.key])
+        if confidence is not None:
+            intervals = _interval_rows(metric, ranks, moments[metric.key], confidence, seed)
+            metric_rows = [{**row, **interval} for row, interval in zip(metric_rows, intervals, strict=True)]
+        rows += metric_rows
+    return rows
+
+
+def evaluate(
+    ranks: Sequence[float] | np.ndarray | pd.Series,
+    num_candidates: int | Sequence[int] | np.ndarray | pd.Series,
+    *,
+    sides: Sequence[str] | np.ndarray | pd.Series | None = None,
+    metrics: Iterable[str] | str | None = None,
+    hits: Sequence[int] = DEFAULT_HITS,
+    confidence: float | None = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Every metric of one model's ranks with its sampling interval and the random
+    model's expectation, variance, adjusted index and z-score.
+
+    ``ranks``: one rank per test task (the realistic rank where scores tie), in
+    [1, num_candidates]; ``num_candidates``: the number of candidates of each task, the
+    true answer included (one number for all, or one per task); ``sides`` (optional):
+    ``head``/``tail`` per task, which adds the rows of each side; ``metrics``: names to
+    keep (any name :func:`lookup` takes; default: every registered metric and variant);
+    ``confidence``: the level of the sampling interval (None: no interval).
+
+    Returns a tidy table: ``metric`` (key), ``label``, ``value``, ``ci_low``/``ci_high``
+    (how far the value would move over test sets like this one; ``ci_method`` says how),
+    ``random_expectation``/``random_variance`` (the metric under the random model) and
+    ``random_method`` (how those moments were obtained); with ``sides``, a ``side``
+    column first (``both``, ``head``, ``tail``).
+
+    >>> table = evaluate([1, 2, 1, 5], 14, sides=["head", "tail", "head", "tail"], metrics="hits@1")
+    >>> print(table[["side", "metric", "value"]].to_string(index=False))
+    side    metric  value
+    both hits_at_1    0.5
+    head hits_at_1    1.0
+    tail hits_at_1    0.0
+    """
+    rank_vector = _as_vector(ranks, "ranks")
+    candidates = _as_vector(num_candidates, "num_candidates")
+    if candidates.size == 1:
+        candidates = np.full(rank_vector.shape, candidates[0])
+    if candidates.shape != rank_vector.shape:
+        raise KgrankInputError(
+            f"num_candidates: {candidates.size} values for {rank_vector.size} ranks; "
+            "give one per task or one for all"
+        )
+    if not np.all(candidates == np.round(candidates)) or candidates.min() < 1:
+        raise KgrankInputError("num_candidates: every count must be a whole number of at least 1")
+    candidates = candidates.astype(np.int64)
+    chosen, keep = _selection(metrics, hits)
+    groups: list[tuple[str | None, np.ndarray]] = [(None, np.ones(rank_vector.shape, dtype=bool))]
+    if sides is not None:
+        side_vector = np.asarray(sides).reshape(-1)
+        if side_vector.shape != rank_vector.shape:
+            raise KgrankInputError(f"sides: {side_vector.size} values for {rank_vector.size} ranks")
+        unknown = sorted(set(side_vector.tolist()) - set(SIDES))
+        if unknown:
+            raise KgrankInputError(f"sides: {unknown[0]!r} is not a side; use head or tail")
+        groups = [("both", groups[0][1])] + [
+            (side, side_vector == side) for side in SIDES if np.any(side_vector == side)
+        ]
+    rows = []
+    for index, (side, mask) in enumerate(groups):
+        for row in _rows(rank_vector[mask], candidates[mask], chosen, confidence, [seed, index]):
+            if keep is None or row["metric"] in keep:
+                rows.append({**({"side": side} if side is not None else {}), **row})
+    labels = {
+        name.key: name.label
+        for metric in chosen
+        for name in [MetricKey(metric), *(MetricKey(metric, variant) for variant in Variant)]
+    }
+    table = pd.DataFrame(rows).rename(columns=RENAMED_COLUMNS)
+    table.insert(table.columns.get_loc("metric") + 1, "label", table["metric"].map(labels))
+    columns = (["side"] if sides is not None else []) + [
+        column for column in EVALUATION_COLUMNS if column in table.columns
+    ]
+    return table[columns]
+
+
+# What evaluate_system reports: each side alone, both together, or all three.
+SYSTEM_SIDES = ("both", "head", "tail", "all")
+
+
+def evaluate_system(
+    table: pd.DataFrame,
+    *,
+    rank_type: str = "realistic",
+    side: str = "both",
+    metrics: Iterable[str] | str | None = None,
+    hits: Sequence[int] = DEFAULT_HITS,
+    confidence: float | None = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`evaluate` on a rank table of kgrank's format (`kgrank ranks`, or
+    :func:`kgrank.systems.load_system` for a system from outside).
+
+    ``rank_type``: the rank column to evaluate (optimistic, realistic, pessimistic,
+    random); ``side``: ``both`` (every row), ``head``, ``tail``, or ``all`` (the three);
+    the other arguments as in :func:`evaluate`. Returns :func:`evaluate`'s table with
+    ``side`` and ``rank_type`` columns first.
+    """
+    from kgrank.rank_table import RANK_COLUMNS, select_side
+
+    if rank_type not in RANK_COLUMNS:
+        raise KgrankInputError(f"rank type {rank_type!r} is not one of {', '.join(RANK_COLUMNS)}")
+    if side not in SYSTEM_SIDES:
+        raise KgrankInputError(f"side {side!r} is not one of {', '.join(SYSTEM_SIDES)}")
+    missing = [column for column in ("side", rank_type, "num_candidates") if column not in table.columns]
+    if missing:
+        raise KgrankInputError(f"rank table: column(s) {missing} missing; pass a table of kgrank's format")
+    options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed}
+    if side == "all":
+        result = evaluate(table[rank_type], table["num_candidates"], sides=table["side"], **options)
+    else:
+        subset = select_side(table, side)
+        if subset.empty:
+            raise KgrankInputError(f"side {side}: the rank table has no row of this side; pick another side")
+        result = evaluate(subset[rank_type], subset["num_candidates"], **options)
+        result.insert(0, "side", side)
+    result.insert(1, "rank_type", rank_type)
+    return result

@@ -1,0 +1,110 @@
+"""Every name a user may give a metric: kgrank's keys, its short names, and PyKEEN's
+names and synonyms, each resolving to the metric (and variant) PyKEEN means."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+from pykeen.metrics.ranking import rank_based_metric_resolver
+
+import kgrank
+import kgrank.api
+import kgrank.metrics
+from kgrank.errors import KgrankInputError
+from kgrank.metrics import lookup_key
+
+# PyKEEN's class name (normalised by its resolver) -> kgrank's key, for k = 10.
+PYKEEN_TO_KGRANK = {
+    "adjustedarithmeticmeanrank": "adjusted_arithmetic_mean_rank",
+    "adjustedarithmeticmeanrankindex": "adjusted_arithmetic_mean_rank_index",
+    "adjustedgeometricmeanrankindex": "adjusted_geometric_mean_rank_index",
+    "adjustedhitsatk": "adjusted_hits_at_10",
+    "adjustedinverseharmonicmeanrank": "adjusted_inverse_harmonic_mean_rank",
+    "arithmeticmeanrank": "arithmetic_mean_rank",
+    "count": "count",
+    "geometricmeanrank": "geometric_mean_rank",
+    "harmonicmeanrank": "harmonic_mean_rank",
+    "hitsatk": "hits_at_10",
+    "inversearithmeticmeanrank": "inverse_arithmetic_mean_rank",
+    "inversegeometricmeanrank": "inverse_geometric_mean_rank",
+    "inverseharmonicmeanrank": "inverse_harmonic_mean_rank",
+    "inversemedianrank": "inverse_median_rank",
+    "medianabsolutedeviation": "median_absolute_deviation",
+    "medianrank": "median_rank",
+    "standarddeviation": "standard_deviation",
+    "variance": "variance",
+    "zarithmeticmeanrank": "z_arithmetic_mean_rank",
+    "zgeometricmeanrank": "z_geometric_mean_rank",
+    "zhitsatk": "z_hits_at_10",
+    "zinverseharmonicmeanrank": "z_inverse_harmonic_mean_rank",
+}
+# PyKEEN synonyms that name hits without a k, or spell it in a way no user types.
+UNRESOLVED_PYKEEN_SYNONYMS = {"ahk", "zahk"}
+
+
+def _with_k(name: str) -> str:
+    """PyKEEN writes Hits@k's names with a literal k or an open prefix; give k = 10."""
+    if name.endswith("@k") or name.endswith("_at_k"):
+        return name[:-1] + "10"
+    if name.endswith("atk"):
+        return name[:-1] + "10"
+    if name.endswith(("@", "_at_")):
+        return name + "10"
+    return name
+
+
+def test_every_pykeen_metric_and_synonym_resolves_as_pykeen_means_it():
+    assert set(rank_based_metric_resolver.lookup_dict) == set(PYKEEN_TO_KGRANK)
+    checked = 0
+    for name, cls in rank_based_metric_resolver.lookup_dict.items():
+        for synonym in (name, *getattr(cls, "synonyms", ())):
+            if synonym in UNRESOLVED_PYKEEN_SYNONYMS:
+                continue
+            assert lookup_key(_with_k(synonym)).key == PYKEEN_TO_KGRANK[name], synonym
+            checked += 1
+    assert checked > 60
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("amrr", "adjusted_inverse_harmonic_mean_rank"),
+        ("AMRI", "adjusted_arithmetic_mean_rank_index"),
+        ("amr", "adjusted_arithmetic_mean_rank"),
+        ("z_mrr", "z_inverse_harmonic_mean_rank"),
+        ("ZMRR", "z_inverse_harmonic_mean_rank"),
+        ("hits@7", "hits_at_7"),
+        ("ah@7", "adjusted_hits_at_7"),
+        ("zh@3", "z_hits_at_3"),
+        ("agmri", "adjusted_geometric_mean_rank_index"),
+        ("expectation_normalized_mrr", "expectation_normalized_inverse_harmonic_mean_rank"),
+    ],
+)
+def test_short_names(name, key):
+    assert kgrank.lookup(name).key == key
+
+
+def test_every_registered_key_resolves_to_itself():
+    for metric in kgrank.metrics.default_metrics():
+        assert lookup_key(metric.key).key == metric.key
+        if metric.has_derived:
+            for variant in kgrank.metrics.Variant:
+                assert lookup_key(metric.variant_key(variant)).variant is variant
+
+
+def test_an_unknown_name_is_one_line_with_suggestions():
+    with pytest.raises(KgrankInputError, match=r"unknown metric 'amrrr'; did you mean amrr") as error:
+        lookup_key("amrrr")
+    assert "\n" not in str(error.value)
+    with pytest.raises(KgrankInputError):
+        lookup_key("median_rank_index")
+
+
+def test_the_public_api_is_listed_and_its_examples_run():
+    assert set(kgrank.__all__) <= set(dir(kgrank))
+    for name in kgrank.__all__:
+        assert callable(getattr(kgrank, name))
+    for module in (kgrank.api, kgrank.metrics):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0 and result.attempted > 0, module.__name__
