@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kgrank.allocator import keep_freed_memory
+from kgrank.cli_compare import add_commands as add_compare_commands
+from kgrank.cli_evaluate import add_commands as add_evaluate_commands
 from kgrank.cli_options import (
     add_dataset_dir,
     add_filter_splits,
@@ -24,20 +26,61 @@ from kgrank.cli_options import (
     add_quiet,
     add_seed,
     add_threads,
+    open_probability,
     positive_int,
 )
 from kgrank.errors import KgrankInputError
+from kgrank.intervals import DEFAULT_CONFIDENCE
 
 # The one place where the core meets the studies: the registry finds them by name, so
 # no core module names a study (see docs/architecture.md).
 from kgrank.studies import load_studies
 
 
+def _prepare_dataset_source(args: argparse.Namespace) -> dict:
+    """The dataset entry that --archive or --folder, --sha256 and --header describe."""
+    import re
+
+    from kgrank.datasets import HEADER_OPTION, SPLITS
+
+    hex_digest = re.compile("^[0-9a-fA-F]{64}$")
+    if not (args.archive or args.folder):
+        for option, given in (("--sha256", args.sha256), ("--header", args.header)):
+            if given is not None:
+                raise KgrankInputError(
+                    f"{option} needs --archive or --folder (a PyKEEN dataset has no local file)"
+                )
+        return {}
+    if args.archive:
+        source = {"source": "archive", "archive": args.archive, "sha256": None}
+        if args.sha256 is not None:
+            if len(args.sha256) != 1 or not hex_digest.match(args.sha256[0]):
+                raise KgrankInputError(
+                    f"--sha256 {' '.join(args.sha256)}: an archive takes one sha256 of 64 hex digits"
+                )
+            source["sha256"] = args.sha256[0]
+    else:
+        source = {"source": "folder", "path": args.folder}
+        if args.sha256 is not None:
+            pairs = {}
+            for pair in args.sha256:
+                split, _, digest = pair.partition("=")
+                if split not in SPLITS or not hex_digest.match(digest) or split in pairs:
+                    raise KgrankInputError(
+                        f"--sha256 {pair}: a folder takes SPLIT=HEX pairs, one per split (train, valid, "
+                        "test; 64 hex digits each), e.g. --sha256 train=HEX valid=HEX test=HEX"
+                    )
+                pairs[split] = digest
+            source["sha256"] = pairs
+    if args.header is not None:
+        source["header"] = HEADER_OPTION[args.header]
+    return source
+
+
 def _prepare_dataset(args: argparse.Namespace) -> None:
     from kgrank.datasets import prepare_dataset
 
-    source = {"source": "archive", "archive": args.archive, "sha256": args.sha256} if args.archive else {}
-    stats = prepare_dataset(args.name, source, args.out_dir)
+    stats = prepare_dataset(args.name, _prepare_dataset_source(args), args.out_dir)
     print(json.dumps(stats))
 
 
@@ -134,7 +177,7 @@ def _metrics(args: argparse.Namespace) -> None:
     ranks = read_rank_table(args.ranks)
     metrics = default_metrics(args.hits)
     resolved = read_json(Path(args.model_dir) / "config.json")
-    tables = [(evaluate_rank_table(ranks, metrics), args.out)]
+    tables = [(evaluate_rank_table(ranks, metrics, confidence=args.confidence), args.out)]
     if args.groups_out:
         tables.append((evaluate_groups(ranks, args.dataset_dir, metrics), args.groups_out))
     for table, out in tables:
@@ -150,10 +193,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     command = commands.add_parser("prepare-dataset", help="write a dataset's labelled splits and stats.json")
     command.add_argument(
-        "--name", required=True, help="the dataset's name; without --archive, a PyKEEN dataset (may download)"
+        "--name",
+        required=True,
+        help="the dataset's name; without --archive or --folder, a PyKEEN dataset (may download)",
     )
-    command.add_argument("--archive", help="local archive with train/valid/test.txt (offline use)")
-    command.add_argument("--sha256", help="expected sha256 of --archive")
+    local = command.add_mutually_exclusive_group()
+    local.add_argument("--archive", help="local .tar.gz with train.txt, valid.txt, test.txt (offline use)")
+    local.add_argument(
+        "--folder",
+        help="local folder with train, valid, test as <split>.tsv or <split>.txt (labels, tab-separated)",
+    )
+    command.add_argument(
+        "--sha256",
+        nargs="+",
+        metavar="HEX|SPLIT=HEX",
+        help="optional, checked when given: the sha256 of --archive (one HEX), or of --folder's split "
+        "files (train=HEX valid=HEX test=HEX, any of them); stats.json records them either way",
+    )
+    command.add_argument(
+        "--header",
+        choices=["auto", "yes", "no"],
+        help="header line of each split file of --archive or --folder: auto (the default) skips and "
+        "reports a first line of header words (head relation tail, h r t, subject predicate object ...), "
+        "yes always skips the first line, no reads every line as a triple",
+    )
     command.add_argument(
         "--out-dir", required=True, help="where to write {train,valid,test}.tsv and stats.json"
     )
@@ -253,9 +316,18 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--model", required=True, help="the model's name, written into every row")
     command.add_argument("--dataset-dir", help="the prepared dataset, for the relation categories")
     add_hits(command)
+    command.add_argument(
+        "--confidence",
+        type=open_probability,
+        default=DEFAULT_CONFIDENCE,
+        help="level of each value's sampling interval over the test tasks (ci_low, ci_high, ci_method)",
+    )
     command.add_argument("--out", required=True, help="where to write the tidy metric table (TSV)")
     command.add_argument("--groups-out", help="also write the table per relation and relation category")
     command.set_defaults(handler=_metrics)
+
+    add_evaluate_commands(commands)
+    add_compare_commands(commands)
 
     for study in load_studies():
         study.add_commands(commands)

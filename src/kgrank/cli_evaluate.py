@@ -1,0 +1,271 @@
+"""`kgrank evaluate`: every metric of a system from outside, in one command.
+
+A rank table from any framework (``--ranks``), a PyKEEN pipeline folder (``--model``) or
+a score matrix with its query index (``--scores`` and ``--queries``) becomes a rank
+table of kgrank's format (:mod:`kgrank.systems`), evaluated by
+:func:`kgrank.api.evaluate_system`: printed as one row per metric (value with its
+interval, the random model's expectation, adjusted index with its interval, z-score) and
+written as kgrank.evaluate's tidy table where asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from kgrank.cli_options import add_filter_splits, non_negative_int, open_probability, positive_int
+from kgrank.errors import KgrankInputError
+
+DEFAULT_METRICS = ("mrr", "mr", "hits@1", "hits@3", "hits@10")
+TABLE_SUFFIXES = (".tsv", ".parquet")
+
+
+def add_commands(commands: Any) -> None:
+    """Add `evaluate` to the `kgrank` subcommands."""
+    from kgrank.api import SYSTEM_SIDES
+    from kgrank.intervals import DEFAULT_CONFIDENCE
+    from kgrank.rank_table import RANK_COLUMNS
+    from kgrank.systems import IDENTIFIERS
+
+    command = commands.add_parser(
+        "evaluate",
+        help="evaluate a system from outside: a rank table, a PyKEEN pipeline folder or a score matrix",
+        description="Every metric of a model kgrank did not train, with its interval, the random "
+        "model's expectation, its adjusted index and its z-score.",
+    )
+    command.add_argument(
+        "--dataset",
+        required=True,
+        help="a prepared dataset folder (train/valid/test.tsv + stats.json of `kgrank prepare-dataset`), "
+        "a folder of raw train/valid/test files (prepared into a temporary folder), or a PyKEEN dataset "
+        "name (nations, kinships ...: prepared once into ~/.cache/kgrank/datasets/<name>)",
+    )
+    system = command.add_mutually_exclusive_group(required=True)
+    system.add_argument(
+        "--ranks",
+        metavar="FILE",
+        help="a rank table (.csv, .tsv/.txt, .parquet) with a header: head, relation, tail (labels or ids), "
+        "side (head/tail), rank (or optimistic and pessimistic, or realistic), optional num_candidates",
+    )
+    system.add_argument(
+        "--model",
+        metavar="DIR",
+        help="a PyKEEN pipeline folder (save_to_directory: trained_model.pkl, training_triples/); its "
+        "pickle is loaded with torch.load(weights_only=False): pass only a folder you trust",
+    )
+    system.add_argument(
+        "--scores",
+        metavar="FILE",
+        help="a score matrix (.npy or .pt; one row per query, one column per entity in the dataset's "
+        "id order; higher is better), with --queries",
+    )
+    command.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="with --scores: the query index (.csv or .tsv with head, relation, tail, side; one row per "
+        "matrix row, in order)",
+    )
+    command.add_argument(
+        "--metrics",
+        nargs="+",
+        default=list(DEFAULT_METRICS),
+        help="metrics by any name (mrr, mr, amri, z_mrr, hits@10, gmr ...); each is reported with its "
+        "adjusted index and z-score",
+    )
+    command.add_argument(
+        "--rank-type", choices=RANK_COLUMNS, default="realistic", help="the rank variant to evaluate"
+    )
+    command.add_argument(
+        "--side",
+        choices=SYSTEM_SIDES,
+        default="both",
+        help="both: head and tail ranks together; head or tail alone; all: the three",
+    )
+    command.add_argument(
+        "--confidence",
+        type=open_probability,
+        default=DEFAULT_CONFIDENCE,
+        help="level of the interval of each value over test sets like this one",
+    )
+    add_filter_splits(command)
+    command.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="accept a rank table or query index that lacks some test triples (evaluates those given)",
+    )
+    command.add_argument(
+        "--identifiers",
+        choices=IDENTIFIERS,
+        default="auto",
+        help="head, relation, tail as dataset labels or PyKEEN ids; auto: ids when every value is a "
+        "whole number in range",
+    )
+    command.add_argument("--name", help="the system's name in the outputs (default: the file or folder name)")
+    command.add_argument("--out", metavar="FILE.tsv", help="write the tidy metric table (.tsv or .parquet)")
+    command.add_argument("--markdown", metavar="FILE.md", help="write the printed table as Markdown")
+    command.add_argument("--latex", metavar="FILE.tex", help="write the printed table as LaTeX")
+    command.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of the non-deterministic rank (a model's tie breaking) and of bootstrap intervals",
+    )
+    command.add_argument(
+        "--batch-size", type=positive_int, default=256, help="test triples a model scores at once"
+    )
+    command.add_argument("--device", default="cpu", help="where a model scores: cpu, cuda, cuda:1 ...")
+    command.add_argument("--quiet", action="store_true", help="no progress bar while a model ranks")
+    command.set_defaults(handler=_evaluate)
+
+
+def _source(args: argparse.Namespace) -> tuple[Any, str, str]:
+    """(what load_system takes, its kind, the system's default name)."""
+    if args.scores is not None:
+        if args.queries is None:
+            raise KgrankInputError(
+                "--scores needs --queries: the query index (head, relation, tail, side) of its rows"
+            )
+        return (args.scores, args.queries), "scores", Path(args.scores).stem
+    if args.queries is not None:
+        raise KgrankInputError("--queries goes with --scores (the score matrix whose rows it lists)")
+    if args.ranks is not None:
+        return args.ranks, "ranks", Path(args.ranks).stem
+    return args.model, None, Path(args.model).resolve().name
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    if args.out is not None and Path(args.out).suffix not in TABLE_SUFFIXES:
+        raise KgrankInputError(f"--out {args.out}: name it .tsv or .parquet (the tidy table's formats)")
+    for option, path in (("--out", args.out), ("--markdown", args.markdown), ("--latex", args.latex)):
+        if path is not None and Path(path).is_dir():
+            raise KgrankInputError(f"{option} {path}: a folder; give a file name")
+
+
+def _metric_keys(names: list[str]) -> list[str]:
+    """Each named metric's base key with its derived variants' keys, in the order named."""
+    from kgrank.api import lookup
+    from kgrank.metrics import Variant
+
+    keys: list[str] = []
+    for name in names:
+        metric = lookup(name).metric
+        for key in [metric.key, *(metric.variant_key(variant) for variant in Variant if metric.has_derived)]:
+            if key not in keys:
+                keys.append(key)
+    return keys
+
+
+def _with_interval(value: float, low: float, high: float) -> str:
+    import math
+
+    if not math.isfinite(value):
+        return ""
+    text = f"{value:#.4g}"
+    if math.isfinite(low) and math.isfinite(high):
+        text += f" [{low:#.4g}, {high:#.4g}]"
+    return text
+
+
+def summary_table(result: Any) -> Any:
+    """One row per base metric: label, value [interval], random expectation, adjusted
+    index [interval], z-score (a ``side`` column first when there are several sides)."""
+    import pandas as pd
+
+    from kgrank.api import lookup
+    from kgrank.metrics import Variant
+
+    rows = []
+    sides = list(dict.fromkeys(result["side"]))
+    for side in sides:
+        subset = result[result["side"] == side].set_index("metric")
+        for key in subset.index:
+            named = lookup(key)
+            if named.variant is not None:
+                continue
+            metric, base = named.metric, subset.loc[key]
+
+            def variant(which: Variant, metric=metric, subset=subset) -> Any:
+                key = metric.variant_key(which)
+                return subset.loc[key] if metric.has_derived and key in subset.index else None
+
+            index, z_score = variant(Variant.INDEX), variant(Variant.Z_SCORE)
+            rows.append(
+                {
+                    **({"side": side} if len(sides) > 1 else {}),
+                    "metric": base["label"],
+                    "value [CI]": _with_interval(base["value"], base["ci_low"], base["ci_high"]),
+                    "random expectation": f"{base['random_expectation']:#.4g}",
+                    "adjusted index [CI]": ""
+                    if index is None
+                    else _with_interval(index["value"], index["ci_low"], index["ci_high"]),
+                    "z-score": "" if z_score is None else f"{z_score['value']:#.4g}",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _dataset_name(folder: Path, spec: str) -> str:
+    from kgrank.io import read_json
+
+    try:
+        return str(read_json(folder / "stats.json").get("dataset") or Path(spec).name)
+    except (KgrankInputError, AttributeError):
+        return Path(spec).name
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from kgrank.api import evaluate_system
+    from kgrank.io import write_table, write_text
+    from kgrank.systems import dataset_folder, load_system
+
+    source, kind, default_name = _source(args)
+    _check_outputs(args)
+    keys = _metric_keys(args.metrics)  # a misspelt metric stops before any ranking
+    name = args.name or default_name
+    with dataset_folder(args.dataset) as folder:
+        dataset = _dataset_name(folder, args.dataset)
+        ranks = load_system(
+            source,
+            folder,
+            kind=kind,
+            filter_splits=args.filter_splits,
+            seed=args.seed,
+            allow_partial=args.allow_partial,
+            identifiers=args.identifiers,
+            batch_size=args.batch_size,
+            device=args.device,
+            progress=not args.quiet,
+        )
+    result = evaluate_system(
+        ranks,
+        rank_type=args.rank_type,
+        side=args.side,
+        metrics=keys,
+        confidence=args.confidence,
+        seed=args.seed,
+    )
+    summary = summary_table(result)
+    triples = ranks["triple_id"].nunique()
+    filtered = ", ".join(args.filter_splits) if args.filter_splits else "nothing (unfiltered)"
+    print(
+        f"{name} on {dataset}: {len(ranks)} ranks of {triples} test triples ({args.side} sides), "
+        f"{args.rank_type} ranks, filtered by {filtered}"
+    )
+    print()
+    print(summary.to_markdown(index=False, tablefmt="simple", disable_numparse=True))
+    print()
+    print(
+        f"[CI]: {args.confidence:.0%} interval of the value over test sets like this one; random "
+        "expectation: under uniformly random ranks; adjusted index: 0 random, 1 perfect; z-score: "
+        "standard deviations above random"
+    )
+    if args.out is not None:
+        result.insert(0, "system", name)
+        result.insert(0, "dataset", dataset)
+        write_table(args.out, result)
+    if args.markdown is not None:
+        write_text(args.markdown, summary.to_markdown(index=False, disable_numparse=True) + "\n")
+    if args.latex is not None:
+        caption = f"{name} on {dataset}, {args.rank_type} ranks ({args.side} sides)"
+        write_text(args.latex, summary.to_latex(index=False, caption=caption, label=f"tab:{name}"))

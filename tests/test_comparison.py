@@ -1,0 +1,455 @@
+"""kgrank.comparison: paired comparisons of systems, marks against random and the summary
+across datasets, on hand-made ranks whose answer is known and against scipy and
+statsmodels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests
+
+import kgrank
+from kgrank import comparison
+from kgrank.comparison import (
+    NOT_DISTINGUISHABLE,
+    PAIR_COLUMNS,
+    SUMMARY_COLUMNS,
+    SYSTEM_COLUMNS,
+    WORSE_THAN_RANDOM,
+    compare,
+    compare_rank_tables,
+    rank_frame,
+)
+from kgrank.errors import KgrankInputError
+from kgrank.stats import mean_difference_interval, seed_sequence
+
+FAST = {"bootstrap_resamples": 200}
+
+
+def long_frame(systems: dict[str, np.ndarray], num_candidates, dataset: str | None = None) -> pd.DataFrame:
+    """One row per (system, task) of ``systems`` (name: ranks), tasks "0-head", "1-head" ..."""
+    frames = []
+    for system, ranks in systems.items():
+        ranks = np.asarray(ranks, dtype=float)
+        counts = np.broadcast_to(np.asarray(num_candidates), ranks.shape)
+        frame = pd.DataFrame(
+            {
+                "system": system,
+                "task": [f"{index}-head" for index in range(len(ranks))],
+                "rank": ranks,
+                "num_candidates": counts,
+            }
+        )
+        if dataset is not None:
+            frame.insert(0, "dataset", dataset)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def row(table: pd.DataFrame, **where) -> pd.Series:
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in where.items():
+        mask &= (table[column] == value).to_numpy()
+    assert mask.sum() == 1, where
+    return table[mask].iloc[0]
+
+
+def uniform_ranks(seed: int, tasks: int, num_candidates: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(1, num_candidates + 1, tasks).astype(float)
+
+
+def test_identical_systems_have_p_one_and_a_difference_of_zero():
+    ranks = uniform_ranks(1, 40, 30)
+    result = compare(
+        long_frame({"a": ranks, "b": ranks.copy()}, 30), metrics=["mrr", "hits@10", "gmr"], **FAST
+    )
+    assert list(result.pairs.columns) == list(PAIR_COLUMNS)
+    assert len(result.pairs) == 3
+    for _, pair in result.pairs.iterrows():
+        assert pair["t_p"] == 1.0 and pair["wilcoxon_p"] == 1.0 and pair["t_statistic"] == 0.0
+        assert pair["t_p_holm"] == 1.0 and not pair["t_significant"] and not pair["wilcoxon_significant"]
+        assert pair["difference"] == 0.0
+        assert (pair["difference_low"], pair["difference_high"]) == (0.0, 0.0)
+        assert pair["adjusted_difference"] == 0.0
+        assert (pair["adjusted_difference_low"], pair["adjusted_difference_high"]) == (0.0, 0.0)
+        assert pair["better"] == ""
+    assert result.summary.empty and list(result.summary.columns) == list(SUMMARY_COLUMNS)
+
+
+def test_a_system_always_better_is_significantly_better_on_every_metric():
+    worse = np.random.default_rng(2).integers(2, 21, 60).astype(float)
+    result = compare(
+        long_frame({"best": np.ones(60), "worse": worse}, 20),
+        metrics=["mrr", "mr", "hmr", "gmr", "hits@1"],
+        **FAST,
+    )
+    for _, pair in result.pairs.iterrows():
+        metric = kgrank.lookup(pair["metric"]).metric
+        assert pair["better"] == "best"
+        assert pair["t_significant"] and pair["wilcoxon_significant"]
+        # the difference is in the metric's units: negative for lower-is-better metrics
+        assert np.sign(pair["difference"]) == (1 if metric.increasing else -1)
+        assert np.sign(pair["t_statistic"]) == np.sign(pair["difference"])
+        assert pair["difference_low"] <= pair["difference"] <= pair["difference_high"]
+        assert 0 not in (np.sign(pair["difference_low"]), np.sign(pair["difference_high"]))
+        # the adjusted difference is positive where the first system is better, MR included
+        assert pair["adjusted_difference"] > 0 and pair["adjusted_difference_low"] > 0
+
+
+def test_marks_against_random():
+    tasks, candidates = 300, 50
+    random_ranks = uniform_ranks(3, tasks, candidates)
+    result = compare(
+        long_frame(
+            {"perfect": np.ones(tasks), "random": random_ranks, "last": np.full(tasks, float(candidates))},
+            candidates,
+        ),
+        metrics=["mrr", "hits@10"],
+        **FAST,
+    )
+    systems = result.systems
+    assert list(systems.columns) == list(SYSTEM_COLUMNS)
+    for metric in ("inverse_harmonic_mean_rank", "hits_at_10"):
+        assert row(systems, system="perfect", metric=metric)["mark"] == ""
+        assert row(systems, system="random", metric=metric)["mark"] == NOT_DISTINGUISHABLE
+        last = row(systems, system="last", metric=metric)
+        assert last["mark"] == WORSE_THAN_RANDOM and last["z_score"] < -1.96
+    # the z-score is the one kgrank.evaluate reports, the mark's p its two-sided normal p
+    random_mrr = row(systems, system="random", metric="inverse_harmonic_mean_rank")
+    evaluated = kgrank.evaluate(random_ranks, candidates, metrics=["z_mrr", "amrr"], confidence=None)
+    assert random_mrr["z_score"] == pytest.approx(evaluated["value"].iloc[1])
+    assert random_mrr["adjusted_index"] == pytest.approx(evaluated["value"].iloc[0])
+    assert random_mrr["z_p"] == pytest.approx(2 * scipy_stats.norm.sf(abs(random_mrr["z_score"])))
+    # Holm over every (dataset, system, metric) row
+    _, expected, _, _ = multipletests(systems["z_p"], method="holm")
+    np.testing.assert_allclose(systems["z_p_holm"], expected)
+
+
+def test_marks_use_holm_not_the_bare_threshold():
+    # |z| a little above 1.96 alone is distinguishable; among many tests Holm is not convinced
+    tasks, candidates = 400, 10
+    generator = np.random.default_rng(0)
+    systems = {f"s{index}": generator.integers(1, candidates + 1, tasks).astype(float) for index in range(6)}
+    result = compare(long_frame(systems, candidates), metrics=["mr"], **FAST)
+    marked = result.systems
+    rejected, _, _, _ = multipletests(marked["z_p"], alpha=0.05, method="holm")
+    np.testing.assert_array_equal(marked["mark"] == NOT_DISTINGUISHABLE, ~rejected)
+
+
+@pytest.mark.parametrize(
+    ("metric", "per_task", "sign"),
+    [
+        ("mrr", lambda r: 1 / r, 1),
+        ("mr", lambda r: r, 1),
+        ("gmr", np.log, 1),
+        ("hmr", lambda r: 1 / r, -1),  # HMR = 1 / mean(1/r) falls as mean(1/r) grows
+        ("imr", lambda r: r, -1),
+        ("hits@3", lambda r: (r <= 3).astype(float), 1),
+    ],
+)
+def test_paired_tests_equal_scipy_on_the_per_task_values(metric, per_task, sign):
+    first, second = uniform_ranks(4, 80, 12), uniform_ranks(5, 80, 12)
+    pair = compare(long_frame({"a": first, "b": second}, 12), metrics=[metric], **FAST).pairs.iloc[0]
+    expected_t = scipy_stats.ttest_rel(per_task(first), per_task(second))
+    assert pair["t_statistic"] == pytest.approx(sign * expected_t.statistic)
+    assert pair["t_p"] == pytest.approx(expected_t.pvalue)
+    assert pair["wilcoxon_p"] == pytest.approx(scipy_stats.wilcoxon(per_task(first), per_task(second)).pvalue)
+    lookup = kgrank.lookup(metric).metric
+    assert pair["difference"] == pytest.approx(lookup.value(first) - lookup.value(second))
+
+
+def test_holm_columns_equal_statsmodels_over_every_comparison():
+    frames = [
+        long_frame(
+            {name: uniform_ranks(seed + offset, 50, 15) for offset, name in enumerate("abc")}, 15, dataset
+        )
+        for seed, dataset in ((10, "one"), (20, "two"))
+    ]
+    result = compare(pd.concat(frames), metrics=["mrr", "hits@5"], alpha=0.1, **FAST)
+    pairs = result.pairs
+    assert len(pairs) == 2 * 2 * 3  # datasets x metrics x pairs: the family
+    for test in ("t", "wilcoxon"):
+        rejected, adjusted, _, _ = multipletests(pairs[f"{test}_p"], alpha=0.1, method="holm")
+        np.testing.assert_allclose(pairs[f"{test}_p_holm"], adjusted)
+        np.testing.assert_array_equal(pairs[f"{test}_significant"], rejected)
+    assert "over all 12 (dataset, metric, pair) rows" in result.caption
+
+
+@pytest.mark.parametrize(
+    ("metric", "per_task", "better_is_higher"), [("mrr", lambda r: 1 / r, True), ("mr", lambda r: r, False)]
+)
+def test_two_datasets_give_a_summary_with_scipy_stouffer(metric, per_task, better_is_higher):
+    generator = np.random.default_rng(7)
+    data = {}
+    frames = []
+    for dataset, tasks, candidates in (("small", 60, 14), ("large", 150, 40)):
+        a = np.minimum(generator.geometric(0.35, tasks), candidates).astype(float)
+        b = np.minimum(generator.geometric(0.30, tasks), candidates).astype(float)
+        data[dataset] = (a, b)
+        frames.append(long_frame({"a": a, "b": b}, candidates, dataset))
+    result = compare(pd.concat(frames), metrics=[metric], **FAST)
+    summary = result.summary
+    assert len(summary) == 1
+    line = summary.iloc[0]
+    pairs = result.pairs
+    weights = pairs["tasks"].to_numpy(dtype=float)
+    pooled = np.sum(weights * pairs["adjusted_difference"]) / weights.sum()
+    assert line["adjusted_difference"] == pytest.approx(pooled)
+    assert line["datasets"] == 2 and line["tasks"] == 210
+    # one-sided tests in the direction of the pooled difference, on the adjusted scale
+    first_better = pooled > 0
+    alternative = "greater" if first_better == better_is_higher else "less"
+    one_sided = [
+        scipy_stats.ttest_rel(per_task(a), per_task(b), alternative=alternative).pvalue
+        for a, b in data.values()
+    ]
+    expected = scipy_stats.combine_pvalues(one_sided, method="stouffer", weights=np.sqrt([60, 150]))
+    assert line["stouffer_z"] == pytest.approx(expected.statistic)
+    assert line["stouffer_p"] == pytest.approx(expected.pvalue)
+    assert line["combined_p"] == pytest.approx(2 * min(expected.pvalue, 1 - expected.pvalue))
+    assert line["better"] == ("a" if first_better else "b")
+    assert "Stouffer" in line["method"]
+    assert "small: " in line["per_dataset"] and "large: " in line["per_dataset"]
+
+
+def test_summary_keeps_only_pairs_on_two_datasets():
+    frames = [
+        long_frame({"a": uniform_ranks(1, 30, 9), "b": uniform_ranks(2, 30, 9)}, 9, "one"),
+        long_frame(
+            {"a": uniform_ranks(3, 30, 9), "b": uniform_ranks(4, 30, 9), "c": uniform_ranks(5, 30, 9)},
+            9,
+            "two",
+        ),
+    ]
+    summary = compare(pd.concat(frames), metrics=["mrr"], **FAST).summary
+    assert summary[["first", "second"]].values.tolist() == [["a", "b"]]
+
+
+def test_stouffer_stays_finite_where_p_values_underflow():
+    z, p = comparison.stouffer(np.array([60.0, 200.0]), np.array([400, 600]))
+    assert np.isfinite(z) and z > 50 and p == 0.0
+    negative, _ = comparison.stouffer(np.array([-60.0, -200.0]), np.array([400, 600]))
+    assert negative == pytest.approx(-z)
+    ordinary = scipy_stats.combine_pvalues(
+        scipy_stats.t.sf([1.5, 2.5], [29, 99]), method="stouffer", weights=np.sqrt([30, 100])
+    )
+    assert comparison.stouffer(np.array([1.5, 2.5]), np.array([30, 100])) == pytest.approx(
+        (ordinary.statistic, ordinary.pvalue)
+    )
+
+
+def test_intervals_are_paired_bootstraps_seeded_per_pair():
+    a, b = uniform_ranks(8, 70, 25), uniform_ranks(9, 70, 25)
+    two = compare(long_frame({"a": a, "b": b}, 25), metrics=["mrr", "gmr"], bootstrap_resamples=300, seed=3)
+    mrr = row(two.pairs, metric="inverse_harmonic_mean_rank")
+    # tasks are taken in the order of their names, whatever the order of the rows
+    order = sorted(range(len(a)), key=lambda index: f"{index}-head")
+    expected = mean_difference_interval(
+        1 / a[order],
+        1 / b[order],
+        resamples=300,
+        seed=seed_sequence(3, comparison.DEFAULT_DATASET, mrr["metric"], "a", "b"),
+    )
+    assert (mrr["difference_low"], mrr["difference_high"]) == pytest.approx(expected)
+    gmr = row(two.pairs, metric="geometric_mean_rank")
+    assert gmr["difference_low"] <= gmr["difference"] <= gmr["difference_high"]
+    # the adjusted interval is the difference interval over (optimum - E): MR-like metrics flip it
+    span = 1.0 - gmr["random_expectation"]
+    assert gmr["adjusted_difference_low"] == pytest.approx(gmr["difference_high"] / span)
+    # a third system leaves the intervals of the other pairs where they were
+    three = compare(
+        long_frame({"a": a, "b": b, "c": uniform_ranks(10, 70, 25)}, 25),
+        metrics=["mrr", "gmr"],
+        bootstrap_resamples=300,
+        seed=3,
+    )
+    pd.testing.assert_frame_equal(
+        three.pairs[(three.pairs["first"] == "a") & (three.pairs["second"] == "b")][
+            ["difference_low", "difference_high"]
+        ].reset_index(drop=True),
+        two.pairs[["difference_low", "difference_high"]],
+    )
+
+
+def test_the_order_of_the_rows_does_not_matter():
+    frame = long_frame({"a": uniform_ranks(1, 30, 9), "b": uniform_ranks(2, 30, 9)}, 9)
+    shuffled = frame.sample(frac=1.0, random_state=0)
+    first, second = compare(frame, **FAST), compare(shuffled, **FAST)
+    pd.testing.assert_frame_equal(first.pairs, second.pairs)
+    pd.testing.assert_frame_equal(first.systems, second.systems)
+
+
+def test_derived_keys_compare_their_base_metric_once():
+    result = compare(
+        long_frame({"a": uniform_ranks(1, 30, 9), "b": uniform_ranks(2, 30, 9)}, 9),
+        metrics=["mrr", "amrr", "z_mrr", "amri"],
+        **FAST,
+    )
+    assert result.metrics == ("inverse_harmonic_mean_rank", "arithmetic_mean_rank")
+    assert len(result.pairs) == 2
+
+
+def test_a_random_model_that_is_optimal_is_not_distinguishable():
+    # every task has one candidate: every system, random included, is at the optimum
+    result = compare(long_frame({"a": np.ones(5), "b": np.ones(5)}, 1), metrics=["mrr"], **FAST)
+    assert (result.systems["mark"] == NOT_DISTINGUISHABLE).all()
+    assert np.isnan(result.pairs["adjusted_difference"].iloc[0])
+
+
+def one_line_error(frame: pd.DataFrame, match: str, **options) -> str:
+    with pytest.raises(KgrankInputError, match=match) as error:
+        compare(frame, **{**FAST, **options})
+    assert "\n" not in str(error.value)
+    return str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("median_rank", "median"),
+        ("inverse_median_rank", "median"),
+        ("std", "dispersion"),
+        ("count", "count"),
+        ("maximum_rank", "extreme"),
+    ],
+)
+def test_metrics_without_a_mean_over_tasks_are_refused(name, reason):
+    frame = long_frame({"a": uniform_ranks(1, 10, 9), "b": uniform_ranks(2, 10, 9)}, 9)
+    one_line_error(frame, reason, metrics=[name])
+
+
+def test_unequal_task_sets_are_refused_naming_dataset_system_and_count():
+    frame = long_frame({"a": uniform_ranks(1, 10, 9), "b": uniform_ranks(2, 10, 9)}, 9, "nations")
+    frame = frame.drop(index=frame.index[-1])
+    message = one_line_error(frame, "same tasks")
+    assert "'nations'" in message and "'b'" in message and "1 task(s)" in message
+
+
+def test_other_bad_inputs_are_refused_in_one_line():
+    good = long_frame({"a": uniform_ranks(1, 10, 9), "b": uniform_ranks(2, 10, 9)}, 9)
+    one_line_error(good[good["system"] == "a"], "two systems")
+    other = good.copy()
+    other.loc[other.index[-1], "num_candidates"] = 10
+    one_line_error(other, "same candidates")
+    other = good.copy()
+    other.loc[other.index[0], "rank"] = 10
+    one_line_error(other, r"not in \[1, 9\]")
+    one_line_error(pd.concat([good, good.iloc[:1]]), "twice")
+    one_line_error(good.drop(columns="task"), "missing")
+    one_line_error(good.iloc[[0, 10]], "at least two")
+
+
+def kgrank_rank_table(realistic: np.ndarray, num_candidates: int) -> pd.DataFrame:
+    tasks = len(realistic)
+    return pd.DataFrame(
+        {
+            "triple_id": np.arange(tasks) // 2,
+            "head": 0,
+            "relation": 0,
+            "tail": 1,
+            "side": ["head", "tail"] * (tasks // 2),
+            "optimistic": np.floor(realistic),
+            "realistic": realistic,
+            "pessimistic": np.ceil(realistic),
+            "random": np.ceil(realistic),
+            "num_candidates": num_candidates,
+        }
+    )
+
+
+def test_rank_frame_builds_the_long_form_from_rank_tables():
+    tables = {
+        "a": kgrank_rank_table(np.array([1.0, 2.5, 3.0, 1.5]), 5),
+        "b": kgrank_rank_table(np.array([2.0, 1.0, 4.0, 5.0]), 5),
+    }
+    single = rank_frame(tables)
+    assert list(single.columns) == ["system", "task", "rank", "num_candidates"]
+    assert single["task"].tolist()[:4] == ["0-head", "0-tail", "1-head", "1-tail"]
+    assert single["rank"].tolist()[:4] == [1.0, 2.5, 3.0, 1.5]
+    assert rank_frame(tables, rank_type="optimistic")["rank"].tolist()[:4] == [1.0, 2.0, 3.0, 1.0]
+    nested = rank_frame({"nations": tables, "kinships": tables})
+    assert nested["dataset"].unique().tolist() == ["nations", "kinships"]
+    result = compare_rank_tables({"nations": tables, "kinships": tables}, metrics=["mrr"], **FAST)
+    assert len(result.pairs) == 2 and len(result.summary) == 1
+    with pytest.raises(KgrankInputError, match="realistic"):
+        rank_frame({"a": tables["a"].drop(columns="realistic")})
+
+
+def test_report_states_every_method(tmp_path):
+    tasks, candidates = 100, 30
+    frames = [
+        long_frame(
+            {
+                "good": np.ones(tasks),
+                "random": uniform_ranks(seed, tasks, candidates),
+                "last": np.full(tasks, 30.0),
+            },
+            candidates,
+            dataset,
+        )
+        for seed, dataset in ((1, "d1"), (2, "d2"))
+    ]
+    result = compare(pd.concat(frames), metrics=["mrr", "hits@10"], **FAST)
+    caption = result.caption
+    for phrase in (
+        "paired t-test",
+        "Wilcoxon",
+        "Holm",
+        "(dataset, metric, pair)",
+        "(dataset, system, metric)",
+        "percentile bootstrap",
+        "Stouffer",
+        WORSE_THAN_RANDOM,
+        NOT_DISTINGUISHABLE,
+    ):
+        assert phrase in caption
+    text = result.report()
+    assert WORSE_THAN_RANDOM in text and "Across datasets" in text and "Stouffer" in text
+    markdown = result.to_markdown()
+    assert markdown.count("## ") == 3 and "| MRR" in markdown
+    latex = result.to_latex()
+    assert latex.count(r"\begin{table}") == 3 and r"95\%" in latex
+    result.write_report(tmp_path / "compare.md", tmp_path / "compare.tex")
+    assert (tmp_path / "compare.md").read_text() == markdown
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**16),
+    systems=st.integers(2, 4),
+    tasks=st.integers(3, 40),
+    candidates=st.integers(2, 30),
+)
+def test_tables_agree_with_each_other(seed, systems, tasks, candidates):
+    generator = np.random.default_rng(seed)
+    counts = generator.integers(1, candidates + 1, tasks)
+    ranks = {f"s{index}": np.floor(generator.random(tasks) * counts) + 1 for index in range(systems)}
+    frame = long_frame(ranks, counts)
+    result = compare(frame, metrics=["mrr", "mr", "gmr"], bootstrap_resamples=30)
+    pairs, table = result.pairs, result.systems
+    assert len(pairs) == 3 * systems * (systems - 1) // 2
+    index = table.set_index(["system", "metric"])
+    for _, pair in pairs.iterrows():
+        first, second = (
+            index.loc[(pair["first"], pair["metric"])],
+            index.loc[(pair["second"], pair["metric"])],
+        )
+        assert pair["difference"] == pytest.approx(first["value"] - second["value"], abs=1e-12)
+        if np.isfinite(pair["adjusted_difference"]):
+            assert pair["adjusted_difference"] == pytest.approx(
+                first["adjusted_index"] - second["adjusted_index"], abs=1e-9
+            )
+        assert pair["t_statistic"] == 0 or np.sign(pair["t_statistic"]) == np.sign(pair["difference"])
+        assert pair["t_p_holm"] >= pair["t_p"] - 1e-15
+    # reversing the order of the systems swaps first and second: the difference turns sign
+    reversed_frame = pd.concat([frame[frame["system"] == name] for name in reversed(list(ranks))])
+    swapped = compare(reversed_frame, metrics=["mrr", "mr", "gmr"], bootstrap_resamples=30).pairs
+    merged = pairs.merge(
+        swapped, left_on=["metric", "first", "second"], right_on=["metric", "second", "first"]
+    )
+    np.testing.assert_allclose(merged["difference_x"], -merged["difference_y"], atol=1e-12)
+    np.testing.assert_allclose(merged["t_p_x"], merged["t_p_y"])

@@ -1,0 +1,444 @@
+"""Systems from outside (kgrank.systems): a rank table of another framework, a PyKEEN
+pipeline folder and a score matrix each become kgrank's rank table, on Nations.
+
+One tiny PyKEEN TransE (2 epochs, dimension 8) is trained per module; its ranks through
+kgrank's engine are the reference the other kinds must reproduce, and must themselves equal
+PyKEEN's RankBasedEvaluator's.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from kgrank.api import evaluate_system
+from kgrank.candidates import candidate_counts, known_answers
+from kgrank.datasets import load_factories
+from kgrank.errors import KgrankInputError
+from kgrank.rank_table import RANK_TABLE_COLUMNS, check_rank_table
+from kgrank.ranks import compute_ranks
+from kgrank.systems import (
+    dataset_folder,
+    detect_kind,
+    load_pykeen_model,
+    load_rank_table,
+    load_system,
+    rank_pykeen_folder,
+    rank_score_matrix,
+)
+
+
+def train_pykeen_folder(directory: Path, num_epochs: int = 2) -> Path:
+    """What a user brings: PyKEEN's own pipeline on Nations, saved with save_to_directory."""
+    from pykeen.pipeline import pipeline
+
+    result = pipeline(
+        dataset="nations",
+        model="TransE",
+        model_kwargs=dict(embedding_dim=8),
+        training_kwargs=dict(num_epochs=num_epochs, use_tqdm=False),
+        evaluation_kwargs=dict(use_tqdm=False),
+        random_seed=0,
+    )
+    result.save_to_directory(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def pykeen_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return train_pykeen_folder(tmp_path_factory.mktemp("pykeen") / "pk_transe")
+
+
+@pytest.fixture(scope="module")
+def reference(pykeen_folder: Path, nations_dir: Path) -> pd.DataFrame:
+    """The PyKEEN model's ranks through kgrank's engine: the equivalent kgrank rank table."""
+    return rank_pykeen_folder(pykeen_folder, nations_dir, seed=0)
+
+
+def _labels(nations_dir: Path) -> tuple[dict[int, str], dict[int, str]]:
+    training = load_factories(nations_dir).training
+    return (
+        {index: label for label, index in training.entity_to_id.items()},
+        {index: label for label, index in training.relation_to_id.items()},
+    )
+
+
+def _external(table: pd.DataFrame, nations_dir: Path, *, by: str = "label") -> pd.DataFrame:
+    """The reference as another framework would write it: no triple_id, one `rank` column
+    (the realistic rank) and, by label, the dataset's labels."""
+    frame = table[["head", "relation", "tail", "side"]].copy()
+    if by == "label":
+        entities, relations = _labels(nations_dir)
+        frame["head"] = frame["head"].map(entities)
+        frame["relation"] = frame["relation"].map(relations)
+        frame["tail"] = frame["tail"].map(entities)
+    frame["rank"] = table["realistic"]
+    return frame
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    frame.to_csv(path, sep="\t" if path.suffix in (".tsv", ".txt") else ",", index=False)
+    return path
+
+
+def _metrics(table: pd.DataFrame) -> pd.DataFrame:
+    return evaluate_system(table, metrics=["mrr", "mr", "hits@10"], side="all")
+
+
+# --- a PyKEEN pipeline folder -------------------------------------------------------------
+
+
+def test_pykeen_folder_ranks_equal_rankbasedevaluators(pykeen_folder, nations_dir, reference):
+    """PyKEEN 1.11.1's RankBasedEvaluator, filtered by train, valid and test, keeps its
+    per-triple ranks in ``ranks[(side, rank_type)]`` with ``clear_on_finalize=False``."""
+    from pykeen.evaluation import RankBasedEvaluator
+
+    model = load_pykeen_model(pykeen_folder)
+    factories = load_factories(nations_dir)
+    evaluator = RankBasedEvaluator(clear_on_finalize=False)
+    evaluator.evaluate(
+        model,
+        factories.testing.mapped_triples,
+        batch_size=256,
+        use_tqdm=False,
+        additional_filter_triples=[factories.training.mapped_triples, factories.validation.mapped_triples],
+    )
+    assert list(reference.columns) == list(RANK_TABLE_COLUMNS)
+    check_rank_table(reference, "reference")
+    for side in ("head", "tail"):
+        ours = reference[reference["side"] == side]
+        np.testing.assert_array_equal(ours["triple_id"], np.arange(len(factories.testing.mapped_triples)))
+        for rank_type in ("optimistic", "realistic", "pessimistic"):
+            theirs = np.concatenate(evaluator.ranks[side, rank_type])
+            np.testing.assert_array_equal(ours[rank_type].to_numpy(), theirs, err_msg=f"{side} {rank_type}")
+        np.testing.assert_array_equal(ours["num_candidates"], np.concatenate(evaluator.num_candidates[side]))
+
+
+def test_pykeen_folder_with_other_ids_is_matched_by_label(pykeen_folder, nations_dir, reference, tmp_path):
+    """A model that numbers entities differently (its own map in training_triples/) ranks the
+    same triples the same way, reported in the dataset's ids."""
+    import shutil
+
+    folder = tmp_path / "shuffled"
+    shutil.copytree(pykeen_folder, folder)
+    model = load_pykeen_model(folder)
+    num_entities = model.num_entities
+    permutation = np.random.default_rng(3).permutation(num_entities)  # new id of old id
+    embeddings = model.entity_representations[0]._embeddings.weight
+    with torch.no_grad():
+        moved = torch.empty_like(embeddings)
+        moved[torch.as_tensor(permutation)] = embeddings
+        embeddings.copy_(moved)
+    torch.save(model, folder / "trained_model.pkl")
+    path = folder / "training_triples" / "entity_to_id.tsv.gz"
+    id_map = pd.read_csv(path, sep="\t", keep_default_na=False)
+    id_map["id"] = permutation[id_map["id"].to_numpy()]
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        id_map.sort_values("id").to_csv(handle, sep="\t", index=False)
+    pd.testing.assert_frame_equal(rank_pykeen_folder(folder, nations_dir), reference)
+
+
+def test_pykeen_folder_with_other_labels_is_refused(pykeen_folder, nations_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "renamed"
+    shutil.copytree(pykeen_folder, folder)
+    path = folder / "training_triples" / "entity_to_id.tsv.gz"
+    id_map = pd.read_csv(path, sep="\t", keep_default_na=False)
+    id_map.loc[0, "label"] = "atlantis"
+    id_map.to_csv(path, sep="\t", index=False, compression="gzip")
+    with pytest.raises(KgrankInputError, match="'atlantis' is in the model only") as error:
+        rank_pykeen_folder(folder, nations_dir)
+    assert "\n" not in str(error.value) and "evaluate on the dataset the model was trained on" in str(
+        error.value
+    )
+
+
+def test_folder_without_model_or_maps(tmp_path, nations_dir, pykeen_folder):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(KgrankInputError, match="a folder without trained_model.pkl"):
+        load_system(empty, nations_dir)
+    import shutil
+
+    folder = tmp_path / "no-maps"
+    shutil.copytree(pykeen_folder, folder)
+    shutil.rmtree(folder / "training_triples")
+    with pytest.raises(KgrankInputError, match="save_training=True"):
+        load_system(folder, nations_dir)
+
+
+# --- a rank table from another framework -----------------------------------------------
+
+
+@pytest.mark.parametrize("by", ["label", "id"])
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_rank_table_gives_the_reference_metrics(by, suffix, reference, nations_dir, tmp_path):
+    frame = _external(reference, nations_dir, by=by).sample(frac=1.0, random_state=1)  # any row order
+    path = tmp_path / f"ranks{suffix}"
+    if suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        _write_csv(frame, path)
+    assert detect_kind(path) == "ranks"
+    table = load_system(path, nations_dir)
+    assert list(table.columns) == list(RANK_TABLE_COLUMNS)
+    pd.testing.assert_frame_equal(
+        table[["triple_id", "head", "relation", "tail", "side", "realistic", "num_candidates"]],
+        reference[["triple_id", "head", "relation", "tail", "side", "realistic", "num_candidates"]],
+        check_dtype=False,
+    )
+    pd.testing.assert_frame_equal(_metrics(table), _metrics(reference))
+
+
+def test_rank_variants_are_read(reference, nations_dir, tmp_path):
+    """optimistic and pessimistic give realistic as their mean and random as realistic;
+    all four given are kept as they are."""
+    frame = _external(reference, nations_dir).drop(columns="rank")
+    frame["optimistic"], frame["pessimistic"] = reference["optimistic"], reference["pessimistic"]
+    table = load_rank_table(_write_csv(frame, tmp_path / "variants.csv"), nations_dir)
+    for column in ("optimistic", "realistic", "pessimistic"):
+        np.testing.assert_array_equal(table[column], reference[column])
+    np.testing.assert_array_equal(table["random"], reference["realistic"])
+    frame["realistic"], frame["random"] = reference["realistic"], reference["random"]
+    table = load_rank_table(_write_csv(frame, tmp_path / "all.csv"), nations_dir)
+    pd.testing.assert_frame_equal(table, reference)
+
+
+def test_num_candidates_filled_from_the_dataset(reference, nations_dir, tmp_path):
+    table = load_rank_table(_write_csv(_external(reference, nations_dir), tmp_path / "r.csv"), nations_dir)
+    counts = candidate_counts(nations_dir, "test")
+    np.testing.assert_array_equal(table["side"], counts["side"])
+    np.testing.assert_array_equal(table["num_candidates"], counts["num_candidates"])
+    # a different filter gives other counts, and a table made under it is read under it
+    unfiltered = load_rank_table(tmp_path / "r.csv", nations_dir, filter_splits=[])
+    assert (unfiltered["num_candidates"] == 14).all()
+
+
+def test_given_num_candidates_are_checked(reference, nations_dir, tmp_path):
+    frame = _external(reference, nations_dir)
+    frame["num_candidates"] = reference["num_candidates"]
+    load_rank_table(_write_csv(frame, tmp_path / "ok.csv"), nations_dir)  # agrees: accepted
+    frame.loc[5, "num_candidates"] = 14
+    path = _write_csv(frame, tmp_path / "bad.csv")
+    expected = reference["num_candidates"].iloc[5]
+    with pytest.raises(KgrankInputError) as error:
+        load_rank_table(path, nations_dir)
+    message = str(error.value)
+    assert message.startswith(f"{path}:7: num_candidates 14, but the dataset filtered by train, valid, test")
+    assert f"leaves {expected}" in message and "--filter-splits" in message and "\n" not in message
+
+
+def test_partial_tables(reference, nations_dir, tmp_path):
+    frame = _external(reference, nations_dir)
+    path = _write_csv(frame[frame["side"] == "tail"], tmp_path / "tails.csv")
+    with pytest.raises(KgrankInputError, match=r"201 of 402 \(test triple, side\) pairs have no row"):
+        load_rank_table(path, nations_dir)
+    table = load_rank_table(path, nations_dir, allow_partial=True)
+    assert (table["side"] == "tail").all() and len(table) == 201
+
+
+def _bad_rank_table(reference: pd.DataFrame, nations_dir: Path, tmp: Path, problem: str) -> Path:
+    frame = _external(reference, nations_dir)
+    path = tmp / "bad.csv"
+    if problem == "contradiction":
+        frame["num_candidates"] = reference["num_candidates"]
+        frame.loc[2, "num_candidates"] = 99
+    elif problem == "duplicate":
+        frame = pd.concat([frame, frame.iloc[[3]]], ignore_index=True)
+    elif problem == "unknown-label":
+        frame.loc[4, "tail"] = "atlantis"
+    elif problem == "mixed":
+        frame.loc[4, "head"] = "3"
+    elif problem == "rank-above":
+        frame.loc[6, "rank"] = 15
+    elif problem == "rank-zero":
+        frame.loc[6, "rank"] = 0
+    elif problem == "non-test":
+        entities, relations = _labels(nations_dir)
+        train = load_factories(nations_dir).training.mapped_triples[0].tolist()
+        frame.loc[1, ["head", "relation", "tail"]] = [
+            entities[train[0]],
+            relations[train[1]],
+            entities[train[2]],
+        ]
+    elif problem == "nan":
+        frame["rank"] = frame["rank"].astype(object)
+        frame.loc[8, "rank"] = "nan"
+    elif problem == "empty-cell":
+        frame["rank"] = frame["rank"].astype(object)
+        frame.loc[8, "rank"] = ""
+    elif problem == "missing-column":
+        frame = frame.drop(columns="side")
+    elif problem == "no-rank-column":
+        frame = frame.drop(columns="rank")
+    elif problem == "bad-side":
+        frame.loc[0, "side"] = "middle"
+    elif problem == "empty":
+        path.write_text("", encoding="utf-8")
+        return path
+    elif problem == "header-only":
+        path.write_text("head,relation,tail,side,rank\n", encoding="utf-8")
+        return path
+    elif problem == "no-header":
+        frame.to_csv(path, index=False, header=False)
+        return path
+    elif problem == "ragged":
+        text = frame.to_csv(index=False).splitlines()
+        text[3] += ",extra"
+        path.write_text("\n".join(text) + "\n", encoding="utf-8")
+        return path
+    return _write_csv(frame, path)
+
+
+BAD_RANK_TABLES = {
+    # problem: (line of the error or None, what the one line must say)
+    "contradiction": (4, "num_candidates 99, but the dataset filtered by train, valid, test leaves"),
+    "duplicate": (404, "side of this triple is already ranked on line 5"),
+    "unknown-label": (6, "column tail: 'atlantis' is not an entity label of the dataset"),
+    "mixed": (6, "'3' is not an entity label of the dataset (other rows hold labels"),
+    "rank-above": (8, "rank 15 is outside [1, "),
+    "rank-zero": (8, "rank 0 is outside [1, "),
+    "non-test": (3, "is not a test triple of"),
+    "nan": (10, "column rank is 'nan', not a finite number"),
+    "empty-cell": (10, "column rank is empty"),
+    "missing-column": (None, "column(s) side missing"),
+    "no-rank-column": (None, "no rank column"),
+    "bad-side": (2, "'middle' is not head or tail"),
+    "empty": (None, "the file is empty"),
+    "header-only": (None, "only a header line (line 1), no rows"),
+    "no-header": (1, "the first line looks like data"),
+    "ragged": (4, "6 fields, the header (line 1) has 5"),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(BAD_RANK_TABLES))
+def test_bad_rank_tables_are_one_line(problem, reference, nations_dir, tmp_path):
+    line, expected = BAD_RANK_TABLES[problem]
+    path = _bad_rank_table(reference, nations_dir, tmp_path, problem)
+    with pytest.raises(KgrankInputError) as error:
+        load_system(path, nations_dir)
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}:{line}: " if line is not None else f"{path}: "), message
+    assert expected in message, message
+    assert ";" in message  # the fix follows
+
+
+def test_bad_parquet_names_the_row(reference, nations_dir, tmp_path):
+    frame = _external(reference, nations_dir)
+    frame.loc[4, "rank"] = np.nan
+    path = tmp_path / "bad.parquet"
+    frame.to_parquet(path, index=False)
+    with pytest.raises(KgrankInputError, match=r"bad.parquet: row 5: column rank is empty"):
+        load_system(path, nations_dir)
+    path.write_text("head,relation\n", encoding="utf-8")
+    with pytest.raises(KgrankInputError, match="not a readable parquet file"):
+        load_system(path, nations_dir)
+
+
+def test_unknown_inputs(tmp_path, nations_dir):
+    with pytest.raises(KgrankInputError, match="needs its query index"):
+        load_system(tmp_path / "scores.npy", nations_dir)
+    with pytest.raises(KgrankInputError, match="no such file"):
+        load_system(tmp_path / "missing.csv", nations_dir)
+    with pytest.raises(KgrankInputError, match="filter split 'dev'"):
+        load_system(tmp_path / "missing.csv", nations_dir, filter_splits=["dev"])
+
+
+# --- a score matrix -------------------------------------------------------------------
+
+
+def test_score_matrix_ranks_equal_the_models(pykeen_folder, nations_dir, tmp_path):
+    """The model's own scores, one row per (test triple, side) in a shuffled order, rank
+    exactly as the model does through the engine (PyKEEN's scores: fast=False)."""
+    model = load_pykeen_model(pykeen_folder)
+    factories = load_factories(nations_dir)
+    test = factories.testing.mapped_triples
+    through_model = compute_ranks(model, test, known_answers(factories), seed=4, progress=False, fast=False)
+    entities, relations = _labels(nations_dir)
+    queries = pd.DataFrame(
+        {
+            "head": np.tile(test[:, 0].numpy(), 2),
+            "relation": np.tile(test[:, 1].numpy(), 2),
+            "tail": np.tile(test[:, 2].numpy(), 2),
+            "side": np.repeat(["head", "tail"], len(test)),
+        }
+    ).sample(frac=1.0, random_state=2)
+    with torch.inference_mode():
+        scores = torch.cat(
+            [
+                model.predict(
+                    torch.as_tensor(queries[["head", "relation", "tail"]].to_numpy()[[row]]), target=side
+                )
+                for row, side in enumerate(queries["side"])
+            ]
+        )
+    np.save(tmp_path / "scores.npy", scores.numpy())
+    torch.save(scores, tmp_path / "scores.pt")
+    by_label = queries.assign(
+        head=queries["head"].map(entities),
+        relation=queries["relation"].map(relations),
+        tail=queries["tail"].map(entities),
+    )
+    by_label.to_csv(tmp_path / "queries.tsv", sep="\t", index=False)
+    queries.to_csv(tmp_path / "queries.csv", index=False)
+    for matrix, index in (("scores.npy", "queries.tsv"), ("scores.pt", "queries.csv")):
+        table = load_system((tmp_path / matrix, tmp_path / index), nations_dir, seed=4)
+        pd.testing.assert_frame_equal(table, through_model)
+
+
+def test_bad_score_matrices(nations_dir, tmp_path):
+    factories = load_factories(nations_dir)
+    test = factories.testing.mapped_triples.numpy()
+    queries = pd.DataFrame({"head": test[:, 0], "relation": test[:, 1], "tail": test[:, 2], "side": "tail"})
+    queries.to_csv(tmp_path / "q.csv", index=False)
+    np.save(tmp_path / "wide.npy", np.zeros((len(test), 15)))
+    with pytest.raises(
+        KgrankInputError, match=r"shape \(201, 15\), but .* lists 201 queries and .* 14 entities"
+    ):
+        rank_score_matrix(tmp_path / "wide.npy", tmp_path / "q.csv", nations_dir, allow_partial=True)
+    scores = np.zeros((len(test), 14))
+    scores[7, 3] = np.nan
+    np.save(tmp_path / "nan.npy", scores)
+    with pytest.raises(KgrankInputError, match=r"nan.npy: row 7 \(query .*q.csv:9\) holds NaN"):
+        rank_score_matrix(tmp_path / "nan.npy", tmp_path / "q.csv", nations_dir, allow_partial=True)
+    # a constant scorer: every candidate ties, realistic rank = (1 + N) / 2
+    np.save(tmp_path / "flat.npy", np.zeros((len(test), 14), dtype=np.float32))
+    table = rank_score_matrix(tmp_path / "flat.npy", tmp_path / "q.csv", nations_dir, allow_partial=True)
+    np.testing.assert_array_equal(table["realistic"], (1 + table["num_candidates"]) / 2)
+    with pytest.raises(KgrankInputError, match="201 of 402"):
+        rank_score_matrix(tmp_path / "flat.npy", tmp_path / "q.csv", nations_dir)
+
+
+# --- the dataset a user names -----------------------------------------------------------
+
+
+def test_dataset_by_name_is_prepared_once_into_the_cache(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with dataset_folder("nations") as folder:
+        assert folder == tmp_path / "cache" / "kgrank" / "datasets" / "nations"
+        assert (folder / "stats.json").is_file()
+    assert "prepared from PyKEEN into" in capsys.readouterr().err
+    with dataset_folder("Nations") as again:
+        assert again == folder
+    assert capsys.readouterr().err == ""
+    unknown = "'no_such_dataset': no such folder, and not a PyKEEN dataset"
+    with pytest.raises(KgrankInputError, match=unknown), dataset_folder("no_such_dataset"):
+        pass
+
+
+def test_evaluate_system_sides(reference):
+    both = evaluate_system(reference, metrics="mrr", confidence=None)
+    assert list(both["side"]) == ["both"] and list(both["rank_type"]) == ["realistic"]
+    assert both["value"].iloc[0] == pytest.approx(np.mean(1 / reference["realistic"]))
+    head = evaluate_system(reference, metrics="mrr", side="head", rank_type="optimistic", confidence=None)
+    subset = reference[reference["side"] == "head"]
+    assert head["value"].iloc[0] == pytest.approx(np.mean(1 / subset["optimistic"]))
+    with pytest.raises(KgrankInputError, match="rank type 'best'"):
+        evaluate_system(reference, rank_type="best")
