@@ -1206,6 +1206,30 @@ CASES = [
         ("a folder without trained_model.pkl",),
         needs_nations=True,
     ),
+    Case(
+        "evaluate",
+        "ranks-out-not-parquet",
+        lambda tmp, _: ["evaluate", "--dataset", "nations", "--ranks", "r.csv", "--ranks-out", str(tmp / "r.tsv")],
+        ("r.tsv: name it .parquet",),
+    ),
+    Case(
+        "external-systems",
+        "systems-not-json",
+        lambda tmp, _: [
+            *("external-systems", "--systems", "{nations: x}"),
+            *("--out", str(tmp / "s.tsv"), "--markdown", str(tmp / "s.md")),
+        ],
+        ("--systems: not JSON", "pass an object"),
+    ),
+    Case(
+        "external-systems",
+        "a-system-of-no-kind",
+        lambda tmp, _: [
+            *("external-systems", "--systems", '{"nations": {"a": {"identifiers": "auto"}}}'),
+            *("--out", str(tmp / "s.tsv"), "--markdown", str(tmp / "s.md")),
+        ],
+        ("external system nations/a: none of model, ranks, scores",),
+    ),
     # --- compare (systems from outside, on one or more datasets)
     Case(
         "compare",

@@ -1,4 +1,5 @@
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -8,8 +9,11 @@ from kgrank.config import (
     budget_columns,
     check_config,
     check_datasets,
+    check_external_systems,
     check_pairs,
     check_yaml_file,
+    external_budget_columns,
+    external_system_paths,
     study_enabled,
     study_schemas,
 )
@@ -523,3 +527,58 @@ def test_a_key_the_source_does_not_read_is_refused(entry, message):
 def test_a_pykeen_entry_may_keep_an_archives_keys():
     """As before: switching `source` between archive and pykeen stays a one-line change."""
     check_datasets({"nations": {"source": "pykeen", "archive": "g.tar.gz", "sha256": "a" * 64}})
+
+
+EXTERNAL = Path(__file__).parent / "data" / "external-nations"
+
+
+@pytest.mark.parametrize(
+    ("systems", "message"),
+    [
+        ({"natons": {"a": {"ranks": "ranks.csv"}}}, "key external_systems.natons: no such dataset"),
+        ({"kinships": {"a": {"ranks": "ranks.csv"}}}, "has train: false"),
+        ({"nations": {"transe": {"ranks": "ranks.csv"}}}, "'transe' is also a trained model"),
+        ({"nations": {"a": {"ranks": "ranks.csv", "model": "pykeen-distmult"}}}, "give exactly one of"),
+        ({"nations": {"a": {"scores": "scores.npy"}}}, "scores needs its query index; add queries: FILE"),
+        ({"nations": {"a": {"ranks": "missing.csv"}}}, "external_systems.nations.a.ranks:"),
+        ({"nations": {"a": {"model": "."}}}, "holds no trained_model.pkl"),
+    ],
+    ids=[
+        "unknown-dataset",
+        "untrained-dataset",
+        "name-of-a-model",
+        "two-kinds",
+        "scores-alone",
+        "no-file",
+        "no-pickle",
+    ],
+)
+def test_external_systems_are_checked_before_any_job(systems, message):
+    datasets = {"nations": {"source": "pykeen"}, "kinships": {"source": "pykeen", "train": False}}
+    with pytest.raises(KgrankInputError, match=re.escape(message)) as raised:
+        check_external_systems(systems, datasets, ["transe"], EXTERNAL, source="c.yaml")
+    assert "\n" not in str(raised.value) and str(raised.value).startswith("c.yaml: key external_systems.")
+
+
+def test_external_systems_give_their_pairs():
+    systems = {
+        "nations": {
+            "folder": {"model": "pykeen-distmult"},
+            "scores": {"scores": "scores.npy", "queries": "queries.tsv", "identifiers": "labels"},
+        }
+    }
+    pairs = check_external_systems(systems, {"nations": {}}, ["transe"], EXTERNAL)
+    assert pairs == [("nations", "folder"), ("nations", "scores")]
+    assert set(external_system_paths(systems["nations"]["scores"], EXTERNAL)) == {"scores", "queries"}
+
+
+def test_an_external_system_has_no_training_budget():
+    columns = external_budget_columns("ranks")
+    assert columns["training_loop"] == "external (rank table)"
+    resolved = {
+        "hyperparameters": {"pipeline": {"training_loop": "lcwa", "training_kwargs": {"batch_size": 8}}},
+        "epochs": 2,
+        "published_epochs": 3,
+    }
+    assert list(columns) == list(budget_columns(resolved))
+    assert all(value is None for key, value in columns.items() if key != "training_loop")

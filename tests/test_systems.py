@@ -442,3 +442,21 @@ def test_evaluate_system_sides(reference):
     assert head["value"].iloc[0] == pytest.approx(np.mean(1 / subset["optimistic"]))
     with pytest.raises(KgrankInputError, match="rank type 'best'"):
         evaluate_system(reference, rank_type="best")
+
+
+def test_the_participation_table_names_every_skipped_part():
+    from kgrank.external import PARTS, participation_table
+
+    folder = Path(__file__).parent / "data" / "external-nations"
+    systems = {"nations": {"folder": {"model": "pykeen-distmult"}, "csv": {"ranks": "ranks.csv"}}}
+    table = participation_table(systems, ["paper", "ambiguity"], root=folder)
+    assert set(table["system"]) == {"folder", "csv"}
+    assert not table["part"].str.startswith(("ir:", "openworld:")).any()
+    per_system = len([1 for study, _ in PARTS if study in (None, "paper", "ambiguity")])
+    assert (table.groupby("system").size() == per_system).all()
+    csv = table[table["system"] == "csv"].set_index("part")
+    assert csv.loc["paper: Figure 1", "status"] == "joined"
+    assert csv.loc["paper: learning curves", "status"].startswith("skipped: ")
+    assert csv["files"].iloc[0].startswith("ranks.csv (sha256 ")
+    folder_files = table[table["system"] == "folder"]["files"].iloc[0]
+    assert folder_files.startswith("pykeen-distmult/trained_model.pkl (sha256 ")

@@ -67,6 +67,7 @@ def test_outputs_exist(workdir):
         "tables/table4.tex",
         "metrics/nations/transe.tsv",
         "metrics/nations/complex.tsv",
+        "metrics/nations/pk-folder.tsv",
         "ranks/nations/transe.parquet",
         "models/nations/transe/model.pt",
         "models/nations/transe/losses.tsv",
@@ -131,7 +132,48 @@ def test_ambiguity_outputs(workdir):
     table1 = (results / "tables/ambiguity_table1.md").read_text()
     assert "DistMult" in table1 and "TransE" in table1
     pairwise = pd.read_csv(results / "ambiguity/pairwise.tsv", sep="\t")
-    assert len(pairwise) == 1 and pairwise["wilcoxon_p_holm"].between(0, 1).all()
+    # two trained models and three external systems: every pair once
+    assert len(pairwise) == 10 and pairwise["wilcoxon_p_holm"].between(0, 1).all()
+
+
+EXTERNAL = ("pk-folder", "pk-ranks", "pk-scores")
+
+
+def test_external_systems_join_like_trained_models(workdir):
+    """The tiny config's three systems from outside (one PyKEEN DistMult as a pipeline
+    folder, a rank CSV and a score matrix): the same ranks and metrics whatever the kind,
+    and a place in Figure 1's data, the ambiguity tables and the participation table."""
+    results = workdir / "results"
+    columns = ["triple_id", "side", "optimistic", "realistic", "pessimistic", "num_candidates"]
+    ranks = {name: pd.read_parquet(results / f"ranks/nations/{name}.parquet") for name in EXTERNAL}
+    metrics = {name: pd.read_csv(results / f"metrics/nations/{name}.tsv", sep="\t") for name in EXTERNAL}
+    for name in EXTERNAL[1:]:
+        pd.testing.assert_frame_equal(ranks[name][columns], ranks["pk-folder"][columns])
+        values = ["side", "rank_type", "metric", "value", "ci_low", "ci_high"]
+        pd.testing.assert_frame_equal(metrics[name][values], metrics["pk-folder"][values])
+    loops = {name: set(table["training_loop"]) for name, table in metrics.items()}
+    assert loops == {
+        "pk-folder": {"external (PyKEEN pipeline folder)"},
+        "pk-ranks": {"external (rank table)"},
+        "pk-scores": {"external (score matrix)"},
+    }
+    mrr = metrics["pk-folder"].query("side == 'both' and rank_type == 'realistic'")
+    assert 0 < mrr.set_index("metric").loc["adjusted_inverse_harmonic_mean_rank", "value"] < 1
+    pairwise = pd.read_csv(results / "ambiguity/pairwise.tsv", sep="\t")
+    assert set(EXTERNAL) <= set(pairwise["first"]) | set(pairwise["second"])
+    same = pairwise[pairwise["first"].isin(EXTERNAL) & pairwise["second"].isin(EXTERNAL)]
+    assert len(same) == 3 and (same["mrr_difference"] == 0).all()
+    table1 = pd.read_csv(results / "ambiguity/table1.tsv", sep="\t")
+    assert set(EXTERNAL) <= set(table1["model"])
+    participation = pd.read_csv(results / "metrics/external_systems.tsv", sep="\t")
+    assert set(participation["system"]) == set(EXTERNAL)
+    status = participation.set_index(["system", "part"])["status"]
+    assert status["pk-ranks", "paper: Figure 1"] == "joined"
+    assert status["pk-ranks", "ambiguity: subset protocol"].startswith("skipped: ")
+    assert (results / "tables/external_systems.md").stat().st_size > 0
+    plan = snakemake(workdir, "-n", "--forcerun", "paper_figure1", "results/figures/figure1.png")
+    figure1_inputs = next(line for line in plan.stdout.splitlines() if "metrics/nations/transe.tsv" in line)
+    assert all(f"results/metrics/nations/{name}.tsv" in figure1_inputs for name in EXTERNAL)
 
 
 def test_metrics_agree_with_ranks(workdir):
@@ -241,9 +283,13 @@ def test_bad_names_stop_the_dry_run(tmp_path, config, expected):
     assert not (tmp_path / "results").exists()
 
 
-def test_lint_is_clean():
+@pytest.mark.parametrize(
+    "configfile", [[], ["--configfile", str(REPO / ".test" / "config.yaml")]], ids=["default", "tiny"]
+)
+def test_lint_is_clean(configfile):
+    """The tiny config defines the rules of external systems too."""
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--lint"],
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--lint", *configfile],
         capture_output=True,
         text=True,
         cwd=REPO,

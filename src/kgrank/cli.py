@@ -164,7 +164,7 @@ def _ranks(args: argparse.Namespace) -> None:
 
 
 def _metrics(args: argparse.Namespace) -> None:
-    from kgrank.config import budget_columns
+    from kgrank.config import budget_columns, external_budget_columns
     from kgrank.groups import evaluate_groups
     from kgrank.io import read_json, write_table
     from kgrank.metrics import default_metrics, evaluate_rank_table
@@ -176,7 +176,11 @@ def _metrics(args: argparse.Namespace) -> None:
         )
     ranks = read_rank_table(args.ranks)
     metrics = default_metrics(args.hits)
-    resolved = read_json(Path(args.model_dir) / "config.json")
+    budget = (
+        external_budget_columns(args.external)
+        if args.external
+        else budget_columns(read_json(Path(args.model_dir) / "config.json"))
+    )
     tables = [(evaluate_rank_table(ranks, metrics, confidence=args.confidence), args.out)]
     if args.groups_out:
         tables.append((evaluate_groups(ranks, args.dataset_dir, metrics), args.groups_out))
@@ -184,7 +188,7 @@ def _metrics(args: argparse.Namespace) -> None:
         table.insert(0, "model", args.model)
         table.insert(0, "dataset", args.dataset)
         # The training budget travels with every number it shaped.
-        write_table(out, table.assign(**budget_columns(resolved)))
+        write_table(out, table.assign(**budget))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -311,7 +315,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     command = commands.add_parser("metrics", help="tidy metric table with moments, adjusted and z values")
     command.add_argument("--ranks", required=True, help="the rank table of `kgrank ranks` (parquet)")
-    add_model_dir(command)
+    trained = command.add_mutually_exclusive_group(required=True)
+    trained.add_argument(
+        "--model-dir", help="a trained model's folder (config.json: its budget goes into every row)"
+    )
+    trained.add_argument(
+        "--external",
+        choices=["model", "ranks", "scores"],
+        help="instead of --model-dir: the ranks are of a system kgrank did not train, of this kind",
+    )
     command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
     command.add_argument("--model", required=True, help="the model's name, written into every row")
     command.add_argument("--dataset-dir", help="the prepared dataset, for the relation categories")

@@ -106,6 +106,11 @@ def add_commands(commands: Any) -> None:
     command.add_argument("--markdown", metavar="FILE.md", help="write the printed table as Markdown")
     command.add_argument("--latex", metavar="FILE.tex", help="write the printed table as LaTeX")
     command.add_argument(
+        "--ranks-out",
+        metavar="FILE.parquet",
+        help="write the system's ranks as kgrank's rank table (the workflow's results/ranks format)",
+    )
+    command.add_argument(
         "--seed",
         type=non_negative_int,
         default=0,
@@ -117,6 +122,56 @@ def add_commands(commands: Any) -> None:
     command.add_argument("--device", default="cpu", help="where a model scores: cpu, cuda, cuda:1 ...")
     command.add_argument("--quiet", action="store_true", help="no progress bar while a model ranks")
     command.set_defaults(handler=_evaluate)
+    add_external_systems_command(commands)
+
+
+def add_external_systems_command(commands: Any) -> None:
+    """Add `external-systems`: what the workflow did with each system from outside."""
+    command = commands.add_parser(
+        "external-systems",
+        help="the workflow's external systems: their files and the parts each joined or skipped",
+    )
+    command.add_argument(
+        "--systems",
+        required=True,
+        help="the config's external_systems as JSON (dataset -> name -> {model|ranks|scores|queries: path})",
+    )
+    command.add_argument("--studies", nargs="*", default=[], help="the enabled studies")
+    command.add_argument("--root", default=".", help="where relative paths start (the repository)")
+    command.add_argument("--out", required=True, metavar="FILE.tsv", help="the table (.tsv)")
+    command.add_argument("--markdown", required=True, metavar="FILE.md", help="the table as Markdown")
+    command.add_argument("--latex", metavar="FILE.tex", help="the table as LaTeX")
+    command.set_defaults(handler=_external_systems)
+
+
+def _external_systems(args: argparse.Namespace) -> None:
+    import json
+
+    from kgrank.external import participation_table
+    from kgrank.io import write_report_table, write_table
+
+    try:
+        systems = json.loads(args.systems)
+    except json.JSONDecodeError as error:
+        raise KgrankInputError(
+            f"--systems: not JSON ({error.msg} at character {error.pos}); pass an object"
+        ) from None
+    if not isinstance(systems, dict) or not all(isinstance(entries, dict) for entries in systems.values()):
+        raise KgrankInputError("--systems: write an object dataset -> name -> {kind: path}")
+    table = participation_table(systems, args.studies, args.root)
+    write_table(args.out, table)
+    caption = (
+        "Systems kgrank did not train: the parts of this run each joined, and why it skipped the others "
+        "(their training is their own; no budget of this run applies to them)."
+    )
+    write_report_table(
+        table,
+        args.markdown,
+        args.latex,
+        caption=caption,
+        label="tab:external-systems",
+        markdown_caption=True,
+    )
 
 
 def _source(args: argparse.Namespace) -> tuple[Any, str, str]:
@@ -137,7 +192,15 @@ def _source(args: argparse.Namespace) -> tuple[Any, str, str]:
 def _check_outputs(args: argparse.Namespace) -> None:
     if args.out is not None and Path(args.out).suffix not in TABLE_SUFFIXES:
         raise KgrankInputError(f"--out {args.out}: name it .tsv or .parquet (the tidy table's formats)")
-    for option, path in (("--out", args.out), ("--markdown", args.markdown), ("--latex", args.latex)):
+    if args.ranks_out is not None and Path(args.ranks_out).suffix != ".parquet":
+        raise KgrankInputError(f"--ranks-out {args.ranks_out}: name it .parquet (kgrank's rank table format)")
+    outputs = {
+        "--out": args.out,
+        "--markdown": args.markdown,
+        "--latex": args.latex,
+        "--ranks-out": args.ranks_out,
+    }
+    for option, path in outputs.items():
         if path is not None and Path(path).is_dir():
             raise KgrankInputError(f"{option} {path}: a folder; give a file name")
 
@@ -237,6 +300,8 @@ def _evaluate(args: argparse.Namespace) -> None:
             device=args.device,
             progress=not args.quiet,
         )
+    if args.ranks_out is not None:
+        write_table(args.ranks_out, ranks)
     result = evaluate_system(
         ranks,
         rank_type=args.rank_type,

@@ -154,6 +154,66 @@ def check_datasets(datasets: Mapping[str, Mapping[str, Any]], source: str = "the
             ) from None
 
 
+EXTERNAL_KINDS = {"model": ("model",), "ranks": ("ranks",), "scores": ("scores", "queries")}
+
+
+def external_system_paths(entry: Mapping[str, Any], root: Path) -> dict[str, Path]:
+    """The files of one entry of ``external_systems`` (kind key -> path), relative paths
+    resolved against ``root`` (the repository)."""
+    return {key: root / entry[key] for keys in EXTERNAL_KINDS.values() for key in keys if key in entry}
+
+
+def check_external_systems(
+    systems: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    datasets: Mapping[str, Mapping[str, Any]],
+    trained_models: Iterable[str],
+    root: Path,
+    source: str = "the config",
+) -> list[tuple[str, str]]:
+    """Before any job: every external system sits on a trained dataset, has a name no
+    trained model has (its rank and metric files share their paths), is one kind (model,
+    ranks, or scores with queries) and its files exist. Returns its (dataset, name) pairs."""
+    from kgrank.systems import PYKEEN_MODEL_FILE
+
+    trained = set(trained_models)
+    pairs = []
+    for dataset, entries in systems.items():
+        where = f"{source}: key external_systems.{dataset}"
+        if dataset not in datasets:
+            raise KgrankInputError(f"{where}: no such dataset; use one of {', '.join(datasets)}")
+        if not (datasets[dataset] or {}).get("train", True):
+            raise KgrankInputError(
+                f"{where}: the dataset has train: false, so no study ranks systems on it; set train: true"
+            )
+        for name, entry in entries.items():
+            key = f"{where}.{name}"
+            if name in trained:
+                raise KgrankInputError(
+                    f"{key}: {name!r} is also a trained model; give the external system another name"
+                )
+            kinds = [kind for kind, keys in EXTERNAL_KINDS.items() if any(part in entry for part in keys)]
+            if len(kinds) != 1:
+                raise KgrankInputError(
+                    f"{key}: give exactly one of model: DIR, ranks: FILE, or scores: FILE with queries: FILE"
+                    f" (got {', '.join(kinds) or 'none'})"
+                )
+            for part in EXTERNAL_KINDS[kinds[0]]:
+                if part not in entry:
+                    raise KgrankInputError(f"{key}: scores needs its query index; add queries: FILE")
+            for part, path in external_system_paths(entry, root).items():
+                if part == "model" and not (path / PYKEEN_MODEL_FILE).is_file():
+                    raise KgrankInputError(
+                        f"{key}.model: {path} holds no {PYKEEN_MODEL_FILE}; name the folder that "
+                        "pipeline(...).save_to_directory(...) wrote (relative to the repository)"
+                    )
+                if part != "model" and not path.is_file():
+                    raise KgrankInputError(
+                        f"{key}.{part}: {path}: no such file; give a path relative to the repository"
+                    )
+            pairs.append((dataset, name))
+    return pairs
+
+
 def study_enabled(config: Mapping[str, Any], name: str) -> bool:
     """A study runs when the config lists it under ``studies`` and does not switch it off."""
     studies = config.get("studies") or {}
@@ -292,9 +352,21 @@ def describe_budget(budget: Mapping[str, Any]) -> str:
     return words + (f" ({', '.join(details)})" if details else "")
 
 
-def budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: list[str]) -> str:
+def budget_caption(
+    budget: Mapping[str, Any],
+    datasets: Iterable[str],
+    models: list[str],
+    external_pairs: Iterable[tuple[str, str]] = (),
+) -> str:
     """One sentence stating the training budget of every pair, for figure captions;
-    datasets with the same budget share one clause."""
+    datasets with the same budget share one clause. Systems kgrank did not train are
+    named after it: their training is their own."""
+    external = [f"{dataset}/{name}" for dataset, name in external_pairs]
+    note = f" Not trained by kgrank (their training is their own): {', '.join(external)}." if external else ""
+    return _trained_budget_caption(budget, datasets, models) + note
+
+
+def _trained_budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: list[str]) -> str:
     if (
         budget.get("max_epochs") is None
         and not budget.get("max_epochs_by_model")
@@ -349,3 +421,21 @@ def budget_columns(resolved: Mapping[str, Any]) -> dict[str, Any]:
         columns[f"published_{key}"] = read(published)
     columns["early_stopping"] = resolved.get("early_stopping") is not None
     return columns
+
+
+def external_budget_columns(kind: str) -> dict[str, Any]:
+    """The budget columns of a system kgrank did not train: nothing known of its training
+    but where its ranks came from (``training_loop`` reads ``external (rank table)`` ...)."""
+    columns = dict.fromkeys(budget_columns(_UNKNOWN_BUDGET))
+    from kgrank.external import KIND_LABELS
+
+    columns["training_loop"] = f"external ({KIND_LABELS[kind]})"
+    return columns
+
+
+# A resolved configuration with every value unknown: the budget columns' names, once.
+_UNKNOWN_BUDGET = {
+    "hyperparameters": {"pipeline": {"training_loop": None, "training_kwargs": {}}},
+    "epochs": None,
+    "published_epochs": None,
+}

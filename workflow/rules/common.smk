@@ -2,6 +2,7 @@
 # (dataset, model) pairs, the paths every rule agrees on, and TARGETS, the list that
 # each study extends with its outputs and that `rule all` asks for.
 import inspect
+import json
 import os
 import sys
 from pathlib import Path
@@ -9,12 +10,18 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from kgrank.candidates import SPLITS
+from kgrank.errors import KgrankInputError
+from kgrank.external import external_studies
+from kgrank.systems import PYKEEN_MODEL_FILE
 from kgrank.config import (
     budget_caption,
     check_budget,
     check_config,
     check_datasets,
+    check_external_systems,
     check_pairs,
+    external_system_paths,
+    EXTERNAL_KINDS,
     hyperparameter_path,
     pair_budget,
     study_enabled,
@@ -61,6 +68,17 @@ for _dataset, _model in STUDY_PAIRS:
     HYPERPARAMETERS.update(check_pairs([_dataset], [_model], HYPERPARAMETERS_DIR))
 check_budget(config["budget"], TRAIN_DATASETS, MODELS, STUDY_PAIRS, HYPERPARAMETERS_DIR)
 TRAINED_MODELS = MODELS + sorted({model for _, model in STUDY_PAIRS} - set(MODELS))
+# Systems kgrank did not train (`external_systems`), checked now: ranked on their
+# dataset's test set and evaluated like the trained pairs (rules external_ranks and
+# external_metrics), they join every table and figure made from ranks or metrics alone.
+EXTERNAL_PAIRS = check_external_systems(
+    config["external_systems"],
+    config["datasets"],
+    TRAINED_MODELS,
+    Path(workflow.basedir),
+    source=CONFIG_SOURCE,
+)
+EXTERNAL_NAMES = sorted({name for _, name in EXTERNAL_PAIRS})
 
 
 wildcard_constraints:
@@ -155,6 +173,11 @@ def all_pairs(path):
     return expand(path(), dataset=TRAIN_DATASETS, model=MODELS)
 
 
+def evaluated_pairs(path):
+    """``path`` for every trained pair and then every external system."""
+    return all_pairs(path) + [path(dataset, name) for dataset, name in EXTERNAL_PAIRS]
+
+
 def all_datasets(path, datasets=None):
     """``path`` (a helper of dataset) for every dataset (or those given)."""
     return expand(path(), dataset=datasets if datasets is not None else DATASETS)
@@ -199,6 +222,42 @@ def dataset_source_arguments(wildcards):
     return arguments
 
 
+def external_entry(wildcards):
+    systems = config["external_systems"].get(wildcards.dataset, {})
+    if wildcards.model not in systems:
+        raise KgrankInputError(
+            f"{CONFIG_SOURCE}: no external system {wildcards.model!r} on {wildcards.dataset}; "
+            "list it under external_systems"
+        )
+    return systems[wildcards.model]
+
+
+def external_files(dataset, name):
+    """The files of an external system (a PyKEEN folder by its pickle), so that a changed
+    file ranks it again."""
+    paths = external_system_paths(config["external_systems"][dataset][name], Path(workflow.basedir))
+    return [str(path / PYKEEN_MODEL_FILE if kind == "model" else path) for kind, path in paths.items()]
+
+
+def external_kind(wildcards):
+    entry = external_entry(wildcards)
+    return next(kind for kind, keys in EXTERNAL_KINDS.items() if keys[0] in entry)
+
+
+def external_inputs(wildcards):
+    external_entry(wildcards)  # an unknown system is named
+    return external_files(wildcards.dataset, wildcards.model)
+
+
+def external_arguments(wildcards):
+    from shlex import quote
+
+    entry = external_entry(wildcards)
+    paths = external_system_paths(entry, Path(workflow.basedir))
+    arguments = [f"--{kind} {quote(str(path))}" for kind, path in paths.items()]
+    return " ".join([*arguments, f"--identifiers {entry.get('identifiers', 'auto')}"])
+
+
 def budget_arguments(wildcards):
     budget = pair_budget(config["budget"], wildcards.dataset, wildcards.model)
     stopping = budget.pop("early_stopping")
@@ -215,4 +274,4 @@ def budget_arguments(wildcards):
 
 FILTER_SPLITS = " ".join(config["ranks"]["filter_splits"])
 HITS = " ".join(str(k) for k in config["metrics"]["hits"])
-BUDGET_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS)
+BUDGET_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS, EXTERNAL_PAIRS)

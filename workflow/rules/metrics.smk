@@ -13,7 +13,7 @@ rule metrics:
         table=metrics_file(),
         groups=f"{RESULTS}/metrics/{{dataset}}/{{model}}.groups.tsv",
     params:
-        model_dir=of_wildcards(model_dir),
+        system=lambda wildcards: f"--model-dir {model_dir(wildcards.dataset, wildcards.model)}",
         dataset_dir=of_wildcards(dataset_dir),
         hits=HITS,
         confidence=config["metrics"]["confidence"],
@@ -24,10 +24,58 @@ rule metrics:
     conda:
         "../envs/kgrank.yaml"
     shell:
-        "kgrank metrics --ranks {input.ranks} --model-dir {params.model_dir}"
+        "kgrank metrics --ranks {input.ranks} {params.system}"
         " --dataset {wildcards.dataset} --model {wildcards.model} --hits {params.hits}"
         " --confidence {params.confidence}"
         " --dataset-dir {params.dataset_dir} --out {output.table} --groups-out {output.groups} 2>&1 | tee {log}"
+
+
+# A system kgrank did not train: no config.json, its budget columns say `external`.
+if EXTERNAL_PAIRS:
+
+    use rule metrics as external_metrics with:
+        input:
+            ranks=rank_file(),
+            train=split_files()["train"],
+        wildcard_constraints:
+            model="|".join(EXTERNAL_NAMES),
+        params:
+            system=lambda wildcards: f"--external {external_kind(wildcards)}",
+            dataset_dir=of_wildcards(dataset_dir),
+            hits=HITS,
+            confidence=config["metrics"]["confidence"],
+
+    # What each external system joined, and what it skipped and why.
+    rule external_systems:
+        input:
+            [path for dataset, name in EXTERNAL_PAIRS for path in external_files(dataset, name)],
+        output:
+            table=f"{RESULTS}/metrics/external_systems.tsv",
+            markdown=report(table_files("external_systems")["md"], category="systems"),
+            latex=table_files("external_systems")["tex"],
+        params:
+            systems=lambda wildcards: json.dumps(config["external_systems"]),
+            studies=" ".join(study for study in STUDY_SCHEMAS if enabled(study)),
+            root=lambda wildcards: workflow.basedir,
+        log:
+            log_file("metrics", "external_systems"),
+        benchmark:
+            benchmark_file("metrics", "external_systems")
+        conda:
+            "../envs/kgrank.yaml"
+        shell:
+            "kgrank external-systems --systems {params.systems:q} --studies {params.studies}"
+            " --root {params.root:q} --out {output.table} --markdown {output.markdown}"
+            " --latex {output.latex} 2>&1 | tee {log}"
+
+    localrules:
+        external_metrics,
+        external_systems,
+
+    # asked for when a study that takes external systems runs (the studies add their
+    # metric and rank files themselves)
+    if any(enabled(study) for study in external_studies()):
+        TARGETS += table_files("external_systems").values()
 
 
 localrules:

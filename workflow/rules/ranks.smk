@@ -55,6 +55,41 @@ use rule ranks as sampled_ranks with:
         benchmark_file("ranks", "{dataset}/{model}.sampled-{candidates}")
 
 
+# A system kgrank did not train: its rank table, its PyKEEN folder's ranks or its score
+# matrix's ranks, through `kgrank evaluate` (which also logs its metrics), in the same
+# format and with the same filter and seed as a trained model's.
+if EXTERNAL_PAIRS:
+
+    rule external_ranks:
+        input:
+            **split_files(),
+            system=external_inputs,
+        output:
+            rank_file(),
+        wildcard_constraints:
+            model="|".join(EXTERNAL_NAMES),
+        params:
+            dataset_dir=of_wildcards(dataset_dir),
+            system=external_arguments,
+            seed=config["seed"],
+            batch_size=config["ranks"]["batch_size"],
+            filter_splits=FILTER_SPLITS,
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=60,
+        log:
+            log_file("ranks", "{dataset}/{model}"),
+        benchmark:
+            benchmark_file("ranks", "{dataset}/{model}")
+        conda:
+            "../envs/kgrank.yaml"
+        shell:
+            "kgrank evaluate --dataset {params.dataset_dir} {params.system} --name {wildcards.model}"
+            " --ranks-out {output} --seed {params.seed} --batch-size {params.batch_size}"
+            " --filter-splits {params.filter_splits} --quiet 2>&1 | tee {log}"
+
+
 # Sampled rank files named in the config are asked for by name, whatever study runs.
 TARGETS += [
     path

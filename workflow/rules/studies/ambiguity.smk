@@ -18,7 +18,7 @@ AMBIGUITY_TABLES = {
 
 rule ambiguity_variants:
     input:
-        all_pairs(rank_file),
+        evaluated_pairs(rank_file),
     output:
         metrics=f"{AMBIGUITY_DIR}/variants.tsv",
         ties=f"{AMBIGUITY_DIR}/ties.tsv",
@@ -92,7 +92,7 @@ rule ambiguity_subsets:
 
 rule ambiguity_drift:
     input:
-        ranks=all_pairs(rank_file),
+        ranks=evaluated_pairs(rank_file),
         subsets=[AMBIGUITY_SUBSET_RANKS.format(dataset=d, model=m) for d, m in AMBIGUITY_SUBSET_PAIRS],
     output:
         drift=f"{AMBIGUITY_DIR}/drift.tsv",
@@ -147,7 +147,7 @@ rule ambiguity_drift_figure:
 
 rule ambiguity_table1:
     input:
-        ranks=all_pairs(rank_file),
+        ranks=evaluated_pairs(rank_file),
         stats=all_datasets(stats_file, TRAIN_DATASETS),
     output:
         table=f"{AMBIGUITY_DIR}/table1.tsv",
@@ -172,7 +172,7 @@ rule ambiguity_table1:
 
 rule ambiguity_pairwise:
     input:
-        all_pairs(rank_file),
+        evaluated_pairs(rank_file),
     output:
         table=f"{AMBIGUITY_DIR}/pairwise.tsv",
         markdown=report(

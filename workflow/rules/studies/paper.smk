@@ -13,7 +13,7 @@ PAPER_AUDIT = f"{RESULTS}/published/audit.tsv"
 
 rule paper_figure1:
     input:
-        metrics=all_pairs(metrics_file),
+        metrics=evaluated_pairs(metrics_file),
         stats=all_datasets(stats_file, TRAIN_DATASETS),
     output:
         pdf=report(figure_files("figure1")["pdf"], caption="../../report/figure1.rst", category="paper"),
@@ -192,7 +192,7 @@ if enabled("paper"):
     TARGETS += [
         *all_pairs(lambda: f"{model_dir()}/model.pt"),
         *all_pairs(rank_file),
-        *all_pairs(metrics_file),
+        *evaluated_pairs(metrics_file),
         *figure_files("figure1").values(),
         *figure_files("learning_curves").values(),
         *table_files("table4").values(),

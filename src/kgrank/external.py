@@ -1,0 +1,82 @@
+"""Which parts of the workflow a system from outside joins, and which it skips and why.
+
+A system kgrank did not train (``external_systems`` in the config) has ranks only (a
+PyKEEN folder is ranked once, as a rank table or a score matrix is read once): every
+table and figure made from ranks or metric tables takes it like a trained model; a part
+that needs more (a training run, fresh scores for other candidates, run lists of every
+entity) leaves it out, and this table says so, so that no reader takes a missing row for
+an oversight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from kgrank.datasets import sha256_of
+from kgrank.errors import KgrankInputError
+from kgrank.systems import PYKEEN_MODEL_FILE
+
+KIND_LABELS = {"model": "PyKEEN pipeline folder", "ranks": "rank table", "scores": "score matrix"}
+
+# (study, part) -> None when the part takes an external system, else why it does not.
+# The core stages (None as study) run whatever studies are enabled.
+PARTS: dict[tuple[str | None, str], str | None] = {
+    (None, "metric tables (results/metrics)"): None,
+    (None, "sampled-candidate ranks (ranks.sampled_candidates)"): "needs scores of fresh candidates: "
+    "kgrank rescores only the models it trained",
+    ("paper", "Figure 1"): None,
+    ("paper", "learning curves"): "no validation curve: kgrank did not train it",
+    ("paper", "comparison with published results"): "no published result for it",
+    ("ambiguity", "variants, drift (sampled protocol), Table 1, pairwise tests"): None,
+    ("ambiguity", "subset protocol"): "rescores test subsets: kgrank rescores only the models it trained",
+    ("ir", "every part"): "needs run lists over every entity, which kgrank writes only for the models "
+    "it trained",
+    ("openworld", "every part"): "simulated models and the family tree only",
+}
+
+
+def participation_table(
+    systems: Mapping[str, Mapping[str, Mapping[str, str]]],
+    studies: Iterable[str],
+    root: str | Path = ".",
+) -> pd.DataFrame:
+    """One row per external system and workflow part of the enabled ``studies``: dataset,
+    system, kind, its files with their sha256, the part, and ``joined`` or the reason it
+    was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers`` ignored);
+    ``root``: where relative paths start (the repository)."""
+    enabled = set(studies)
+    rows = []
+    for dataset, entries in systems.items():
+        for name, entry in entries.items():
+            files = {key: Path(path) for key, path in entry.items() if key != "identifiers"}
+            kinds = [key for key in KIND_LABELS if key in files]
+            if not kinds:
+                raise KgrankInputError(
+                    f"external system {dataset}/{name}: none of {', '.join(KIND_LABELS)}; give one"
+                )
+            kind = kinds[0]
+            # the paths as the config gives them (the table reads the same on every clone)
+            shown = [file / PYKEEN_MODEL_FILE if key == "model" else file for key, file in files.items()]
+            sources = "; ".join(f"{path} (sha256 {sha256_of(Path(root) / path)[:12]})" for path in shown)
+            for (study, part), skipped in PARTS.items():
+                if study is not None and study not in enabled:
+                    continue
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "system": name,
+                        "kind": KIND_LABELS[kind],
+                        "files": sources,
+                        "part": part if study is None else f"{study}: {part}",
+                        "status": "joined" if skipped is None else f"skipped: {skipped}",
+                    }
+                )
+    return pd.DataFrame(rows, columns=["dataset", "system", "kind", "files", "part", "status"])
+
+
+def external_studies() -> list[str]:
+    """The studies with at least one part that takes external systems."""
+    return sorted({study for (study, _), skipped in PARTS.items() if study is not None and skipped is None})
