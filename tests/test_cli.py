@@ -1209,7 +1209,10 @@ CASES = [
     Case(
         "evaluate",
         "ranks-out-not-parquet",
-        lambda tmp, _: ["evaluate", "--dataset", "nations", "--ranks", "r.csv", "--ranks-out", str(tmp / "r.tsv")],
+        lambda tmp, _: [
+            *("evaluate", "--dataset", "nations", "--ranks", "r.csv"),
+            *("--ranks-out", str(tmp / "r.tsv")),
+        ],
         ("r.tsv: name it .parquet",),
     ),
     Case(
