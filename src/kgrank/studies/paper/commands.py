@@ -60,7 +60,13 @@ def _tables_1_to_3(args: argparse.Namespace) -> None:
 
 def _published(args: argparse.Namespace) -> None:
     from kgrank.io import read_tables, write_report_table, write_table
-    from kgrank.studies.paper.published import audit_published, audit_summary, plot_audit, read_published
+    from kgrank.studies.paper.published import (
+        AUDIT_CAPTION,
+        audit_published,
+        audit_summary,
+        plot_audit,
+        read_published,
+    )
     from kgrank.studies.paper.report import AUDIT_FLOATFMT
 
     audit = audit_published(
@@ -71,7 +77,13 @@ def _published(args: argparse.Namespace) -> None:
         args.filter_splits,
     )
     write_table(args.audit, audit)
-    write_report_table(audit_summary(audit), args.markdown, floatfmt=AUDIT_FLOATFMT)
+    write_report_table(
+        audit_summary(audit),
+        args.markdown,
+        caption=AUDIT_CAPTION,
+        floatfmt=AUDIT_FLOATFMT,
+        markdown_caption=True,
+    )
     plot_audit(audit, args.pdf, args.png)
 
 

@@ -13,6 +13,11 @@ backwards for the expectation (or standard deviation) it implies:
 Published numbers are rounded (5 significant digits); "agrees" means the difference is
 within the rounding of the published raw value carried through the affine map plus the
 rounding of the published adjusted value.
+
+A published value that kgrank's exact moments do not reproduce is tested against
+hypotheses about how it was made: candidate counts off by one (the published z-MRRs), and
+the E[MRR] that PyKEEN's master computed for two weeks in March 2022 (the published AMRRs,
+:func:`pykeen814_mrr_expectation`). kgrank's exact values stay the reported ones.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import pandas as pd
 from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.errors import KgrankInputError
 from kgrank.io import read_tables
-from kgrank.metrics import Metric, Variant, default_metrics, derived_values, lookup
+from kgrank.metrics import Metric, Variant, default_metrics, derive, derived_values, lookup
 from kgrank.moments import Moments
 from kgrank.plotting import add_caption, save_figure, set_style
 from kgrank.studies.paper.figure1 import FIGURE1_PANELS, draw_figure1_row
@@ -43,6 +48,7 @@ SHORT_NAMES = {
     "z_mrr": "z_inverse_harmonic_mean_rank",
 }
 SIGNIFICANT_DIGITS = 5
+AGREES, DISAGREES = "agrees within rounding", "disagrees"
 
 
 def read_published(path: str | Path) -> pd.DataFrame:
@@ -130,9 +136,7 @@ def readjust(
                     published=float(published_value),
                     difference=float(published_value) - row.value,
                     tolerance=tolerance,
-                    verdict="agrees within rounding"
-                    if abs(float(published_value) - row.value) <= tolerance
-                    else "disagrees",
+                    verdict=AGREES if abs(float(published_value) - row.value) <= tolerance else DISAGREES,
                     **_implied(metric, variant, float(value), float(published_value), exact),
                 )
             rows.append(record)
@@ -169,18 +173,74 @@ COUNT_HYPOTHESES = (
     ),
     (1, "moments from candidate counts N_i + 1"),
 )
+# The cause of the published AMRRs (shown on the published inputs in test_paper_published.py).
+PYKEEN814_HYPOTHESIS = (
+    "E[MRR] = log(N̄) / (N̄ - 1) at the mean candidate count N̄ of the head and tail tasks pooled: "
+    "PyKEEN's master from bd2b83fc7 (#814, 2022-03-08) to d597efc8a (#835, 2022-03-22), in no release"
+)
+# Its columns in the audit: the expectation, the derived value recomputed with it, the verdict.
+PYKEEN814_COLUMNS = ("pykeen814_expectation", "pykeen814_recomputed", "pykeen814_verdict")
+
+
+def pykeen814_mrr_expectation(num_candidates: np.ndarray) -> float:
+    """E[MRR] as PyKEEN's master computed it from 2022-03-08 to 2022-03-22: log(N̄) / (N̄ - 1)
+    at the mean N̄ of all candidate counts.
+
+    ``InverseHarmonicMeanRank.expected_value`` came with commit bd2b83fc7c95 ("Add more
+    adjusted metrics (#814)", 2022-03-08; first written in 049fa5190 of that pull request)
+    as ``n = mean(num_candidates); log(n) / (n - 1)``: the expectation of 1/X for X
+    uniform on the real interval [1, N̄], at a single mean count, where the random model's
+    expectation is the mean over tasks of H(N_i) / N_i for ranks uniform on 1..N_i.
+    Commit d597efc8a1953 ("Refactor derived metrics (#835)", 2022-03-22) replaced it by
+    the exact mean before any release: v1.7.0 has no adjusted MRR, v1.8.0 (12c3da815,
+    2022-03-22) the exact one.
+
+    Evaluated on a dataset's pooled filtered test candidate counts it reproduces the
+    published adjusted MRRs of the case study of Hoyt, Berrendorf et al. (2022); it is
+    the explanation of those numbers, not a moment kgrank reports. Where every count is 1
+    it is 1, the limit (PyKEEN's guarded division gave 0 there).
+    """
+    mean = float(np.mean(num_candidates))
+    return float(np.log(mean) / (mean - 1.0)) if mean > 1.0 else 1.0
+
+
+def with_pykeen814(audit: pd.DataFrame, counts: dict[tuple[str, str, str], np.ndarray]) -> pd.DataFrame:
+    """The audit with :data:`PYKEEN814_COLUMNS`: each published variant of MRR that needs only
+    its expectation (the adjusted index, the expectation-normalised MRR) recomputed with
+    :func:`pykeen814_mrr_expectation` of the row's candidate counts (``counts``, as for
+    :func:`explain`), and whether that agrees with the published value within the row's
+    tolerance. Empty (NaN) on every other row."""
+    mrr = lookup("inverse_harmonic_mean_rank")
+    records = []
+    for row in audit.itertuples():
+        num_candidates = counts.get((row.dataset, row.split, row.side))
+        if (
+            row.base_metric != mrr.key
+            or row.variant == Variant.Z_SCORE
+            or num_candidates is None
+            or pd.isna(getattr(row, "published", np.nan))
+        ):
+            records.append(dict.fromkeys(PYKEEN814_COLUMNS, np.nan))
+            continue
+        expectation = pykeen814_mrr_expectation(num_candidates)
+        value = float(derive(mrr, row.base_value, expectation)[Variant(row.variant)].value)
+        verdict = AGREES if abs(row.published - value) <= row.tolerance else DISAGREES
+        records.append(dict(zip(PYKEEN814_COLUMNS, (expectation, value, verdict), strict=True)))
+    return audit.assign(**pd.DataFrame(records, index=audit.index, columns=list(PYKEEN814_COLUMNS)))
 
 
 def explain(audit: pd.DataFrame, counts: dict[tuple[str, str, str], np.ndarray]) -> pd.DataFrame:
-    """For each disagreement, the hypothesis (if any) under which the published value holds.
+    """For each disagreement, the hypothesis (if any) under which the published value holds,
+    with the columns of :func:`with_pykeen814`.
 
     ``counts`` maps (dataset, split, side) to the real candidate counts. A hypothesis
     explains a row when the derived value recomputed under it agrees within rounding.
     """
+    audit = with_pykeen814(audit, counts)
     by_key = {metric.key: metric for metric in default_metrics()}
     explanations = []
     for row in audit.itertuples():
-        if getattr(row, "verdict", None) != "disagrees":
+        if getattr(row, "verdict", None) != DISAGREES:
             explanations.append("" if pd.isna(getattr(row, "published", np.nan)) else "exact moments")
             continue
         metric = by_key[row.base_metric]
@@ -191,11 +251,12 @@ def explain(audit: pd.DataFrame, counts: dict[tuple[str, str, str], np.ndarray])
             value = derived_values(metric, row.base_value, moments)[Variant(row.variant)].value
             if abs(value - row.published) <= row.tolerance:
                 found.append(label)
-        explanations.append(
-            "; ".join(found)
-            if found
-            else "not explained by " + " or ".join(label for _, label in COUNT_HYPOTHESES)
-        )
+        tried = [label for _, label in COUNT_HYPOTHESES]
+        if not pd.isna(row.pykeen814_verdict):
+            tried.append(PYKEEN814_HYPOTHESIS)
+            if row.pykeen814_verdict == AGREES:
+                found.append(PYKEEN814_HYPOTHESIS)
+        explanations.append("; ".join(found) if found else "not explained by " + " or ".join(tried))
     return audit.assign(explanation=explanations)
 
 
@@ -243,9 +304,27 @@ AUDIT_SUMMARY_COLUMNS = [
     "implied_std",
     "exact_std",
     "explanation",
+    "pykeen814_recomputed",
+    "pykeen814_verdict",
     "z_exact_vs_simulation",
     "z_implied_vs_simulation",
 ]
+AUDIT_CAPTION = (
+    "One row per published derived value. `recomputed`: from the published raw value with kgrank's "
+    "exact moments of the dataset's filtered test candidate counts N_i (of the row's side; head and "
+    "tail pooled for both). "
+    "Tolerance: a value agrees within rounding when it differs from the published one by at most "
+    "r(published) + |slope| r(raw), r(x) half a unit in the fifth significant digit of x and slope "
+    "that of the affine map from the raw to the derived value (for an AMRR between 0.1 and 1, "
+    "5e-6 + 5e-6 / (1 - E)). `implied_*`: the expectation or standard deviation the published value "
+    "implies, solved backwards. `pykeen814_recomputed`, `pykeen814_verdict`: the AMRR from the "
+    "published MRR with E[MRR] = log(N̄) / (N̄ - 1) at the mean candidate count N̄, as PyKEEN's master "
+    "computed it between commits bd2b83fc7 (#814, 2022-03-08) and d597efc8a (#835, 2022-03-22), in no "
+    "release, judged with the same tolerance: the explanation of the published AMRRs, not a value "
+    "kgrank reports. `explanation`: the hypothesis under which a disagreeing published value holds. "
+    "`z_*_vs_simulation`: the exact and the implied moment against the Monte Carlo simulation, in its "
+    "standard errors."
+)
 
 
 def audit_summary(audit: pd.DataFrame) -> pd.DataFrame:
@@ -319,8 +398,8 @@ def plot_audit(audit: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) 
             ax=axis,
             s=60,
             hue_order=sorted(audited["dataset"].unique()),
-            style_order=["agrees within rounding", "disagrees"],
-            markers={"agrees within rounding": "o", "disagrees": "X"},
+            style_order=[AGREES, DISAGREES],
+            markers={AGREES: "o", DISAGREES: "X"},
             legend=axis is axes[-1],
         )
         low = min(subset["recomputed"].min(), subset["published"].min())
