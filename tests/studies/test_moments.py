@@ -79,16 +79,20 @@ def test_errata_finds_the_published_mistakes(formula_check):
     check = formula_check
     assert check["corrected_holds"].dropna().all()
     found = errata(check)
-    assert set(found["equation"]) == {"8 (*)", "20 (*)", "ambiguity: AMRI"}
+    assert set(found["equation"]) == {"8 (*)", "20 (*)", "ambiguity: Eq. 7", "ambiguity: AMRI"}
     variance_hits = found[found["equation"] == "20 (*)"].iloc[0]
     # the printed constant-N variance of Hits@k is too small by a factor n (= 20 here)
     assert variance_hits["corrected_value"] / variance_hits["published_value"] == pytest.approx(20)
+    # Eq. 7 of the ambiguity paper as printed: 1/n (n = 20 tasks) where 1/#S (#S = 50) is meant
+    expected_rank = found[found["equation"] == "ambiguity: Eq. 7"].iloc[0]
+    assert expected_rank["published_value"] / expected_rank["corrected_value"] == pytest.approx(50 / 20)
 
 
 def test_a_correction_exactly_where_the_published_form_is_wrong(formula_check):
     check = formula_check
     corrected = {formula.equation for formula in formulas() if formula.corrected is not None}
-    assert corrected == set(errata(check)["equation"]) == {"8 (*)", "20 (*)", "ambiguity: AMRI"}
+    wrong = {"8 (*)", "20 (*)", "ambiguity: Eq. 7", "ambiguity: AMRI"}
+    assert corrected == set(errata(check)["equation"]) == wrong
     for formula in formulas():
         has_correction = formula.corrected is not None
         assert (formula.corrected_value is not None) == has_correction, formula.equation

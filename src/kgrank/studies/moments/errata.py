@@ -232,6 +232,20 @@ def formulas() -> list[Formula]:
             moment="mean",
             statistic=_gmr,
         ),
+        # Eq. 7 of the ambiguity paper: "(1/n) sum_{i=1}^{|S|} i = (|S| + 1)/2", with n the
+        # number of tasks elsewhere in the paper; the sum over one task's positions needs
+        # 1/|S|. Evaluated as printed it is |S| (|S| + 1) / (2 n), right only when n = |S|.
+        Formula(
+            equation="ambiguity: Eq. 7",
+            quantity="E[r_i]",
+            published="(1/n) sum_{j=1}^{#S} j",
+            corrected="(1/#S) sum_{j=1}^{#S} j = (#S + 1) / 2",
+            published_value=lambda n_i, k: n_i[0] * (n_i[0] + 1) / (2 * len(n_i)),
+            corrected_value=lambda n_i, k: (n_i[0] + 1) / 2,
+            moment="mean",
+            statistic=_first_rank,
+            constant_n=True,
+        ),
         Formula(
             equation="ambiguity: E[MR]",
             quantity="E[MR]",
