@@ -293,7 +293,7 @@ def test_schema_defaults_fill_a_bare_study():
     validate(section, str(STUDY_SCHEMAS / "moments.schema.yaml"))
     assert section == {
         "enabled": True,
-        "splits": ["valid", "test"],
+        "splits": ["train", "valid", "test"],
         "montecarlo_replicates": 10000,
         "montecarlo_alpha": 0.01,
         "formula_montecarlo_replicates": 200000,

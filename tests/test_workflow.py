@@ -102,6 +102,9 @@ def test_outputs_exist(workdir):
     assert set(checkpoints["evaluation"]) == {"sparse", "full"}
     mrr = checkpoints[checkpoints["metric"] == "inverse_harmonic_mean_rank"]
     assert mrr["value"].between(0, 1).all() and set(mrr["answers"]) == {2778, 7598}
+    # the lookup table covers the three splits, like the one the authors archived
+    moments = pd.read_csv(results / "moments/nations/moments.tsv", sep="\t")
+    assert set(moments["split"]) == {"train", "valid", "test"}
     check = pd.read_csv(results / "moments/nations/montecarlo.tsv", sep="\t")
     assert check["passed"].all(), check.loc[~check["passed"], ["side", "metric", "z_mean", "z_variance"]]
     assert len(pd.read_csv(results / "models/nations/transe/losses.tsv", sep="\t")) == 2
