@@ -245,6 +245,41 @@ def _prepare_folder(
     ]
 
 
+def _prepare_archive(
+    tmp: Path, members: list[tuple[str, bytes]], sizes: dict[str, int] | None = None
+) -> list[str]:
+    """prepare-dataset of an archive of ``members`` (name, content; a name may repeat), each
+    declaring its length or its size in ``sizes``; a declared size beyond the content cuts the
+    archive off after that header, as a gzip bomb's would be read."""
+    import gzip
+    import tarfile
+
+    blocks = b""
+    for name, content in members:
+        info = tarfile.TarInfo(name)
+        info.size = (sizes or {}).get(name, len(content))
+        blocks += info.tobuf(format=tarfile.GNU_FORMAT)
+        if info.size > len(content):
+            break
+        blocks += content + b"\0" * (-len(content) % tarfile.BLOCKSIZE)
+    archive = tmp / "g.tar.gz"
+    archive.write_bytes(gzip.compress(blocks + b"\0" * 2 * tarfile.BLOCKSIZE))
+    return ["prepare-dataset", "--name", "g", "--archive", str(archive), "--out-dir", str(tmp / "o")]
+
+
+TRIPLES = b"a\tr\tb\n"
+
+
+def _published(tmp: Path, **fields: object) -> str:
+    """A published configuration in the archived layout (Nations TransE) with ``fields`` replaced."""
+    import json
+
+    import yaml
+
+    document = yaml.safe_load(Path(TRANSE).read_text(encoding="utf-8")) | fields
+    return _write(tmp / "published.json", json.dumps(document))
+
+
 CASES = [
     # --- stages
     Case(
@@ -334,6 +369,50 @@ CASES = [
         "only-a-header-with-header-yes",
         lambda tmp, _: _prepare_folder(tmp, "--header", "yes", content="a\tr\tb\n"),
         ("kg/train.tsv: no triples found; the file is empty but for its header line",),
+    ),
+    Case(
+        "prepare-dataset",
+        "archive-with-two-train-members",
+        lambda tmp, _: _prepare_archive(
+            tmp,
+            [
+                ("a/train.txt", TRIPLES),
+                ("b/train.txt", TRIPLES),
+                ("valid.txt", TRIPLES),
+                ("test.txt", TRIPLES),
+            ],
+        ),
+        ("g.tar.gz: holds both a/train.txt and b/train.txt", "keep one of them"),
+    ),
+    Case(
+        "prepare-dataset",
+        "archive-member-over-the-limit",
+        lambda tmp, _: _prepare_archive(
+            tmp, [("valid.txt", TRIPLES), ("train.txt", TRIPLES)], sizes={"train.txt": 2**31}
+        ),
+        ("g.tar.gz: member train.txt declares 2,147,483,648 bytes", "268,435,456", "source: folder"),
+    ),
+    Case(
+        "import-hyperparameters",
+        "dataset-outside-out-dir",
+        lambda tmp, _: [
+            "import-hyperparameters",
+            _published(tmp, dataset="../../x"),
+            "--out-dir",
+            str(tmp / "o" / "h"),
+        ],
+        ("published.json: key dataset: '../../x': a name may hold only letters", "fix the field"),
+    ),
+    Case(
+        "import-hyperparameters",
+        "model-an-absolute-path",
+        lambda tmp, _: [
+            "import-hyperparameters",
+            _published(tmp, model=str(tmp / "x")),
+            "--out-dir",
+            str(tmp / "o"),
+        ],
+        ("published.json: key model: '/", "a name may hold only letters"),
     ),
     Case(
         "import-hyperparameters",

@@ -18,6 +18,7 @@ from kgrank.config import (
     study_schemas,
 )
 from kgrank.errors import KgrankInputError
+from kgrank.names import NAME_PATTERN, is_name
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 STUDY_SCHEMAS = REPO / "workflow/schemas/studies"
@@ -139,6 +140,71 @@ def test_unknown_key_in_a_study_is_named_by_its_full_path():
     config["studies"]["paper"]["bogus"] = 1
     with pytest.raises(KgrankInputError, match=r"key studies\.paper\.bogus\b"):
         check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+# Every place where the config names a dataset, model, study or system, each given a name
+# that would leave results/ ('..', '/', an absolute path), hide a file or shadow another's
+# (results/ranks/<dataset>/<model>.sampled-<k>.parquet beside <model>.parquet).
+BAD_NAMES = [
+    (lambda config, bad: config["datasets"].update({bad: {"source": "pykeen"}}), "datasets.{bad!r}"),
+    (lambda config, bad: config.update(models=["transe", bad]), "models.1: {bad!r}"),
+    (lambda config, bad: config["studies"].update({bad: {}}), "studies.{bad!r}"),
+    (lambda config, bad: config.update(external_systems={bad: {}}), "external_systems.{bad!r}"),
+    (
+        lambda config, bad: config.update(external_systems={"nations": {bad: {"ranks": "r.csv"}}}),
+        "external_systems.nations.{bad!r}",
+    ),
+    (
+        lambda config, bad: config["budget"].update(max_epochs_by_model={bad: 3}),
+        "budget.max_epochs_by_model.{bad!r}",
+    ),
+    (lambda config, bad: config["budget"]["by_dataset"].update({bad: {}}), "budget.by_dataset.{bad!r}"),
+    (
+        lambda config, bad: config["budget"]["by_dataset"].update(nations={bad: {"max_epochs": 3}}),
+        "budget.by_dataset.nations.{bad!r}",
+    ),
+    (lambda config, bad: config["studies"]["ir"].update(dataset=bad), "studies.ir.dataset: {bad!r}"),
+    (
+        lambda config, bad: config["studies"]["ir"].update(systems=["transe", bad]),
+        "studies.ir.systems.1: {bad!r}",
+    ),
+    (
+        lambda config, bad: config["studies"]["ir"].update(other_datasets=[bad]),
+        "studies.ir.other_datasets.0: {bad!r}",
+    ),
+]
+
+
+@pytest.mark.parametrize("bad", ["../x", "/tmp/x", ".hidden", "a/b", "transe.sampled-5", "-x", ""])
+@pytest.mark.parametrize(("change", "key"), BAD_NAMES, ids=[key.split(":")[0] for _, key in BAD_NAMES])
+def test_a_name_that_is_not_a_path_component_is_refused(change, key, bad):
+    config = _default()
+    change(config, bad)
+    with pytest.raises(KgrankInputError) as raised:
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+    assert str(raised.value) == (
+        f"config.yaml: key {key.format(bad=bad)}: a name may hold only letters, digits, '_' and '-', "
+        "and must start with a letter or digit; rename it"
+    )
+
+
+@pytest.mark.parametrize("bad", ["nations/../x", "../x/transe", "nations/transe/x", "nations/.h", "nations"])
+def test_a_subset_pair_that_is_not_two_names_is_refused(bad):
+    config = _default()
+    config["studies"]["ambiguity"]["subsets"] = {"pairs": [bad]}
+    with pytest.raises(
+        KgrankInputError,
+        match=rf"^config\.yaml: key studies\.ambiguity\.subsets\.pairs\.0: {re.escape(repr(bad))}: "
+        r"a pair is <dataset>/<model>, each a name .*; rename it$",
+    ):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+def test_the_schemas_name_pattern_is_the_packages():
+    """The config schema and kgrank.names state the rule once each; they must agree."""
+    assert _schema(SCHEMA)["$defs"]["name"]["pattern"] == NAME_PATTERN
+    assert [is_name(name) for name in ("fb15k237", "wn18rr", "pk-ranks", "transe_d32", "A1")] == [True] * 5
+    assert not any(is_name(name) for name in ("..", "a.b", "a/b", "_a", "-a", "", "a\n", "é", None, 5))
 
 
 @pytest.mark.parametrize("section", [{}, None, {"enabled": True}, {"montecarlo_replicates": 500}])

@@ -1,3 +1,5 @@
+import gzip
+import io
 import json
 import tarfile
 import zipfile
@@ -8,7 +10,8 @@ import numpy as np
 import pytest
 from conftest import SHARED
 
-from kgrank.datasets import load_factories, prepare_dataset, read_triples, sha256_of
+from kgrank import datasets
+from kgrank.datasets import load_factories, prepare_dataset, read_archive_splits, read_triples, sha256_of
 from kgrank.errors import KgrankInputError
 
 
@@ -469,3 +472,123 @@ def test_pykeen_source_records_the_shipped_files(nations_dir):
         "dropped_unseen",
         "sources",
     }
+
+
+def _archive(tmp_path, members: dict[str, bytes], name: str = "crafted.tar.gz") -> Path:
+    """An archive of ``members`` (member name -> content), in order; a name may repeat
+    when given as ``name#2``."""
+    archive = tmp_path / name
+    with tarfile.open(archive, "w:gz") as tar:
+        for member, content in members.items():
+            info = tarfile.TarInfo(member.split("#")[0])
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    return archive
+
+
+def test_split_members_in_a_folder_of_the_archive_are_read(tmp_path):
+    archive = _archive(tmp_path, {f"tiny/{name}": content for name, content in TINY_SPLITS.items()})
+    stats = prepare_dataset("tiny", {"source": "archive", "archive": str(archive)}, tmp_path / "out")
+    assert stats["triples"] == {"train": 3, "valid": 1, "test": 1}
+
+
+@pytest.mark.parametrize(
+    ("members", "expected"),
+    [
+        (
+            {"a/train.txt": TINY_SPLITS["train.txt"]},
+            "holds both a/train.txt and b/train.txt, two train splits",
+        ),
+        ({"b/train.txt#2": TINY_SPLITS["train.txt"]}, "holds b/train.txt twice, two train splits"),
+    ],
+    ids=["two-folders", "same-name-twice"],
+)
+def test_two_members_of_one_split_are_refused(tmp_path, members, expected):
+    """Before, the last one won without a word: which split was read depended on the order."""
+    archive = _archive(
+        tmp_path,
+        {**members, "b/train.txt": TINY_SPLITS["train.txt"]}
+        | {name: content for name, content in TINY_SPLITS.items() if name != "train.txt"},
+    )
+    with pytest.raises(KgrankInputError) as raised:
+        prepare_dataset("tiny", {"source": "archive", "archive": str(archive)}, tmp_path / "out")
+    assert str(raised.value) == f"{archive}: {expected}; keep one of them in the archive"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_member_over_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    archive = _archive(tmp_path, {**TINY_SPLITS, "train.txt": b"a\tr\tb\n" * 100})
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a member was read")
+
+    monkeypatch.setattr(datasets, "MAX_MEMBER_BYTES", 599)
+    monkeypatch.setattr(tarfile.TarFile, "extractfile", no_reading)
+    with pytest.raises(KgrankInputError) as raised:
+        read_archive_splits(archive)
+    assert str(raised.value) == (
+        f"{archive}: member train.txt declares 600 bytes, more than the 599 bytes an archive's split may "
+        "hold (kgrank.datasets.MAX_MEMBER_BYTES); check the archive, or unpack a graph this large and "
+        "give its folder (source: folder)"
+    )
+
+
+def test_the_limit_holds_the_real_archives_with_room():
+    """The limit against the largest member of the archives the workflow reads (FB15k-237's
+    train.txt, 21,277,292 bytes): refusing them would stop the default run."""
+    largest = 0
+    for path in ("fb15k237/FB15k-237.tar.gz", "wn18rr/WN18RR.tar.gz"):
+        archive = SHARED / "data" / path
+        if not archive.is_file():
+            pytest.skip(f"{archive} not present")
+        with tarfile.open(archive) as tar:
+            largest = max(largest, *(member.size for member in tar.getmembers()))
+    assert largest == 21_277_292
+    assert 10 * largest <= datasets.MAX_MEMBER_BYTES
+
+
+def test_a_gzip_bomb_is_refused_on_its_declared_size(tmp_path):
+    """A member that declares a gigabyte in a few hundred bytes of gzip (its data cut off):
+    refused on the header's size, with the real limit, before any of it is read."""
+    header = tarfile.TarInfo("train.txt")
+    header.size = 2**30
+    archive = tmp_path / "bomb.tar.gz"
+    with gzip.open(archive, "wb") as packed:
+        packed.write(header.tobuf(format=tarfile.GNU_FORMAT) + b"a\tr\tb\n" * 1000)
+    with pytest.raises(
+        KgrankInputError, match=r"member train\.txt declares 1,073,741,824 bytes, more than the"
+    ):
+        read_archive_splits(archive)
+
+
+def test_a_member_that_gives_more_than_it_declares_is_refused(tmp_path, monkeypatch):
+    """tarfile stops at the declared size itself; the bounded read holds even if it did not."""
+    archive = _archive(tmp_path, TINY_SPLITS)
+    monkeypatch.setattr(tarfile.TarFile, "extractfile", lambda self, member: io.BytesIO(b"a\tr\tb\n" * 1000))
+    with pytest.raises(KgrankInputError) as raised:
+        read_archive_splits(archive, ("train",))
+    assert str(raised.value) == (
+        f"{archive}: member train.txt gave 19 bytes where it declares 18; the archive is damaged, "
+        "replace it with a complete copy"
+    )
+
+
+def test_a_damaged_archive_is_one_line(tmp_path):
+    archive = _archive(tmp_path, {**TINY_SPLITS, "train.txt": b"a\tr\tb\n" * 10_000})
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    with pytest.raises(KgrankInputError, match=r"cut\.tar\.gz: not a readable \.tar\.gz \(.*\); replace it"):
+        read_archive_splits(cut)
+
+
+def test_an_archive_of_too_many_members_is_refused(tmp_path, monkeypatch):
+    """tarfile keeps every header it reads: millions of empty members compress to little."""
+    archive = _archive(tmp_path, {**TINY_SPLITS, "README": b"the tiny graph\n"})
+    assert len(read_archive_splits(archive)) == 3
+    monkeypatch.setattr(datasets, "MAX_MEMBERS", 3)
+    with pytest.raises(KgrankInputError) as raised:
+        read_archive_splits(archive)
+    assert str(raised.value) == (
+        f"{archive}: more than 3 members (kgrank.datasets.MAX_MEMBERS), more than a dataset archive "
+        "needs; pack only its split files (train.txt, valid.txt, test.txt)"
+    )

@@ -1,4 +1,5 @@
 import json
+import re
 from importlib.metadata import version
 from pathlib import Path
 
@@ -163,3 +164,62 @@ def test_import_refuses_a_file_that_is_neither_layout(tmp_path):
         KgrankInputError, match=r"bad\.json: key\(s\) \['model', 'dataset', 'source'\] missing"
     ):
         import_published(path, tmp_path)
+
+
+def _files_under(folder: Path) -> set[Path]:
+    return {path for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("dataset", "../../outside"),
+        ("dataset", "/tmp/absolute"),
+        ("model", "../transe"),
+        ("model", ".hidden"),
+        ("dataset", "nations/transe"),
+        ("model", "transe.sampled-5"),
+        ("dataset", ["nations"]),
+    ],
+    ids=[
+        "dataset-climbs-out",
+        "dataset-absolute",
+        "model-climbs-out",
+        "model-hidden",
+        "dataset-slash",
+        "model-dot",
+        "dataset-not-a-string",
+    ],
+)
+def test_import_refuses_a_name_that_is_not_a_path_component(tmp_path, field, value):
+    """The archived layout's `dataset` and `model` become <out-dir>/<dataset>/<model>.yaml:
+    a value that would leave --out-dir (or hide or shadow a file) is refused, naming the file
+    and the field, before anything is written."""
+    document = _valid() | {field: value}
+    path = tmp_path / "published.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(KgrankInputError) as raised:
+        import_published(path, tmp_path / "out" / "hyperparameters")
+    message = str(raised.value)
+    assert message.startswith(f"{path}: key {field}: {value!r}: a name may hold only letters, digits")
+    assert "fix the field" in message and "\n" not in message
+    assert _files_under(tmp_path) == {path}
+
+
+@pytest.mark.parametrize("field", ["dataset", "model"])
+def test_import_of_a_pykeen_experiment_refuses_a_name_that_is_not_a_path_component(tmp_path, field):
+    source = _pykeen_experiment("rescal", "ali2020_rescal_fb15k237.yaml")
+    published = yaml.safe_load(source.read_text())
+    published["pipeline"][field] = "../../outside"
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump(published))
+    with pytest.raises(
+        KgrankInputError, match=rf"^{re.escape(str(path))}: key pipeline\.{field}: '\.\./\.\./outside': "
+    ):
+        import_published(path, tmp_path / "out")
+    assert _files_under(tmp_path) == {path}
+    # a name that is not a string is refused the same way, not with a traceback
+    published["pipeline"][field] = 5
+    path.write_text(yaml.safe_dump(published))
+    with pytest.raises(KgrankInputError, match=rf"key pipeline\.{field}: 5: a name may hold only"):
+        import_published(path, tmp_path / "out")

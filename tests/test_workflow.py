@@ -275,8 +275,12 @@ def _misspelt_hyperparameters(tmp_path: Path) -> str:
             lambda tmp: f"hyperparameters_dir={_misspelt_hyperparameters(tmp)}",
             "transe.yaml: key pipeline.model_kwargs.embeding_dim: pykeen's TransE takes no argument",
         ),
+        (
+            lambda tmp: "models=[transe,../../escaped]",
+            "key models.1: '../../escaped': a name may hold only letters, digits, '_' and '-'",
+        ),
     ],
-    ids=["unknown-pykeen-dataset", "misspelt-model-kwarg"],
+    ids=["unknown-pykeen-dataset", "misspelt-model-kwarg", "model-name-leaving-results"],
 )
 def test_bad_names_stop_the_dry_run(tmp_path, config, expected):
     """What used to fail only inside a job now stops the plan, naming the key."""

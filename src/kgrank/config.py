@@ -17,6 +17,7 @@ import yaml
 
 from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import load_hyperparameters
+from kgrank.names import RULES
 
 STUDY_SCHEMA_SUFFIX = ".schema.yaml"
 
@@ -58,6 +59,17 @@ def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") 
             # name the unexpected key itself, not only the mapping that holds it
             allowed = set(error.schema.get("properties", {}))
             path += sorted(str(key) for key in error.instance if key not in allowed)[:1]
+        rule = RULES.get(error.validator_value) if error.validator == "pattern" else None
+        if rule is not None:
+            # a name that becomes a path component (kgrank.names says why the rule); under
+            # propertyNames (possibly through a $ref) the bad name is the key itself
+            if "propertyNames" in list(error.relative_schema_path)[-3:]:
+                path.append(repr(error.instance))
+                problem = rule
+            else:
+                problem = f"{error.instance!r}: {rule}"
+            key = prefix + ".".join(path)
+            raise KgrankInputError(f"{source}: key {key}: {problem}; rename it")
         key = (prefix + ".".join(path)).rstrip(".") or "(top level)"
         raise KgrankInputError(f"{source}: key {key}: {error.message}; see {schema_path} for what is allowed")
 

@@ -19,12 +19,15 @@ never does.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import sys
 import tarfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -35,6 +38,19 @@ from kgrank.io import atomic_path, write_json
 SPLITS = ("train", "valid", "test")
 # The names archives use for their split files (the layout PyKEEN's own loaders expect).
 ARCHIVE_MEMBERS = {"train": "train.txt", "valid": "valid.txt", "test": "test.txt"}
+# The largest split member an archive may hold, checked on its declared size before a byte
+# of it is read: a few hundred kilobytes of gzip can declare gigabytes of repeated lines.
+# The real archives' largest member is FB15k-237's train.txt, 21,277,292 bytes (valid.txt
+# 1,303,101, test.txt 1,519,499; WN18RR's train.txt 3,135,377): 256 MiB is 12.6 times it,
+# about 3.4 million triples at FB15k-237's 78 bytes a line. Reading takes far more memory
+# than the bytes: the labels become a fixed-width array as wide as the longest label
+# (FB15k-237's train.txt: a 477 MB array, 610 MB peak), so 256 MiB at FB15k-237's label
+# widths is an array of about 6 GB. A larger graph goes in as a folder (source: folder).
+MAX_MEMBER_BYTES = 256 * 2**20
+# The most members an archive may hold: tarfile keeps every header it reads, and tar
+# headers compress to almost nothing, so a small archive could declare millions. The real
+# archives hold 3; a dataset archive with its README, id maps and licence holds a dozen.
+MAX_MEMBERS = 10_000
 # The names a folder source's split files may have (one of them per split).
 FOLDER_SUFFIXES = (".tsv", ".txt")
 
@@ -247,23 +263,73 @@ def _splits_from_archive(
     return read_archive_splits(archive, header=header), {"archive": {"path": str(archive), "sha256": actual}}
 
 
+def _split_members(
+    tar: tarfile.TarFile, archive: Path, splits: tuple[str, ...]
+) -> dict[str, tarfile.TarInfo]:
+    """The member of each split (``train.txt`` ... in any folder of the archive). Two members
+    of one split would leave the choice to their order, so they are refused; so are a member
+    that declares more than ``MAX_MEMBER_BYTES`` and an archive of more than ``MAX_MEMBERS``."""
+    wanted = {ARCHIVE_MEMBERS[split]: split for split in splits}
+    found: dict[str, tarfile.TarInfo] = {}
+    # member by member as the headers come: an oversized one stops the scan before tarfile
+    # decompresses its way past it
+    for count, member in enumerate(tar, start=1):
+        if count > MAX_MEMBERS:
+            raise KgrankInputError(
+                f"{archive}: more than {MAX_MEMBERS:,} members (kgrank.datasets.MAX_MEMBERS), more than "
+                "a dataset archive needs; pack only its split files (train.txt, valid.txt, test.txt)"
+            )
+        split = wanted.get(PurePosixPath(member.name).name)
+        if split is None or not member.isfile():
+            continue
+        if split in found:
+            both = (
+                f"{member.name} twice"
+                if member.name == found[split].name
+                else f"both {found[split].name} and {member.name}"
+            )
+            raise KgrankInputError(
+                f"{archive}: holds {both}, two {split} splits; keep one of them in the archive"
+            )
+        if member.size > MAX_MEMBER_BYTES:
+            raise KgrankInputError(
+                f"{archive}: member {member.name} declares {member.size:,} bytes, more than the "
+                f"{MAX_MEMBER_BYTES:,} bytes an archive's split may hold (kgrank.datasets.MAX_MEMBER_BYTES); "
+                "check the archive, or unpack a graph this large and give its folder (source: folder)"
+            )
+        found[split] = member
+    for split in splits:
+        if split not in found:
+            raise KgrankInputError(f"{archive}: no {ARCHIVE_MEMBERS[split]} inside the archive")
+    return found
+
+
 def read_archive_splits(
     archive: str | Path, splits: tuple[str, ...] = SPLITS, header: Any = False
 ) -> dict[str, np.ndarray]:
     """The raw labelled triples of ``splits`` inside a dataset archive, as the files hold
-    them (file order, nothing dropped); a missing member or malformed line names the archive.
+    them (file order, nothing dropped), read without extracting anything; a missing,
+    doubled or oversized member, a damaged archive or a malformed line names the archive.
     ``header`` as in ``parse_triples``."""
     archive = Path(archive)
     result: dict[str, np.ndarray] = {}
-    with tarfile.open(archive) as tar:
-        members = {Path(member.name).name: member for member in tar.getmembers() if member.isfile()}
-        for split in splits:
-            member_name = ARCHIVE_MEMBERS[split]
-            if member_name not in members:
-                raise KgrankInputError(f"{archive}: no {member_name} inside the archive")
-            extracted = tar.extractfile(members[member_name])
-            assert extracted is not None
-            result[split] = parse_triples(extracted, f"{archive}:{member_name}", header)
+    try:
+        with tarfile.open(archive) as tar:
+            for split, member in _split_members(tar, archive, splits).items():
+                extracted = tar.extractfile(member)
+                assert extracted is not None  # a regular file (_split_members)
+                # never more than the size checked above, whatever the stream holds
+                data = extracted.read(member.size + 1)
+                if len(data) != member.size:
+                    raise KgrankInputError(
+                        f"{archive}: member {member.name} gave {len(data):,} bytes where it declares "
+                        f"{member.size:,}; the archive is damaged, replace it with a complete copy"
+                    )
+                result[split] = parse_triples(io.BytesIO(data), f"{archive}:{member.name}", header)
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise KgrankInputError(
+            f"{archive}: not a readable .tar.gz ({error}); replace it with a complete copy"
+        ) from None
     return result
 
 

@@ -13,6 +13,7 @@ import jsonschema
 import yaml
 
 from kgrank.errors import KgrankInputError
+from kgrank.names import check_name
 
 
 @cache
@@ -235,7 +236,11 @@ def _from_pykeen_experiment(published: dict[str, Any], path: Path) -> dict[str, 
         source["pykeen_experiment"]["reported_results"] = published["results"]
     document: dict[str, Any] = {
         "model": pipeline["model"],
-        "dataset": dataset_resolver.normalize(original["dataset"]),
+        "dataset": (
+            dataset_resolver.normalize(original["dataset"])
+            if isinstance(original["dataset"], str)
+            else original["dataset"]
+        ),
         "pipeline": pipeline,
         "source": source,
     }
@@ -262,7 +267,8 @@ def import_published(json_path: str | Path, out_dir: str | Path) -> Path:
     """
     json_path = Path(json_path)
     published = _read_published(json_path)
-    if _is_pykeen_experiment(published):
+    experiment = _is_pykeen_experiment(published)
+    if experiment:
         document = _from_pykeen_experiment(published, json_path)
     else:
         if not isinstance(published, dict):
@@ -289,6 +295,13 @@ def import_published(json_path: str | Path, out_dir: str | Path) -> Path:
         }
         if "note" in published:
             document["note"] = published["note"]
+    # The two names become the path written: no '..', '/' or absolute path leaves --out-dir.
+    for key in ("dataset", "model"):
+        check_name(
+            document[key],
+            f"{json_path}: key {'pipeline.' if experiment else ''}{key}",
+            fix="fix the field (it names the file written, <out-dir>/<dataset>/<model>.yaml)",
+        )
     validate_hyperparameters(document, json_path)
     target = Path(out_dir) / document["dataset"] / f"{document['model']}.yaml"
     target.parent.mkdir(parents=True, exist_ok=True)
