@@ -181,6 +181,34 @@ def _openworld_family_tree(tmp: Path, *, folders: str, configuration: str, pipel
 
 TRANSE = str(REPO / "config/hyperparameters/nations/transe.yaml")
 
+# A hyperparameter value the receiving class refuses: (file, section, keyword, value).
+BAD_HYPERPARAMETER_VALUES = {
+    "negative-learning-rate": ("nations/transe", "optimizer_kwargs", "lr", -0.1),
+    "zero-embedding-dim": ("nations/transe", "model_kwargs", "embedding_dim", 0),
+    "negative-weight-decay": ("nations/tucker", "optimizer_kwargs", "weight_decay", -1),
+    "unknown-norm": ("nations/transe", "model_kwargs", "scoring_fct_norm", "abc"),
+    "dropout-of-one": ("nations/tucker", "model_kwargs", "dropout_1", 1.0),
+    "zero-margin": ("kinships/rotate", "loss_kwargs", "margin", 0),
+}
+
+
+def _hyperparameters_with(tmp: Path, problem: str) -> str:
+    import yaml
+
+    pair, section, keyword, value = BAD_HYPERPARAMETER_VALUES[problem]
+    document = yaml.safe_load((REPO / f"config/hyperparameters/{pair}.yaml").read_text(encoding="utf-8"))
+    document["pipeline"].setdefault(section, {})[keyword] = value
+    return _write(tmp / f"{pair.split('/')[1]}.yaml", yaml.safe_dump(document))
+
+
+def _train(tmp: Path, *options: str) -> list[str]:
+    """kgrank train of Nations TransE (the dataset need not exist) with ``options``."""
+    return [
+        *("train", "--dataset-dir", str(tmp / "nodata"), "--hyperparameters", TRANSE),
+        *("--out-dir", str(tmp / "o"), "--seed", "1", *options),
+    ]
+
+
 # A rank table damaged in one way each, and what the error must name.
 DAMAGED_RANK_TABLES = {
     "not-parquet": ("ranks.parquet", "not a readable parquet file"),
@@ -442,6 +470,52 @@ CASES = [
         "missing-file",
         lambda tmp, _: ["validate-hyperparameters", str(tmp / "missing.yaml")],
         ("missing.yaml", "not found"),
+    ),
+    *(
+        Case(
+            "validate-hyperparameters",
+            problem,
+            lambda tmp, _, problem=problem: ["validate-hyperparameters", _hyperparameters_with(tmp, problem)],
+            (
+                f"key pipeline.{section}.{keyword}: {value!r}",
+                f"{keyword} must be ",
+                "write such a value",
+            ),
+        )
+        for problem, (_, section, keyword, value) in BAD_HYPERPARAMETER_VALUES.items()
+    ),
+    Case(
+        "train",
+        "no-epochs",
+        lambda tmp, _: _train(tmp, "--max-epochs", "0"),
+        ("--max-epochs: 0 is less than the minimum of 1", "--max-epochs must be a whole number of epochs"),
+    ),
+    Case(
+        "train",
+        "negative-learning-rate",
+        lambda tmp, _: _train(tmp, "--learning-rate", "-0.1"),
+        ("--learning-rate: -0.1 is less than or equal to the minimum of 0", "a learning rate > 0"),
+    ),
+    Case(
+        "train",
+        "zero-learning-rate",
+        lambda tmp, _: _train(tmp, "--learning-rate", "0"),
+        ("--learning-rate: 0.0 is less than or equal to the minimum of 0",),
+    ),
+    Case(
+        "train",
+        "zero-sub-batch-size",
+        lambda tmp, _: _train(tmp, "--sub-batch-size", "0"),
+        ("argument --sub-batch-size: 0 is not positive",),
+    ),
+    Case(
+        "train",
+        "bad-value-in-the-file",
+        lambda tmp, _: [
+            *("train", "--dataset-dir", str(tmp / "nodata"), "--hyperparameters"),
+            *(_hyperparameters_with(tmp, "zero-embedding-dim"), "--out-dir", str(tmp / "o"), "--seed", "1"),
+        ],
+        ("key pipeline.model_kwargs.embedding_dim: 0 is less than the minimum of 1",),
     ),
     Case(
         "train",
@@ -991,6 +1065,21 @@ CASES = [
     ),
     Case(
         "openworld-family-tree",
+        "negative-learning-rate",
+        lambda tmp, _: _openworld_family_tree(
+            tmp,
+            folders=f"independent={tmp}",
+            configuration="fast",
+            pipeline='{"model": "transe", "optimizer": "adam", "optimizer_kwargs": {"lr": -0.1},'
+            ' "training_loop": "lcwa", "training_kwargs": {"num_epochs": 1, "batch_size": 8}}',
+        ),
+        (
+            "studies.openworld.family_tree.configurations.fast.optimizer_kwargs.lr: -0.1 is less",
+            "lr must be a learning rate > 0",
+        ),
+    ),
+    Case(
+        "openworld-family-tree",
         "pipeline-not-json",
         lambda tmp, _: _openworld_family_tree(
             tmp, folders=f"independent={tmp}", configuration="broken", pipeline="{model: transe"
@@ -1085,6 +1174,20 @@ CASES = [
             *("--markdown", str(tmp / "d.md"), "--latex", str(tmp / "d.tex")),
         ],
         ("--sizes", "give 2 or more"),
+    ),
+    Case(
+        "ambiguity-drift",
+        "size-that-keeps-every-candidate",
+        lambda tmp, _: [
+            "ambiguity-drift",
+            # an intact table (no damage named): every task has 5 candidates
+            *("--ranks", _damaged_rank_table(tmp, "none"), "--sizes", "2", "5", "all", "--seed", "1"),
+            *("--repetitions", "2", "--alpha", "0.05"),
+            *("--confidence", "0.95", "--bootstrap-resamples", "100"),
+            *("--out", str(tmp / "d.tsv"), "--slopes", str(tmp / "s.tsv")),
+            *("--markdown", str(tmp / "d.md"), "--latex", str(tmp / "d.tex")),
+        ],
+        ("studies.ambiguity.candidate_sizes (--sizes): 5 keeps every candidate", "use sizes below 5"),
     ),
     Case(
         "ambiguity-drift-figure",

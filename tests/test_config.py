@@ -1,3 +1,4 @@
+import copy
 import re
 from pathlib import Path
 
@@ -34,11 +35,49 @@ def _schema(path):
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda path: str(path.relative_to(REPO)))
-def test_shipped_configs_validate(path):
+def test_shipped_configs_validate(path, tmp_path):
+    """Every check that runs before any job (common.smk and the study rule files) passes."""
+    from kgrank.config import check_budget, known_entity_count, study_pairs
+    from kgrank.studies.ambiguity.settings import check_candidate_sizes
+    from kgrank.studies.openworld.settings import check_family_tree_settings, check_simulation_settings
+
     config = yaml.safe_load(path.read_text())
     check_config(config, SCHEMA, source=str(path), study_schema_dir=STUDY_SCHEMAS)
+    config = _filled(config)
     train = [name for name, dataset in config["datasets"].items() if dataset.get("train", True)]
-    check_pairs(train, config["models"], REPO / "config/hyperparameters")
+    hyperparameters = check_pairs(train, config["models"], REPO / "config/hyperparameters")
+    for dataset, model in study_pairs(config):
+        hyperparameters |= check_pairs([dataset], [model], REPO / "config/hyperparameters")
+    check_budget(
+        config["budget"],
+        train,
+        config["models"],
+        study_pairs(config),
+        REPO / "config/hyperparameters",
+        hyperparameters,
+        source=str(path),
+    )
+    openworld = config["studies"]["openworld"]
+    check_simulation_settings(openworld, str(path))
+    check_family_tree_settings(openworld["family_tree"], str(path))
+    # as parse time knows them: no dataset prepared yet
+    counts = {
+        name: known_entity_count(name, config["datasets"][name], tmp_path / "none.json") for name in train
+    }
+    check_candidate_sizes(config["studies"]["ambiguity"]["candidate_sizes"], counts, str(path))
+
+
+def _filled(config):
+    """The config with every default of its schemas, as common.smk fills it."""
+    from snakemake.utils import validate
+
+    config = copy.deepcopy(config)
+    validate(config, str(SCHEMA))
+    for study, schema in study_schemas(STUDY_SCHEMAS).items():
+        if config["studies"].get(study) is None:
+            config["studies"][study] = {"enabled": study in config["studies"]}
+        validate(config["studies"][study], str(schema))
+    return config
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda path: str(path.relative_to(REPO)))
@@ -51,7 +90,11 @@ def test_shipped_configs_run_both_studies(path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda config: config["budget"].update(max_epochs=0), r"key budget\.max_epochs: 0 is less than"),
+        # the schema holds the budget's types; its ranges are the value table's (check_budget)
+        (
+            lambda config: config["budget"].update(max_epochs="10"),
+            r"key budget\.max_epochs: '10' is not of type 'integer', 'null'",
+        ),
         (lambda config: config.update(sed=1), r"key sed: Additional properties .*'sed'"),
         (lambda config: config["datasets"].update(x={"source": "web"}), r"key datasets\.x\.source: 'web'"),
         (lambda config: config.update(models=[]), r"key models: \[\] should be non-empty"),
@@ -648,3 +691,206 @@ def test_an_external_system_has_no_training_budget():
     }
     assert list(columns) == list(budget_columns(resolved))
     assert all(value is None for key, value in columns.items() if key != "training_loop")
+
+
+# --- values and settings that cannot do what they say, refused before any job ----------
+
+NATIONS_MODELS = ["transe", "rotate", "tucker"]
+
+
+def _pair_budget(**values):
+    return {"max_epochs": 5, "by_dataset": {"nations": values}}
+
+
+@pytest.mark.parametrize(
+    ("budget", "expected"),
+    [
+        ({"max_epochs": 0}, r"key budget\.max_epochs: 0 is less than the minimum of 1; max_epochs must be "),
+        ({"max_epochs": 2.5}, r"key budget\.max_epochs: 2\.5 is not of type 'integer'"),
+        (
+            {"max_epochs": 5, "max_epochs_by_model": {"rotate": 0}},
+            r"key budget\.max_epochs_by_model\.rotate: 0 is less than the minimum of 1",
+        ),
+        (
+            _pair_budget(transe={"learning_rate": -0.1}),
+            r"key budget\.by_dataset\.nations\.transe\.learning_rate: -0\.1 is less than or equal to the "
+            r"minimum of 0; learning_rate must be a learning rate > 0",
+        ),
+        (
+            _pair_budget(transe={"learning_rate": 0}),
+            r"key budget\.by_dataset\.nations\.transe\.learning_rate: 0 is less than or equal",
+        ),
+        (
+            _pair_budget(transe={"max_epochs": 0}),
+            r"key budget\.by_dataset\.nations\.transe\.max_epochs: 0 is less",
+        ),
+        (
+            _pair_budget(transe={"batch_size": 0}),
+            r"key budget\.by_dataset\.nations\.transe\.batch_size: 0 is less",
+        ),
+        (
+            _pair_budget(transe={"embedding_dim": 0}),
+            r"key budget\.by_dataset\.nations\.transe\.embedding_dim: 0 is less than the minimum",
+        ),
+        (
+            _pair_budget(tucker={"relation_dim": -4}),
+            r"key budget\.by_dataset\.nations\.tucker\.relation_dim: -4 is less than the minimum",
+        ),
+        (
+            _pair_budget(rotate={"num_negs_per_pos": 0}),
+            r"key budget\.by_dataset\.nations\.rotate\.num_negs_per_pos: 0 is less than the",
+        ),
+        # the pipeline the pair trains with its budget, validated like a file
+        (
+            _pair_budget(transe={"relation_dim": 8}),
+            r"key budget\.by_dataset\.nations\.transe with nations/transe\.yaml: key "
+            r"pipeline\.model_kwargs\.relation_dim: pykeen's TransE takes no argument 'relation_dim'",
+        ),
+        (
+            _pair_budget(transe={"num_negs_per_pos": 8}),
+            r"key budget\.by_dataset\.nations\.transe: num_negs_per_pos 8 given for the lcwa training loop",
+        ),
+    ],
+    ids=[
+        "max-epochs-0",
+        "max-epochs-float",
+        "model-cap-0",
+        "negative-learning-rate",
+        "zero-learning-rate",
+        "pair-epochs-0",
+        "batch-size-0",
+        "embedding-dim-0",
+        "negative-relation-dim",
+        "negatives-0",
+        "relation-dim-for-transe",
+        "negatives-for-lcwa",
+    ],
+)
+def test_a_budget_value_is_checked_against_the_keyword_it_replaces(budget, expected):
+    from kgrank.config import check_budget
+
+    hyperparameters = check_pairs(["nations"], NATIONS_MODELS, REPO / "config/hyperparameters")
+    with pytest.raises(KgrankInputError, match="^cfg.yaml: " + expected) as caught:
+        check_budget(budget, ["nations"], NATIONS_MODELS, (), None, hyperparameters, source="cfg.yaml")
+    assert "\n" not in str(caught.value)
+
+
+def _configuration(change):
+    config = _filled(_default())
+    family_tree = config["studies"]["openworld"]["family_tree"]
+    change(family_tree["configurations"]["transe-d64"])
+    return family_tree
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda pipeline: pipeline.update(model="complx"), r"\.model: unknown model 'complx'"),
+        (lambda pipeline: pipeline.update(optimzer="adam"), r"\.optimzer: Additional properties"),
+        (
+            lambda pipeline: pipeline["optimizer_kwargs"].update(lr=-0.1),
+            r"\.optimizer_kwargs\.lr: -0\.1 is less",
+        ),
+        (
+            lambda pipeline: pipeline["model_kwargs"].update(embedding_dim=0),
+            r"\.model_kwargs\.embedding_dim: 0 is",
+        ),
+        (
+            lambda pipeline: pipeline["model_kwargs"].update(scoring_fct_norm="abc"),
+            r"\.model_kwargs\.scoring_fct_norm: 'abc' is not one of \[1, 2\]",
+        ),
+        (
+            lambda pipeline: pipeline["training_kwargs"].update(num_epochs=0),
+            r"\.training_kwargs\.num_epochs: 0",
+        ),
+    ],
+    ids=["unknown-model", "misspelt-key", "negative-lr", "zero-dimension", "unknown-norm", "no-epochs"],
+)
+def test_family_tree_configurations_are_checked_before_any_job(change, expected):
+    from kgrank.studies.openworld.settings import check_family_tree_settings
+
+    key = r"^cfg\.yaml: key studies\.openworld\.family_tree\.configurations\.transe-d64"
+    with pytest.raises(KgrankInputError, match=key + expected):
+        check_family_tree_settings(_configuration(change), "cfg.yaml")
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda settings: settings["simulation"].update(entities=400, answers=400),
+            r"simulation\.answers: 400 answers per query among 400 entities; a query needs fewer",
+        ),
+        (
+            lambda settings: settings["simulation"].update(entities=40, answers=43),
+            r"simulation\.answers: 43 answers per query among 40 entities",
+        ),
+        (
+            lambda settings: settings["simulation"]["strength"].update(start=0.9, stop=0.3),
+            r"simulation\.strength: start 0\.9 > stop 0\.3, so the strength grid is empty; give start <= ",
+        ),
+        (
+            lambda settings: settings["inconsistency"].update(weaker_strengths=[0.95], gaps=[0.1]),
+            r"inconsistency: every weaker strength \[0\.95\] plus every gap \[0\.1\] exceeds 1",
+        ),
+        (
+            lambda settings: settings["saturation"].update(comparison_queries=7),
+            r"saturation\.comparison_queries: 7 is not among studies\.openworld\.inconsistency\.query_counts",
+        ),
+        (
+            lambda settings: settings["saturation"].update(low=0.9, high=0.4),
+            r"saturation: low 0\.9 >= high 0\.4",
+        ),
+        (
+            lambda settings: settings["saturation"].update(half_width=0.001),
+            r"saturation\.low: 0\.4 has 1 grid strength\(s\) within half_width 0\.001",
+        ),
+    ],
+    ids=[
+        "answers-equal-entities",
+        "answers-above-entities",
+        "reversed-strengths",
+        "no-pair-of-strengths",
+        "comparison-not-simulated",
+        "low-above-high",
+        "slope-window-too-narrow",
+    ],
+)
+def test_openworld_settings_that_cannot_run_stop_before_any_job(change, expected):
+    from kgrank.studies.openworld.settings import check_simulation_settings
+
+    settings = _filled(_default())["studies"]["openworld"]
+    check_simulation_settings(settings, "cfg.yaml")
+    change(settings)
+    with pytest.raises(KgrankInputError, match=r"^cfg\.yaml: key studies\.openworld\." + expected):
+        check_simulation_settings(settings, "cfg.yaml")
+
+
+def test_a_candidate_size_no_dataset_has_is_refused():
+    from kgrank.studies.ambiguity.settings import check_candidate_sizes
+
+    counts = {"nations": 14, "kinships": 104}
+    # above the smaller dataset only: that dataset keeps its candidates, by design
+    check_candidate_sizes([10, 30, 100, "all"], counts, "cfg.yaml")
+    for size in (104, 1000):
+        with pytest.raises(
+            KgrankInputError,
+            match=rf"^cfg\.yaml: key studies\.ambiguity\.candidate_sizes: {size} candidates per task, but "
+            r"the largest dataset ranked \(kinships\) has 104 entities.*use sizes below 104",
+        ):
+            check_candidate_sizes([10, size, "all"], counts, "cfg.yaml")
+    # a count not known before the job (a local dataset not prepared): the drift job checks
+    check_candidate_sizes([10, 1000], {**counts, "mine": None}, "cfg.yaml")
+
+
+def test_entity_counts_known_before_any_job(tmp_path):
+    from kgrank.config import known_entity_count
+
+    missing = tmp_path / "none.json"
+    # PyKEEN's documented statistics, without downloading
+    assert known_entity_count("nations", {"source": "pykeen"}, missing) == 14
+    assert known_entity_count("fb15k237", {"source": "pykeen"}, missing) == 14505
+    assert known_entity_count("mine", {"source": "archive", "archive": "g.tar.gz"}, missing) is None
+    stats = tmp_path / "stats.json"
+    stats.write_text('{"entities": 7}')
+    assert known_entity_count("mine", {"source": "archive", "archive": "g.tar.gz"}, stats) == 7

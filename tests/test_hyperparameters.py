@@ -60,7 +60,9 @@ def test_schema_error_names_file_and_key(tmp_path):
 def test_unknown_key_is_refused(tmp_path):
     document = _valid()
     document["pipeline"]["lerning_rate"] = 0.1
-    with pytest.raises(KgrankInputError, match=r"key pipeline: Additional properties .*'lerning_rate'"):
+    with pytest.raises(
+        KgrankInputError, match=r"key pipeline\.lerning_rate: Additional properties .*'lerning_rate'"
+    ):
         load_hyperparameters(_write(tmp_path, document))
 
 
@@ -223,3 +225,194 @@ def test_import_of_a_pykeen_experiment_refuses_a_name_that_is_not_a_path_compone
     path.write_text(yaml.safe_dump(published))
     with pytest.raises(KgrankInputError, match=rf"key pipeline\.{field}: 5: a name may hold only"):
         import_published(path, tmp_path / "out")
+
+
+# --- values: the value table ($defs/values) wherever its keywords appear ---------------
+
+# (file, section, keyword, bad value, what the error must say after the key)
+BAD_VALUES = [
+    (
+        "nations/transe",
+        "optimizer_kwargs",
+        "lr",
+        -0.1,
+        r"-0\.1 is less than or equal to the minimum of 0; lr must be",
+    ),
+    (
+        "nations/transe",
+        "optimizer_kwargs",
+        "lr",
+        0,
+        r"0 is less than or equal to the minimum of 0; lr must be",
+    ),
+    (
+        "nations/transe",
+        "model_kwargs",
+        "embedding_dim",
+        0,
+        r"0 is less than the minimum of 1; embedding_dim must",
+    ),
+    ("nations/transe", "model_kwargs", "embedding_dim", 64.0, r"64\.0 is not of type 'integer'"),
+    ("nations/tucker", "model_kwargs", "relation_dim", -8, r"-8 is less than the minimum of 1"),
+    (
+        "nations/tucker",
+        "optimizer_kwargs",
+        "weight_decay",
+        -1,
+        r"-1 is less than the minimum of 0; weight_decay",
+    ),
+    ("nations/transe", "model_kwargs", "scoring_fct_norm", "abc", r"'abc' is not one of \[1, 2\]"),
+    ("nations/transe", "model_kwargs", "scoring_fct_norm", 3, r"3 is not one of \[1, 2\]"),
+    (
+        "nations/tucker",
+        "training_kwargs",
+        "label_smoothing",
+        1.0,
+        r"1\.0 is greater than or equal to the maximum",
+    ),
+    ("nations/tucker", "training_kwargs", "label_smoothing", -0.1, r"-0\.1 is less than the minimum of 0"),
+    (
+        "nations/transe",
+        "training_kwargs",
+        "num_epochs",
+        0,
+        r"0 is less than the minimum of 1; num_epochs must",
+    ),
+    (
+        "nations/transe",
+        "training_kwargs",
+        "batch_size",
+        0,
+        r"0 is less than the minimum of 1; batch_size must",
+    ),
+    ("nations/transe", "training_kwargs", "sub_batch_size", 0, r"0 is less than the minimum of 1"),
+    (
+        "nations/tucker",
+        "model_kwargs",
+        "dropout_0",
+        1.0,
+        r"1\.0 is greater than or equal to the maximum of 1; dropout",
+    ),
+    ("fb15k237/conve", "model_kwargs", "input_dropout", -0.2, r"-0\.2 is less than the minimum of 0"),
+    ("nations/tucker", "model_kwargs", "apply_batch_normalization", "yes", r"'yes' is not of type 'boolean'"),
+    (
+        "kinships/rotate",
+        "loss_kwargs",
+        "margin",
+        0,
+        r"0 is less than or equal to the minimum of 0; margin must",
+    ),
+    (
+        "kinships/rotate",
+        "loss_kwargs",
+        "adversarial_temperature",
+        -0.5,
+        r"-0\.5 is less than or equal to the min",
+    ),
+    ("kinships/rotate", "negative_sampler_kwargs", "num_negs_per_pos", 0, r"0 is less than the minimum of 1"),
+    ("fb15k237/conve", "loss_kwargs", "reduction", "avg", r"'avg' is not one of \['mean', 'sum'\]"),
+    (
+        "nations/transe",
+        "optimizer_kwargs",
+        "betas",
+        [0.9, 1.0],
+        r"1\.0 is greater than or equal to the maximum",
+    ),
+    (
+        "nations/transe",
+        "regularizer_kwargs",
+        "weight",
+        -0.01,
+        r"-0\.01 is less than the minimum of 0; weight must",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("pair", "section", "keyword", "value", "expected"),
+    BAD_VALUES,
+    ids=[f"{pair}-{keyword}={value!r}" for pair, _, keyword, value, _ in BAD_VALUES],
+)
+def test_a_value_the_receiving_class_refuses_is_named_with_what_it_accepts(
+    tmp_path, pair, section, keyword, value, expected
+):
+    document = yaml.safe_load((REPO / f"config/hyperparameters/{pair}.yaml").read_text())
+    document["pipeline"].setdefault(section, {})[keyword] = value
+    with pytest.raises(KgrankInputError) as caught:
+        load_hyperparameters(_write(tmp_path, document))
+    message = str(caught.value)
+    assert "\n" not in message
+    key = re.escape(f"pair.yaml: key pipeline.{section}.{keyword}")
+    assert re.search(key + r"(\.\d+)?: " + expected, message), message
+    # what is accepted, and the fix
+    assert " must be " in message and message.endswith("; write such a value")
+
+
+def test_every_kwargs_section_takes_the_value_table():
+    """One declaration: each `*_kwargs` of the pipeline refers to $defs/values."""
+    from kgrank.hyperparameters import _schema
+
+    pipeline = _schema()["properties"]["pipeline"]["properties"]
+    sections = {key for key in pipeline if key.endswith("_kwargs") and key != "dataset_kwargs"}
+    assert sections == {
+        "model_kwargs",
+        "loss_kwargs",
+        "optimizer_kwargs",
+        "regularizer_kwargs",
+        "negative_sampler_kwargs",
+        "training_kwargs",
+    }
+    assert all(pipeline[key]["$ref"] == "#/$defs/values" for key in sections)
+    # every entry says what it accepts, for the error
+    values = _schema()["$defs"]["values"]
+    entries = {**values["properties"], **values["patternProperties"]}
+    assert all(entry.get("description") for entry in entries.values())
+
+
+def test_every_budget_key_replaces_a_keyword_of_the_table():
+    from kgrank.config import PAIR_BUDGET_KEYS
+    from kgrank.hyperparameters import BUDGET_KEYWORDS, _schema
+
+    assert set(BUDGET_KEYWORDS.values()) <= set(_schema()["$defs"]["values"]["properties"])
+    assert set(PAIR_BUDGET_KEYS) - {"training_loop"} <= set(BUDGET_KEYWORDS)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "expected"),
+    [
+        ("num_epochs", 0, r"--max-epochs: 0 is less than the minimum of 1; --max-epochs must be a whole"),
+        ("lr", -0.1, r"--max-epochs: -0\.1 is less than or equal to the minimum of 0"),
+        ("batch_size", 2.5, r"--max-epochs: 2\.5 is not of type 'integer'"),
+    ],
+)
+def test_check_value_names_where_the_value_came_from(keyword, value, expected):
+    from kgrank.hyperparameters import check_value
+
+    with pytest.raises(KgrankInputError, match=expected):
+        check_value(keyword, value, "--max-epochs", "--max-epochs")
+    check_value(keyword, 1, "--max-epochs")
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda pipeline: pipeline.update(model="complx"), r"\.c1\.model: unknown model 'complx'"),
+        (lambda pipeline: pipeline.update(optimzer="adam"), r"\.c1\.optimzer: Additional properties"),
+        (
+            lambda pipeline: pipeline["optimizer_kwargs"].update(lr=-1),
+            r"\.c1\.optimizer_kwargs\.lr: -1 is less",
+        ),
+        (lambda pipeline: pipeline.pop("optimizer"), r"\.c1: 'optimizer' is a required property"),
+    ],
+)
+def test_an_inline_pipeline_is_named_by_its_config_key(change, expected):
+    from kgrank.hyperparameters import validate_pipeline
+
+    pipeline = _valid()["pipeline"]
+    change(pipeline)
+    with pytest.raises(
+        KgrankInputError, match=r"^cfg\.yaml: key studies\.openworld\.family_tree\.configurations" + expected
+    ):
+        validate_pipeline(pipeline, "cfg.yaml", "studies.openworld.family_tree.configurations.c1")
+    with pytest.raises(KgrankInputError, match=r"cfg\.yaml: key c1: expected a mapping"):
+        validate_pipeline(["transe"], "cfg.yaml", "c1")

@@ -453,6 +453,53 @@ def test_family_tree_without_configurations_stops_before_any_job(tmp_path):
     assert "studies.openworld.family_tree.configurations: empty" in result.stdout + result.stderr
 
 
+def _tiny_with(tmp_path: Path, change) -> list[str]:
+    """Arguments that run the tiny config after ``change(config)``."""
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    change(config)
+    path = tmp_path / "changed.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return ["--configfile", str(path)]
+
+
+def _family_tree_configuration(config: dict) -> dict:
+    return config["studies"]["openworld"]["family_tree"]["configurations"]["complex-d8"]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda config: _family_tree_configuration(config).update(model="complx"),
+            "key studies.openworld.family_tree.configurations.complex-d8.model: unknown model 'complx'",
+        ),
+        (
+            lambda config: config["studies"]["openworld"]["simulation"]["strength"].update(
+                start=0.9, stop=0.3
+            ),
+            "key studies.openworld.simulation.strength: start 0.9 > stop 0.3",
+        ),
+        (
+            lambda config: config["budget"].update(
+                by_dataset={"nations": {"transe": {"learning_rate": -0.1}}}
+            ),
+            "key budget.by_dataset.nations.transe.learning_rate: -0.1 is less than or equal",
+        ),
+        (
+            lambda config: config["studies"]["ambiguity"].update(candidate_sizes=[5, 20, "all"]),
+            "key studies.ambiguity.candidate_sizes: 20 candidates per task, but the largest dataset",
+        ),
+    ],
+    ids=["family-tree-model", "reversed-strengths", "budget-learning-rate", "candidate-size"],
+)
+def test_bad_values_stop_the_dry_run(tmp_path, change, expected):
+    """What used to fail (or be dropped) inside a job now stops the plan, naming the key."""
+    result = snakemake(tmp_path, "-n", *_tiny_with(tmp_path, change))
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
+
+
 def test_unknown_study_stops_before_any_job(tmp_path):
     result = snakemake(tmp_path, "-n", *with_studies(tmp_path, {"ambiguty": {}}))
     assert result.returncode != 0

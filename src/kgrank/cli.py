@@ -101,9 +101,16 @@ def _validate_hyperparameters(args: argparse.Namespace) -> None:
 
 def _train(args: argparse.Namespace) -> None:
     from kgrank.early_stopping import EarlyStopping
-    from kgrank.hyperparameters import load_hyperparameters
+    from kgrank.hyperparameters import BUDGET_KEYWORDS, check_value, load_hyperparameters
     from kgrank.training import train
 
+    # the budget's options pass the value table of the keyword each replaces, before the
+    # data are read (--max-epochs 0 would end in an IndexError after training nothing)
+    for key, keyword in BUDGET_KEYWORDS.items():
+        value = getattr(args, key)
+        if value is not None:
+            option = "--" + key.replace("_", "-")
+            check_value(keyword, value, option, option)
     hyperparameters = load_hyperparameters(args.hyperparameters)
     model_kwargs = {
         key: value
@@ -280,7 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="fast: the 1-N step by matrix products where the family has one; pykeen: PyKEEN's scores",
     )
     command.add_argument(
-        "--sub-batch-size", type=int, help="slice each training batch (bounds memory; same gradients)"
+        "--sub-batch-size",
+        type=positive_int,
+        help="slice each training batch (bounds memory; same gradients)",
     )
     command.add_argument("--device", default="auto", help="auto (GPU if present), cpu, cuda, cuda:1 ...")
     add_threads(command)

@@ -8,6 +8,7 @@ every hyperparameter file is checked before the first model trains.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,13 @@ import jsonschema
 import yaml
 
 from kgrank.errors import KgrankInputError
-from kgrank.hyperparameters import load_hyperparameters
+from kgrank.hyperparameters import (
+    BUDGET_KEYWORDS,
+    apply_budget,
+    check_value,
+    load_hyperparameters,
+    validate_pipeline,
+)
 from kgrank.names import RULES
 
 STUDY_SCHEMA_SUFFIX = ".schema.yaml"
@@ -166,6 +173,24 @@ def check_datasets(datasets: Mapping[str, Mapping[str, Any]], source: str = "the
             ) from None
 
 
+def known_entity_count(name: str, entry: Mapping[str, Any], stats_path: str | Path) -> int | None:
+    """A dataset's entity count as far as it is known before any job: from its prepared
+    ``stats.json`` when there is one, else, for a PyKEEN dataset, from the statistics PyKEEN
+    documents for it (no download); None for a local dataset not prepared yet, whose
+    checks then run in the job that reads it."""
+    stats_path = Path(stats_path)
+    if stats_path.is_file():
+        return int(json.loads(stats_path.read_text(encoding="utf-8"))["entities"])
+    if (entry or {}).get("source", "pykeen") != "pykeen":
+        return None
+    from pykeen.datasets import dataset_resolver
+
+    try:
+        return int(dataset_resolver.lookup(name).docdata("statistics", "entities"))
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
 EXTERNAL_KINDS = {"model": ("model",), "ranks": ("ranks",), "scores": ("scores", "queries")}
 
 
@@ -294,12 +319,21 @@ def check_budget(
     models: Iterable[str],
     extra_pairs: Iterable[tuple[str, str]] = (),
     hyperparameters_dir: str | Path | None = None,
+    hyperparameters: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    source: str = "the config",
 ) -> None:
     """Refuse a per-pair budget for a dataset or model the run does not train (a typo would be
     ignored). A pair that only a switched-off study trains (it has its hyperparameter file in
-    ``hyperparameters_dir``) keeps its entry, so that switching a study off is one line."""
+    ``hyperparameters_dir``) keeps its entry, so that switching a study off is one line.
+
+    Every value must pass the value table through the keyword it replaces
+    (``BUDGET_KEYWORDS``: ``learning_rate`` as ``lr`` ...), and the pipeline each pair of
+    ``hyperparameters`` (the loaded files by (dataset, model)) trains with its budget must
+    validate like a hyperparameter file: a negative count for the LCWA loop, or a relation
+    dimension for a model without one, stops here rather than in the training job."""
     datasets, models, extra_pairs = set(datasets), set(models), set(extra_pairs)
-    for dataset, entries in (budget.get("by_dataset") or {}).items():
+    by_dataset = budget.get("by_dataset") or {}
+    for dataset, entries in by_dataset.items():
         for model in entries:
             trained = (dataset in datasets and model in models) or (dataset, model) in extra_pairs
             known = (
@@ -309,9 +343,43 @@ def check_budget(
             )
             if not (trained or known):
                 raise KgrankInputError(
-                    f"the config: key budget.by_dataset.{dataset}.{model}: no such trained pair "
+                    f"{source}: key budget.by_dataset.{dataset}.{model}: no such trained pair "
                     f"(datasets trained: {sorted(datasets)}, models: {sorted(models)}); correct or remove it"
                 )
+    caps = {"max_epochs": budget.get("max_epochs")}
+    caps |= {
+        f"max_epochs_by_model.{model}": cap
+        for model, cap in (budget.get("max_epochs_by_model") or {}).items()
+    }
+    for key, cap in caps.items():
+        if cap is not None:
+            check_value(BUDGET_KEYWORDS["max_epochs"], cap, f"{source}: key budget.{key}", "max_epochs")
+    for dataset, entries in by_dataset.items():
+        for model, own in entries.items():
+            for key, value in (own or {}).items():
+                if key in BUDGET_KEYWORDS and value is not None:
+                    where = f"{source}: key budget.by_dataset.{dataset}.{model}.{key}"
+                    check_value(BUDGET_KEYWORDS[key], value, where, key)
+    for (dataset, model), loaded in (hyperparameters or {}).items():
+        if not (by_dataset.get(dataset) or {}).get(model):
+            continue  # only the epochs may change, and they were checked above
+        key = f"budget.by_dataset.{dataset}.{model}"
+        pair = pair_budget(budget, dataset, model)
+        model_kwargs = {
+            name: pair[name] for name in ("embedding_dim", "relation_dim") if pair[name] is not None
+        }
+        try:
+            trained = apply_budget(
+                loaded["pipeline"],
+                pair["training_loop"],
+                pair["num_negs_per_pos"],
+                model_kwargs=model_kwargs,
+                batch_size=pair["batch_size"],
+                learning_rate=pair["learning_rate"],
+            )
+        except KgrankInputError as error:
+            raise KgrankInputError(f"{source}: key {key}: {error}") from None
+        validate_pipeline(trained, f"{source}: key {key} with {dataset}/{model}.yaml", "pipeline")
 
 
 # The keys of a pair's budget beyond its epoch cap, in the order they are described.

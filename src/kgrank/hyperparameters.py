@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -15,6 +16,8 @@ import yaml
 from kgrank.errors import KgrankInputError
 from kgrank.names import check_name
 
+SCHEMA_PATH = "src/kgrank/schemas/hyperparameters.schema.yaml"
+
 
 @cache
 def _schema() -> dict[str, Any]:
@@ -22,11 +25,71 @@ def _schema() -> dict[str, Any]:
     return yaml.safe_load(text)
 
 
-def _key_path(error: jsonschema.ValidationError) -> str:
-    return ".".join(str(part) for part in error.absolute_path) or "(top level)"
+# JSON Schema counts 64.0 as an integer; torch does not (nn.Embedding(14, 64.0) raises a
+# TypeError), so a dimension or an epoch count must be written as a whole number.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    ),
+)
 
 
-def _check_known(path: Path, key: str, name: str, resolver: Any, what: str) -> None:
+def _refusal(where: str, key: str, error: jsonschema.ValidationError) -> KgrankInputError:
+    """One line: where, the key, the bad value and, for a keyword of the value table
+    (``$defs/values``), what it must be."""
+    # only the value table, which every *_kwargs takes, says what is accepted
+    in_table = any(str(part).endswith("_kwargs") for part in error.absolute_path)
+    accepted = error.schema.get("description") if in_table and isinstance(error.schema, dict) else None
+    if accepted is None:
+        return KgrankInputError(f"{where}: key {key}: {error.message}; fix it to match {SCHEMA_PATH}")
+    keyword = next((part for part in reversed(error.absolute_path) if isinstance(part, str)), key)
+    return KgrankInputError(
+        f"{where}: key {key}: {error.message}; {keyword} must be {' '.join(accepted.split())}; "
+        "write such a value"
+    )
+
+
+def _best_error(schema: dict[str, Any], data: Any) -> jsonschema.ValidationError | None:
+    return jsonschema.exceptions.best_match(_Validator(schema).iter_errors(data))
+
+
+def _key_path(error: jsonschema.ValidationError, pipeline_key: str = "pipeline") -> str:
+    parts = [str(part) for part in error.absolute_path]
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        # name the unexpected key itself, not only the mapping that holds it
+        allowed = set(error.schema.get("properties", {}))
+        parts += sorted(str(key) for key in error.instance if key not in allowed)[:1]
+    if parts[:1] == ["pipeline"]:
+        parts[0] = pipeline_key
+    return ".".join(parts) or "(top level)"
+
+
+# The budget's keys (config `budget`, the options of `kgrank train`) and the keyword of the
+# pipeline that each replaces, whose entry in the value table it must pass.
+BUDGET_KEYWORDS = {
+    "max_epochs": "num_epochs",
+    "num_negs_per_pos": "num_negs_per_pos",
+    "embedding_dim": "embedding_dim",
+    "relation_dim": "relation_dim",
+    "batch_size": "batch_size",
+    "learning_rate": "lr",
+}
+
+
+def check_value(keyword: str, value: Any, where: str, name: str | None = None) -> None:
+    """Refuse ``value`` for ``keyword`` unless the value table accepts it. ``where`` names
+    the file and key, or the option, that gave it (``config.yaml: key budget.max_epochs``),
+    ``name`` the setting in the sentence that says what is accepted (default: the keyword)."""
+    error = _best_error(_schema()["$defs"]["values"], {keyword: value})
+    if error is not None:
+        accepted = " ".join(error.schema.get("description", "").split())
+        raise KgrankInputError(
+            f"{where}: {error.message}; {name or keyword} must be {accepted}; write such a value"
+        )
+
+
+def _check_known(path: str, key: str, name: str, resolver: Any, what: str) -> None:
     try:
         resolver.lookup(name)
     except (KeyError, ValueError) as error:
@@ -63,7 +126,9 @@ _SET_BY_KGRANK = {
 }
 
 
-def _check_keywords(path: Path, key: str, given: Any, accepted: set[str] | None, owner: str) -> None:
+def _check_keywords(
+    path: str, key: str, given: Any, accepted: set[str] | None, owner: str, pipeline_key: str
+) -> None:
     """A misspelt argument (``embeding_dim``) fails here, naming the file and key, and not
     later inside the training job."""
     if accepted is None or not given:
@@ -72,12 +137,12 @@ def _check_keywords(path: Path, key: str, given: Any, accepted: set[str] | None,
     unknown = sorted(set(given) - allowed)
     if unknown:
         raise KgrankInputError(
-            f"{path}: key pipeline.{key}.{unknown[0]}: {owner} takes no argument {unknown[0]!r}; "
+            f"{path}: key {pipeline_key}.{key}.{unknown[0]}: {owner} takes no argument {unknown[0]!r}; "
             f"use one of {', '.join(sorted(allowed))}"
         )
 
 
-def _check_component_keywords(path: Path, pipeline: dict[str, Any]) -> None:
+def _check_component_keywords(path: str, pipeline: dict[str, Any], pipeline_key: str) -> None:
     from pykeen.losses import loss_resolver
     from pykeen.models import model_resolver
     from pykeen.optimizers import optimizer_resolver
@@ -93,45 +158,106 @@ def _check_component_keywords(path: Path, pipeline: dict[str, Any]) -> None:
         if name is not None:
             cls = resolver.lookup(name)
             owner = f"{cls.__module__.split('.')[0]}'s {cls.__name__}"  # pykeen's TransE, torch's Adam
-            _check_keywords(path, key, pipeline.get(key), accepted_keywords(cls), owner)
+            _check_keywords(path, key, pipeline.get(key), accepted_keywords(cls), owner, pipeline_key)
 
 
-def validate_hyperparameters(data: Any, path: str | Path) -> dict[str, Any]:
-    """Check a hyperparameter mapping against the schema and PyKEEN's component names."""
-    path = Path(path)
+def validate_hyperparameters(data: Any, path: str | Path, pipeline_key: str = "pipeline") -> dict[str, Any]:
+    """Check a hyperparameter mapping against the schema (every value against the value
+    table, ``$defs/values``) and PyKEEN's component names. ``path`` names where the mapping
+    comes from in errors; ``pipeline_key`` is how they name the key that holds the pipeline."""
+    where = str(path)
     if not isinstance(data, dict):
-        raise KgrankInputError(f"{path}: expected a mapping at the top level, found {type(data).__name__}")
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(data))
+        raise KgrankInputError(f"{where}: expected a mapping at the top level, found {type(data).__name__}")
+    error = _best_error(_schema(), data)
     if error is not None:
-        raise KgrankInputError(
-            f"{path}: key {_key_path(error)}: {error.message}; fix it to match "
-            "src/kgrank/schemas/hyperparameters.schema.yaml"
-        )
+        raise _refusal(where, _key_path(error, pipeline_key), error)
     from pykeen.losses import loss_resolver
     from pykeen.models import model_resolver
     from pykeen.optimizers import optimizer_resolver
     from pykeen.sampling import negative_sampler_resolver
 
     pipeline = data["pipeline"]
-    _check_known(path, "pipeline.model", pipeline["model"], model_resolver, "model")
-    _check_known(path, "pipeline.optimizer", pipeline["optimizer"], optimizer_resolver, "optimizer")
-    if "loss" in pipeline:
-        _check_known(path, "pipeline.loss", pipeline["loss"], loss_resolver, "loss")
-    if "negative_sampler" in pipeline:
-        _check_known(
-            path,
-            "pipeline.negative_sampler",
-            pipeline["negative_sampler"],
-            negative_sampler_resolver,
-            "negative sampler",
-        )
-    _check_component_keywords(path, pipeline)
+    components = [
+        ("model", model_resolver, "model"),
+        ("optimizer", optimizer_resolver, "optimizer"),
+        ("loss", loss_resolver, "loss"),
+        ("negative_sampler", negative_sampler_resolver, "negative sampler"),
+    ]
+    for key, resolver, what in components:
+        if key in pipeline:
+            _check_known(where, f"{pipeline_key}.{key}", pipeline[key], resolver, what)
+    _check_component_keywords(where, pipeline, pipeline_key)
     if pipeline.get("regularizer", "no") != "no":
         raise KgrankInputError(
-            f"{path}: key pipeline.regularizer: {pipeline['regularizer']!r} is not supported; "
+            f"{where}: key {pipeline_key}.regularizer: {pipeline['regularizer']!r} is not supported; "
             "only 'no' (none of the published configurations regularise)"
         )
     return data
+
+
+def validate_pipeline(pipeline: Any, source: str, key: str) -> dict[str, Any]:
+    """Check a PyKEEN pipeline given inline, not in a hyperparameter file (the open-world
+    study's family-tree configurations); errors name ``source`` and the keys under ``key``."""
+    if not isinstance(pipeline, dict):
+        raise KgrankInputError(
+            f"{source}: key {key}: expected a mapping (model, optimizer, training_loop, "
+            f"training_kwargs ...), found {type(pipeline).__name__}"
+        )
+    document = {"model": str(pipeline.get("model")), "dataset": "-", "pipeline": pipeline, "source": {}}
+    validate_hyperparameters(document, source, pipeline_key=key)
+    return pipeline
+
+
+# What a budget may change: what a CPU makes expensive. The interaction function, loss,
+# optimiser, label smoothing and inverse triples always stay as published.
+BUDGET_MODEL_KWARGS = ("embedding_dim", "relation_dim")
+
+
+def apply_budget(
+    pipeline: Mapping[str, Any],
+    training_loop: str | None = None,
+    num_negs_per_pos: int | None = None,
+    *,
+    model_kwargs: Mapping[str, int] | None = None,
+    batch_size: int | None = None,
+    learning_rate: float | None = None,
+) -> dict[str, Any]:
+    """The pipeline actually trained: the published one with the budget's changes.
+
+    The training loop (and its negatives per positive), the embedding dimensions, the
+    batch size and the learning rate may change; None keeps the published value. The
+    model's interaction, loss, optimiser, label smoothing and inverse triples stay.
+    """
+    trained = {key: value for key, value in pipeline.items()}
+    unknown = set(model_kwargs or {}) - set(BUDGET_MODEL_KWARGS)
+    if unknown:
+        raise KgrankInputError(
+            f"budget model_kwargs {sorted(unknown)}: a budget may change only {list(BUDGET_MODEL_KWARGS)}; "
+            "remove the others"
+        )
+    if model_kwargs:
+        trained["model_kwargs"] = {**(pipeline.get("model_kwargs") or {}), **model_kwargs}
+    if batch_size is not None:
+        trained["training_kwargs"] = {**pipeline["training_kwargs"], "batch_size": int(batch_size)}
+    if learning_rate is not None:
+        trained["optimizer_kwargs"] = {**(pipeline.get("optimizer_kwargs") or {}), "lr": float(learning_rate)}
+    loop = training_loop or pipeline["training_loop"]
+    trained["training_loop"] = loop
+    if loop == "slcwa":
+        trained.setdefault("negative_sampler", "basic")
+        sampler_kwargs = dict(pipeline.get("negative_sampler_kwargs") or {})
+        if num_negs_per_pos is not None:
+            sampler_kwargs["num_negs_per_pos"] = num_negs_per_pos
+        trained["negative_sampler_kwargs"] = sampler_kwargs
+    else:
+        if num_negs_per_pos is not None:
+            raise KgrankInputError(
+                f"num_negs_per_pos {num_negs_per_pos} given for the {loop} training loop, which has "
+                "no negatives; remove it from the budget or set training_loop: slcwa"
+            )
+        trained.pop("negative_sampler", None)
+        trained.pop("negative_sampler_kwargs", None)
+    return trained
 
 
 def load_hyperparameters(path: str | Path) -> dict[str, Any]:

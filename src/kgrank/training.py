@@ -26,6 +26,7 @@ from kgrank.candidates import known_answers
 from kgrank.datasets import load_factories
 from kgrank.early_stopping import EarlyStopping, LearningCurve
 from kgrank.errors import KgrankInputError
+from kgrank.hyperparameters import apply_budget
 from kgrank.io import atomic_path, read_json, write_json, write_table
 from kgrank.training_step import fast_scores, sparse_label_batches
 
@@ -40,58 +41,6 @@ def resolve_device(device: str) -> torch.device:
 def effective_epochs(pipeline: Mapping[str, Any], max_epochs: int | None) -> int:
     published = int(pipeline["training_kwargs"]["num_epochs"])
     return published if max_epochs is None else min(published, int(max_epochs))
-
-
-# What a budget may change: what a CPU makes expensive. The interaction function, loss,
-# optimiser, label smoothing and inverse triples always stay as published.
-BUDGET_MODEL_KWARGS = ("embedding_dim", "relation_dim")
-
-
-def apply_budget(
-    pipeline: Mapping[str, Any],
-    training_loop: str | None = None,
-    num_negs_per_pos: int | None = None,
-    *,
-    model_kwargs: Mapping[str, int] | None = None,
-    batch_size: int | None = None,
-    learning_rate: float | None = None,
-) -> dict[str, Any]:
-    """The pipeline actually trained: the published one with the budget's changes.
-
-    The training loop (and its negatives per positive), the embedding dimensions, the
-    batch size and the learning rate may change; None keeps the published value. The
-    model's interaction, loss, optimiser, label smoothing and inverse triples stay.
-    """
-    trained = {key: value for key, value in pipeline.items()}
-    unknown = set(model_kwargs or {}) - set(BUDGET_MODEL_KWARGS)
-    if unknown:
-        raise KgrankInputError(
-            f"budget model_kwargs {sorted(unknown)}: a budget may change only {list(BUDGET_MODEL_KWARGS)}; "
-            "remove the others"
-        )
-    if model_kwargs:
-        trained["model_kwargs"] = {**(pipeline.get("model_kwargs") or {}), **model_kwargs}
-    if batch_size is not None:
-        trained["training_kwargs"] = {**pipeline["training_kwargs"], "batch_size": int(batch_size)}
-    if learning_rate is not None:
-        trained["optimizer_kwargs"] = {**(pipeline.get("optimizer_kwargs") or {}), "lr": float(learning_rate)}
-    loop = training_loop or pipeline["training_loop"]
-    trained["training_loop"] = loop
-    if loop == "slcwa":
-        trained.setdefault("negative_sampler", "basic")
-        sampler_kwargs = dict(pipeline.get("negative_sampler_kwargs") or {})
-        if num_negs_per_pos is not None:
-            sampler_kwargs["num_negs_per_pos"] = num_negs_per_pos
-        trained["negative_sampler_kwargs"] = sampler_kwargs
-    else:
-        if num_negs_per_pos is not None:
-            raise KgrankInputError(
-                f"num_negs_per_pos {num_negs_per_pos} given for the {loop} training loop, which has "
-                "no negatives; remove it from the budget or set training_loop: slcwa"
-            )
-        trained.pop("negative_sampler", None)
-        trained.pop("negative_sampler_kwargs", None)
-    return trained
 
 
 def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -> Any:

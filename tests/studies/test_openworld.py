@@ -396,10 +396,11 @@ def test_family_tree_settings_caption_and_check():
             "transe-d8": {
                 "model": "transe",
                 "model_kwargs": {"embedding_dim": 8},
+                "optimizer": "adam",
                 "optimizer_kwargs": {"lr": 0.1},
                 "loss": "crossentropy",
                 "training_loop": "lcwa",
-                "training_kwargs": {"num_epochs": 3},
+                "training_kwargs": {"num_epochs": 3, "batch_size": 64},
             }
         },
     }

@@ -23,6 +23,7 @@ from kgrank.config import (
     external_system_paths,
     EXTERNAL_KINDS,
     hyperparameter_path,
+    known_entity_count,
     pair_budget,
     study_enabled,
     study_pairs,
@@ -66,7 +67,15 @@ HYPERPARAMETERS = check_pairs(TRAIN_DATASETS, MODELS, HYPERPARAMETERS_DIR)
 STUDY_PAIRS = study_pairs(config)
 for _dataset, _model in STUDY_PAIRS:
     HYPERPARAMETERS.update(check_pairs([_dataset], [_model], HYPERPARAMETERS_DIR))
-check_budget(config["budget"], TRAIN_DATASETS, MODELS, STUDY_PAIRS, HYPERPARAMETERS_DIR)
+check_budget(
+    config["budget"],
+    TRAIN_DATASETS,
+    MODELS,
+    STUDY_PAIRS,
+    HYPERPARAMETERS_DIR,
+    HYPERPARAMETERS,
+    source=CONFIG_SOURCE,
+)
 TRAINED_MODELS = MODELS + sorted({model for _, model in STUDY_PAIRS} - set(MODELS))
 # Systems kgrank did not train (`external_systems`), checked now: ranked on their
 # dataset's test set and evaluated like the trained pairs (rules external_ranks and

@@ -11,6 +11,14 @@ AMBIGUITY_DIR = f"{RESULTS}/ambiguity"
 AMBIGUITY_SUBSET_RANKS = f"{AMBIGUITY_DIR}/subsets/{{dataset}}/{{model}}.parquet"
 AMBIGUITY_SUBSET_PAIRS = ambiguity_settings.subset_pairs(AMBIGUITY["subsets"]["pairs"], TRAIN_DATASETS, MODELS)
 AMBIGUITY_BOOTSTRAP = ambiguity_settings.bootstrap_arguments(AMBIGUITY)
+# A sampled size no dataset has that many entities for stops the plan; where a local
+# dataset is not prepared yet its count is unknown, and the drift job checks the sizes.
+if enabled("ambiguity"):
+    ambiguity_settings.check_candidate_sizes(
+        AMBIGUITY["candidate_sizes"],
+        {name: known_entity_count(name, config["datasets"][name], stats_file(name)) for name in TRAIN_DATASETS},
+        CONFIG_SOURCE,
+    )
 AMBIGUITY_TABLES = {
     name: table_files(f"ambiguity_{name}") for name in ("variants", "ties", "slopes", "table1", "pairwise")
 }

@@ -10,8 +10,11 @@ OPENWORLD_SIMULATION = OPENWORLD["simulation"]
 OPENWORLD_INCONSISTENCY = OPENWORLD["inconsistency"]
 OPENWORLD_SATURATION = OPENWORLD["saturation"]
 OPENWORLD_FAMILY_TREE = OPENWORLD["family_tree"]
+# What the schema cannot say (fewer answers than entities, a grid that runs upwards, each
+# family-tree configuration as a hyperparameter file) stops the plan, not a job.
 if enabled("openworld"):
-    openworld_settings.check_family_tree_settings(OPENWORLD_FAMILY_TREE)
+    openworld_settings.check_simulation_settings(OPENWORLD, CONFIG_SOURCE)
+    openworld_settings.check_family_tree_settings(OPENWORLD_FAMILY_TREE, CONFIG_SOURCE)
 OPENWORLD_DIR = f"{RESULTS}/openworld"
 OPENWORLD_WORLD_ARGUMENTS = (
     f"--entities {OPENWORLD_SIMULATION['entities']} --answers {OPENWORLD_SIMULATION['answers']}"

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from kgrank.errors import KgrankInputError
 from kgrank.metrics import Variant, lookup, metric_rows
 from kgrank.stats import percentile_interval, seed_sequence, seed_stream
 
@@ -150,6 +151,23 @@ def subset_drift(subset_ranks: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def check_sizes_draw(rank_tables: dict[tuple[str, str], pd.DataFrame], sizes: Sequence[int | None]) -> None:
+    """A size that keeps every candidate of every task of every table draws nothing: it
+    repeats ``all`` (dropped, or standing in for it). Refused where the filtered candidate
+    counts are known; the parse-time check (``settings.check_candidate_sizes``) sees only
+    the datasets' entity counts."""
+    if not rank_tables:
+        return
+    largest = max(int(table["num_candidates"].max()) for table in rank_tables.values())
+    for size in sizes:
+        if size is not None and size >= largest:
+            raise KgrankInputError(
+                f"studies.ambiguity.candidate_sizes (--sizes): {size} keeps every candidate of every "
+                f"task (no task has more than {largest}), as `all` does; use sizes below {largest} "
+                "(and `all` for every candidate)"
+            )
+
+
 def drift_table(
     rank_tables: dict[tuple[str, str], pd.DataFrame],
     subset_tables: dict[tuple[str, str], pd.DataFrame],
@@ -159,6 +177,7 @@ def drift_table(
 ) -> pd.DataFrame:
     """The sampled protocol on every rank table, then the subset protocol on every subset
     rank table, each (dataset, model) in the order given (``DRIFT_COLUMNS``)."""
+    check_sizes_draw(rank_tables, sizes)
     frames = [
         sampled_drift(table, sizes, repetitions, seed).assign(dataset=dataset, model=model)
         for (dataset, model), table in rank_tables.items()

@@ -34,6 +34,27 @@ def size_arguments(sizes: Sequence[int | str]) -> str:
     return " ".join(str(size) for size in sizes)
 
 
+def check_candidate_sizes(
+    sizes: Sequence[int | str], entity_counts: Mapping[str, int | None], source: str = "the config"
+) -> None:
+    """At parse time: a sampled size must draw on some dataset the study ranks. A size at
+    least the largest entity count keeps every candidate of every task, as ``all`` does (the
+    drift would drop it, or let it stand in for ``all``). Sizes above a smaller dataset's
+    count are the design (that dataset keeps its candidates). Unknown counts (a local
+    dataset not prepared yet) leave the check to the drift job, on the rank tables."""
+    if not entity_counts or any(count is None for count in entity_counts.values()):
+        return
+    dataset, largest = max(entity_counts.items(), key=lambda item: item[1])
+    for size in sizes:
+        if size != "all" and int(size) >= largest:
+            raise KgrankInputError(
+                f"{source}: key studies.ambiguity.candidate_sizes: {size} candidates per task, but the "
+                f"largest dataset ranked ({dataset}) has {largest} entities, so every task would keep "
+                f"all its candidates, as `all` does; use sizes below {largest} (and `all` for every "
+                "candidate)"
+            )
+
+
 def bootstrap_arguments(settings: Mapping[str, Any]) -> str:
     """The bootstrap options of the drift and pairwise commands, from studies.ambiguity."""
     return f"--confidence {settings['confidence']} --bootstrap-resamples {settings['bootstrap_resamples']}"

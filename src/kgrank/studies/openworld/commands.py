@@ -125,7 +125,7 @@ def _saturation(args: argparse.Namespace) -> None:
 
 def _family_tree(args: argparse.Namespace) -> None:
     from kgrank.errors import KgrankInputError
-    from kgrank.hyperparameters import validate_hyperparameters
+    from kgrank.hyperparameters import validate_pipeline
     from kgrank.io import write_table
     from kgrank.studies.openworld.familytree import train_and_evaluate
     from kgrank.studies.openworld.simulation import study_metrics
@@ -136,10 +136,8 @@ def _family_tree(args: argparse.Namespace) -> None:
         raise KgrankInputError(
             f"--pipeline: not JSON ({error}); pass the configuration as a JSON object"
         ) from None
-    source = f"studies.openworld.family_tree.configurations.{args.configuration}"
-    validate_hyperparameters(
-        {"model": str(pipeline.get("model")), "dataset": "family-tree", "pipeline": pipeline, "source": {}},
-        source,
+    validate_pipeline(
+        pipeline, "--pipeline", f"studies.openworld.family_tree.configurations.{args.configuration}"
     )
     folders = {}
     for entry in args.graph_folders:

@@ -22,6 +22,7 @@ from scipy import stats
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, Variant, derive, macro_mean_moments
 from kgrank.stats import seed_stream
+from kgrank.studies.openworld.settings import SLOPE_POINTS, STRENGTH_TOLERANCE
 from kgrank.studies.openworld.simulation import (
     MRR_KEY,
     OpenWorld,
@@ -226,10 +227,10 @@ def local_slope(
 ) -> tuple[float, float]:
     """Least-squares slope of the simulated curve over [at - h, at + h] and its standard
     error: a finite difference of two noisy means would be mostly noise."""
-    window = np.abs(strengths - at) <= half_width + 1e-9
-    if window.sum() < 3:
+    window = np.abs(strengths - at) <= half_width + STRENGTH_TOLERANCE
+    if window.sum() < SLOPE_POINTS:
         raise KgrankInputError(
-            f"saturation slope at s = {at}: fewer than 3 grid strengths within {half_width}; "
+            f"saturation slope at s = {at}: fewer than {SLOPE_POINTS} grid strengths within {half_width}; "
             "widen studies.openworld.saturation.half_width or the strength grid"
         )
     fit = stats.linregress(strengths[window], means[window])

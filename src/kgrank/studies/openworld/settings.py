@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kgrank.errors import KgrankInputError
+from kgrank.hyperparameters import validate_pipeline
 
 DENSITIES_KEY = "studies.openworld.family_tree.densities"
 
@@ -58,12 +59,81 @@ def family_tree_caption(profile: str, settings: Mapping[str, Any]) -> str:
     )
 
 
-def check_family_tree_settings(settings: Mapping[str, Any]) -> None:
+def check_family_tree_settings(settings: Mapping[str, Any], source: str = "the config") -> None:
     """At parse time: an enabled family-tree experiment needs at least one configuration,
-    and each density must name a folder (a fraction of whole per cent)."""
+    each density must name a folder (a fraction of whole per cent), and each configuration
+    must validate like a hyperparameter file (names, keywords, every value), so that a
+    model ``complx`` or a learning rate of -0.1 stops the plan and not the training job."""
     if settings["enabled"] and not settings["configurations"]:
         raise KgrankInputError(
-            "config key studies.openworld.family_tree.configurations: empty; name at least one "
+            f"{source}: key studies.openworld.family_tree.configurations: empty; name at least one "
             "(see config/config.yaml) or set studies.openworld.family_tree.enabled: false"
         )
     density_percentages(settings["densities"])
+    for name, pipeline in settings["configurations"].items():
+        validate_pipeline(pipeline, source, f"studies.openworld.family_tree.configurations.{name}")
+
+
+def strength_count(start: float, stop: float, step: float) -> int:
+    """How many strengths the grid start, start + step, ..., stop holds (< 1: none)."""
+    return int(round((stop - start) / step)) + 1
+
+
+# How close a grid strength must be to lie at a strength (rounding of the grid).
+STRENGTH_TOLERANCE = 1e-9
+# Grid strengths a local slope is fitted to, at the least.
+SLOPE_POINTS = 3
+
+
+def check_simulation_settings(settings: Mapping[str, Any], source: str = "the config") -> None:
+    """At parse time, what the schema cannot say of studies.openworld (its settings with
+    their defaults): fewer answers than entities, a strength grid that runs upwards, some
+    pair of strengths to compare, the saturation's strengths on the grid with enough grid
+    points around them, and its comparison at a simulated number of queries."""
+    key = f"{source}: key studies.openworld"
+    simulation, inconsistency, saturation = (
+        settings["simulation"],
+        settings["inconsistency"],
+        settings["saturation"],
+    )
+    entities, answers = simulation["entities"], simulation["answers"]
+    if answers >= entities:
+        raise KgrankInputError(
+            f"{key}.simulation.answers: {answers} answers per query among {entities} entities; a "
+            "query needs fewer answers than entities (some candidate must be wrong); lower answers "
+            "or raise studies.openworld.simulation.entities"
+        )
+    strength = simulation["strength"]
+    start, stop, step = strength["start"], strength["stop"], strength["step"]
+    if strength_count(start, stop, step) < 1:
+        raise KgrankInputError(
+            f"{key}.simulation.strength: start {start} > stop {stop}, so the strength grid is empty; "
+            "give start <= stop"
+        )
+    weaker, gaps = inconsistency["weaker_strengths"], inconsistency["gaps"]
+    if not any(s2 + gap <= 1 + 1e-12 for s2 in weaker for gap in gaps):
+        raise KgrankInputError(
+            f"{key}.inconsistency: every weaker strength {weaker} plus every gap {gaps} exceeds 1, so "
+            "there is no pair of models to compare; add a weaker strength or a gap whose sum is <= 1"
+        )
+    queries, counts = saturation["comparison_queries"], inconsistency["query_counts"]
+    if queries not in counts:
+        raise KgrankInputError(
+            f"{key}.saturation.comparison_queries: {queries} is not among "
+            f"studies.openworld.inconsistency.query_counts {counts}, so no inversion is simulated "
+            "there; name one of them or add it there"
+        )
+    low, high, half_width = saturation["low"], saturation["high"], saturation["half_width"]
+    if low >= high:
+        raise KgrankInputError(
+            f"{key}.saturation: low {low} >= high {high}; the weaker strength comes first, give low < high"
+        )
+    grid = [start + step * index for index in range(strength_count(start, stop, step))]
+    for name, at in (("low", low), ("high", high)):
+        near = sum(abs(value - at) <= half_width + STRENGTH_TOLERANCE for value in grid)
+        if near < SLOPE_POINTS:
+            raise KgrankInputError(
+                f"{key}.saturation.{name}: {at} has {near} grid strength(s) within half_width "
+                f"{half_width} (studies.openworld.simulation.strength: {start} to {stop} by {step}); "
+                f"a slope needs {SLOPE_POINTS}: move it into the grid or widen half_width"
+            )

@@ -36,6 +36,7 @@ from kgrank.metrics import (
     mean_inverse_rank_power,
 )
 from kgrank.stats import seed_stream
+from kgrank.studies.openworld.settings import strength_count
 
 MRR_KEY = "inverse_harmonic_mean_rank"
 STUDY_HITS = (1, 3, 10)
@@ -213,8 +214,8 @@ def aggregate_rows(
 
 def strength_grid(start: float, stop: float, step: float) -> np.ndarray:
     """start, start + step, ..., stop (inclusive), rounded to the step's decimals."""
-    count = int(round((stop - start) / step)) + 1
-    if count < 1 or step <= 0:
+    count = strength_count(start, stop, step) if step > 0 else 0
+    if count < 1:
         raise KgrankInputError(
             f"strengths from {start} to {stop} in steps of {step}: need step > 0 and stop >= start; "
             "correct studies.openworld.simulation.strength"
