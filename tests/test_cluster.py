@@ -201,10 +201,12 @@ def minutes(value: str) -> int:
 
 
 def declared_localrules() -> set[str]:
-    """The `localrules:` entries of the Snakefile and every rule file."""
+    """The `localrules:` entries of the Snakefile and every rule file (also those declared
+    inside an `if`, such as the external systems' rules)."""
     names = set()
     for path in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").rglob("*.smk"))]:
-        for block in re.findall(r"^localrules:\n((?:[ \t]+\w+,?\n)+)", path.read_text(), flags=re.M):
+        pattern = r"^([ \t]*)localrules:\n((?:\1[ \t]+\w+,?\n)+)"
+        for _, block in re.findall(pattern, path.read_text(), flags=re.M):
             names |= set(re.findall(r"\w+", block))
     return names
 
