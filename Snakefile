@@ -4,6 +4,7 @@
 from snakemake.utils import min_version
 
 from kgrank.config import check_yaml_file
+from kgrank.errors import KgrankInputError, stop_with
 
 min_version("9.20")
 
@@ -13,23 +14,32 @@ min_version("9.20")
 # laptop budget's caps would silently carry over into the published configuration.
 if not workflow.overwrite_configfiles:
     # named by file and line if it is not valid YAML (Snakemake's loader names neither)
-    check_yaml_file("config/config.yaml")
+    try:
+        check_yaml_file("config/config.yaml")
+    except KgrankInputError as error:
+        stop_with(error, "snakemake")
 
     configfile: "config/config.yaml"
 
 
-# The stages every study shares (docs/architecture.md).
-include: "workflow/rules/common.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/ranks.smk"
-include: "workflow/rules/metrics.smk"
-# One line per study: its rules, its localrules and its TARGETS.
-include: "workflow/rules/studies/paper.smk"
-include: "workflow/rules/studies/moments.smk"
-include: "workflow/rules/studies/openworld.smk"
-include: "workflow/rules/studies/ambiguity.smk"
-include: "workflow/rules/studies/ir.smk"
+# A bad config, hyperparameter file or study setting stops here, before any job: its
+# one-line message alone, exit code 2 (Snakemake would print it under a frame naming the
+# rule file and line, then a traceback, with exit code 1).
+try:
+    # The stages every study shares (docs/architecture.md).
+    include: "workflow/rules/common.smk"
+    include: "workflow/rules/data.smk"
+    include: "workflow/rules/train.smk"
+    include: "workflow/rules/ranks.smk"
+    include: "workflow/rules/metrics.smk"
+    # One line per study: its rules, its localrules and its TARGETS.
+    include: "workflow/rules/studies/paper.smk"
+    include: "workflow/rules/studies/moments.smk"
+    include: "workflow/rules/studies/openworld.smk"
+    include: "workflow/rules/studies/ambiguity.smk"
+    include: "workflow/rules/studies/ir.smk"
+except KgrankInputError as error:
+    stop_with(error, "snakemake")
 
 
 localrules:

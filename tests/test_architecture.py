@@ -296,7 +296,8 @@ def test_each_study_adds_its_own_commands(monkeypatch):
 
 def _included_study_rules() -> list[str]:
     snakefile = (REPO / "Snakefile").read_text(encoding="utf-8")
-    return re.findall(r'^include:\s*"workflow/rules/studies/([^"/]+)\.smk"', snakefile, flags=re.MULTILINE)
+    pattern = r'^[ \t]*include:\s*"workflow/rules/studies/([^"/]+)\.smk"'
+    return re.findall(pattern, snakefile, flags=re.MULTILINE)
 
 
 def test_every_study_has_rules_and_a_schema_fragment():
