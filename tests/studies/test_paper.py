@@ -8,7 +8,7 @@ from conftest import markdown_row
 from kgrank.cli import main
 from kgrank.io import write_report_table
 from kgrank.metrics import Variant, default_metrics, lookup
-from kgrank.studies.paper.figure1 import figure1_data, plot_figure1
+from kgrank.studies.paper.figure1 import figure1_data, order_datasets, plot_figure1
 from kgrank.studies.paper.report import TABLE4_CAPTION, table4
 from kgrank.studies.paper.tables import (
     DIRECTION_AWARE,
@@ -68,6 +68,26 @@ def test_figure1_uses_both_sides_realistic_ranks_ordered_by_size(tmp_path):
     plot_figure1(_metrics(), _stats(), tmp_path / "f.pdf", tmp_path / "f.png", caption="budget")
     assert (tmp_path / "f.pdf").read_bytes().startswith(b"%PDF")
     assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_figure1_orders_datasets_as_the_papers_caption_or_by_entities():
+    """The caption: "in increasing size ... Nations having the least and FB15k-237 having
+    the most": by triples; by entities WN18RR comes last."""
+    stats = pd.DataFrame(
+        {
+            "dataset": ["wn18rr", "nations", "fb15k237", "kinships"],
+            "entities": [40943, 14, 14541, 104],
+            "relations": [11, 55, 237, 25],
+            "train": [86835, 1592, 272115, 8544],
+            "valid": [3034, 199, 17535, 1068],
+            "test": [3134, 201, 20466, 1074],
+        }
+    )
+    by_triples = list(order_datasets(stats, "triples")["dataset"])
+    assert by_triples == ["nations", "kinships", "wn18rr", "fb15k237"]
+    assert list(order_datasets(stats, "entities")["dataset"]) == ["nations", "kinships", "fb15k237", "wn18rr"]
+    with pytest.raises(ValueError, match="use one of triples, entities"):
+        order_datasets(stats, "relations")
 
 
 def test_table4_is_computed_from_stats(tmp_path):

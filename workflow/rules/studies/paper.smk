@@ -20,6 +20,7 @@ rule paper_figure1:
         png=figure_files("figure1")["png"],
     params:
         caption=BUDGET_CAPTION,
+        order=PAPER_SETTINGS["figure1_order"],
     log:
         log_file("paper", "figure1"),
     benchmark:
@@ -27,7 +28,7 @@ rule paper_figure1:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank paper-figure1 --metrics {input.metrics} --stats {input.stats}"
+        "kgrank paper-figure1 --metrics {input.metrics} --stats {input.stats} --order {params.order}"
         " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
 
 
@@ -132,6 +133,7 @@ rule paper_figure1_published:
         png=figure_files("figure1_published")["png"],
     params:
         caption_bottom=f"Bottom row: {BUDGET_CAPTION}",
+        order=PAPER_SETTINGS["figure1_order"],
     log:
         log_file("paper", "figure1_published"),
     benchmark:
@@ -140,7 +142,8 @@ rule paper_figure1_published:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank paper-figure1-published --audit {input.audit} --metrics {input.metrics} --stats {input.stats}"
-        " --pdf {output.pdf} --png {output.png} --caption {params.caption_bottom:q} 2>&1 | tee {log}"
+        " --order {params.order} --pdf {output.pdf} --png {output.png} --caption {params.caption_bottom:q}"
+        " 2>&1 | tee {log}"
 
 
 rule paper_compare_published:

@@ -27,6 +27,7 @@ def _figure1(args: argparse.Namespace) -> None:
         args.pdf,
         args.png,
         caption=args.caption,
+        order=args.order,
     )
 
 
@@ -98,6 +99,7 @@ def _figure1_published(args: argparse.Namespace) -> None:
         args.pdf,
         args.png,
         caption=args.caption,
+        order=args.order,
     )
 
 
@@ -126,12 +128,24 @@ def _learning_curves(args: argparse.Namespace) -> None:
     plot_learning_curves(read_curves(args.curves), args.pdf, args.png, caption=args.caption)
 
 
+def add_figure1_order(command: argparse.ArgumentParser) -> None:
+    from kgrank.studies.paper.figure1 import FIGURE1_ORDERS
+
+    command.add_argument(
+        "--order",
+        choices=FIGURE1_ORDERS,
+        default="triples",
+        help="datasets from left to right in increasing number of triples (the paper's caption) or entities",
+    )
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("paper-figure1", help="Figure 1 of the unified-framework paper")
     command.add_argument("--metrics", nargs="+", required=True, help="metric tables of the pairs")
     command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
     add_figure_paths(command)
     add_caption(command)
+    add_figure1_order(command)
     command.set_defaults(handler=_figure1)
 
     command = commands.add_parser(
@@ -181,6 +195,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
     add_figure_paths(command)
     add_caption(command)
+    add_figure1_order(command)
     command.set_defaults(handler=_figure1_published)
 
     command = commands.add_parser(

@@ -422,6 +422,7 @@ def plot_figure1_comparison(
     pdf_path: str | Path,
     png_path: str | Path,
     caption: str = "",
+    order: str = "triples",
 ) -> None:
     """Figure 1 twice: the published raw MRRs with kgrank's exact adjustments, and kgrank's own models."""
     import matplotlib.pyplot as plt
@@ -438,8 +439,8 @@ def plot_figure1_comparison(
         ]
     ).assign(rank_type="realistic")[["dataset", "model", "side", "rank_type", "metric", "value"]]
     figure, axes = plt.subplots(2, len(FIGURE1_PANELS), figsize=(12, 7.2), constrained_layout=True)
-    draw_figure1_row(axes[0], published, stats, row_title="published")
-    draw_figure1_row(axes[1], ours, stats, row_title="kgrank")
+    draw_figure1_row(axes[0], published, stats, row_title="published", order=order)
+    draw_figure1_row(axes[1], ours, stats, row_title="kgrank", order=order)
     figure.suptitle(
         "Top: the case study's published MRRs with kgrank's exact adjustments. Bottom: kgrank's own models.",
         fontsize=10,
