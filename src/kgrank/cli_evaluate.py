@@ -120,6 +120,11 @@ def add_commands(commands: Any) -> None:
         "--batch-size", type=positive_int, default=256, help="test triples a model scores at once"
     )
     command.add_argument("--device", default="cpu", help="where a model scores: cpu, cuda, cuda:1 ...")
+    command.add_argument(
+        "--threads",
+        type=positive_int,
+        help="CPU threads torch may use while a model scores (default: torch's own, every core)",
+    )
     command.add_argument("--quiet", action="store_true", help="no progress bar while a model ranks")
     command.set_defaults(handler=_evaluate)
     add_external_systems_command(commands)
@@ -284,6 +289,11 @@ def _evaluate(args: argparse.Namespace) -> None:
 
     source, kind, default_name = _source(args)
     _check_outputs(args)
+    if args.threads is not None:
+        import torch
+
+        # a model's scores, hence its ties, may depend on the number of threads
+        torch.set_num_threads(args.threads)
     keys = _metric_keys(args.metrics)  # a misspelt metric stops before any ranking
     name = args.name or default_name
     with dataset_folder(args.dataset) as folder:

@@ -228,15 +228,19 @@ def check_external_systems(
                 raise KgrankInputError(
                     f"{key}: {name!r} is also a trained model; give the external system another name"
                 )
-            kinds = [kind for kind, keys in EXTERNAL_KINDS.items() if any(part in entry for part in keys)]
+            kinds = [kind for kind, keys in EXTERNAL_KINDS.items() if keys[0] in entry]
             if len(kinds) != 1:
                 raise KgrankInputError(
                     f"{key}: give exactly one of model: DIR, ranks: FILE, or scores: FILE with queries: FILE"
                     f" (got {', '.join(kinds) or 'none'})"
                 )
-            for part in EXTERNAL_KINDS[kinds[0]]:
+            kind_keys = EXTERNAL_KINDS[kinds[0]]
+            for part in kind_keys[1:]:
                 if part not in entry:
-                    raise KgrankInputError(f"{key}: scores needs its query index; add queries: FILE")
+                    raise KgrankInputError(f"{key}: {kinds[0]} needs its {part}; add {part}: FILE")
+            for part in sorted({part for keys in EXTERNAL_KINDS.values() for part in keys} - set(kind_keys)):
+                if part in entry:
+                    raise KgrankInputError(f"{key}.{part}: not read with {kinds[0]}; remove it")
             for part, path in external_system_paths(entry, root).items():
                 if part == "model" and not (path / PYKEEN_MODEL_FILE).is_file():
                     raise KgrankInputError(

@@ -87,7 +87,7 @@ if EXTERNAL_PAIRS:
         shell:
             "kgrank evaluate --dataset {params.dataset_dir} {params.system} --name {wildcards.model}"
             " --ranks-out {output} --seed {params.seed} --batch-size {params.batch_size}"
-            " --filter-splits {params.filter_splits} --quiet 2>&1 | tee {log}"
+            " --filter-splits {params.filter_splits} --threads {threads} --quiet 2>&1 | tee {log}"
 
 
 # Sampled rank files named in the config are asked for by name, whatever study runs.

@@ -141,7 +141,7 @@ rule ambiguity_drift_figure:
         ),
         png=figure_files("ambiguity_drift")["png"],
     params:
-        caption=BUDGET_CAPTION,
+        caption=EVALUATED_CAPTION,
     log:
         log_file("ambiguity", "drift_figure"),
     benchmark:

@@ -19,7 +19,7 @@ rule paper_figure1:
         pdf=report(figure_files("figure1")["pdf"], caption="../../report/figure1.rst", category="paper"),
         png=figure_files("figure1")["png"],
     params:
-        caption=BUDGET_CAPTION,
+        caption=EVALUATED_CAPTION,
         order=PAPER_SETTINGS["figure1_order"],
     log:
         log_file("paper", "figure1"),
