@@ -19,7 +19,7 @@ from kgrank.config import (
     study_schemas,
 )
 from kgrank.errors import KgrankInputError
-from kgrank.names import NAME_PATTERN, is_name
+from kgrank.names import NAME_PATTERN, PAIR_PATTERN, is_name
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 STUDY_SCHEMAS = REPO / "workflow/schemas/studies"
@@ -248,6 +248,32 @@ def test_the_schemas_name_pattern_is_the_packages():
     assert _schema(SCHEMA)["$defs"]["name"]["pattern"] == NAME_PATTERN
     assert [is_name(name) for name in ("fb15k237", "wn18rr", "pk-ranks", "transe_d32", "A1")] == [True] * 5
     assert not any(is_name(name) for name in ("..", "a.b", "a/b", "_a", "-a", "", "a\n", "é", None, 5))
+
+
+def _patterns(node):
+    if isinstance(node, dict):
+        yield from ([node["pattern"]] if isinstance(node.get("pattern"), str) else [])
+        for value in node.values():
+            yield from _patterns(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _patterns(value)
+
+
+def test_every_name_pattern_of_the_schemas_is_one_of_the_packages():
+    """The study fragments repeat the name and pair patterns; a copy that drifts would lose
+    its readable message (kgrank.names.RULES) and maybe its strictness."""
+    for path in [SCHEMA, *sorted(STUDY_SCHEMAS.glob("*.schema.yaml"))]:
+        for pattern in _patterns(_schema(path)):
+            if "A-Za-z0-9" in pattern:
+                assert pattern in (NAME_PATTERN, PAIR_PATTERN), (path.name, pattern)
+
+
+def test_a_name_ending_in_a_newline_is_refused_by_the_schema():
+    config = _default()
+    config["models"] = ["transe\n"]
+    with pytest.raises(KgrankInputError, match="a name may hold only letters"):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
 
 
 @pytest.mark.parametrize("section", [{}, None, {"enabled": True}, {"montecarlo_replicates": 500}])

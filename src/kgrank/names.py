@@ -19,9 +19,11 @@ from typing import Any
 
 from kgrank.errors import KgrankInputError
 
-NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]*$"
+# `$(?!\n)`: the end of the string; a schema validator's `$` (Python's re.search) also
+# matches before a final newline, so that "nations\n" would pass a bare `$`.
+NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]*$(?!\\n)"
 # A `<dataset>/<model>` pair (studies.ambiguity.subsets.pairs).
-PAIR_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9_-]*$"
+PAIR_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9_-]*$(?!\\n)"
 
 NAME_RULE = "a name may hold only letters, digits, '_' and '-', and must start with a letter or digit"
 PAIR_RULE = (
@@ -35,8 +37,7 @@ RULES = {NAME_PATTERN: NAME_RULE, PAIR_PATTERN: PAIR_RULE}
 
 def is_name(value: Any) -> bool:
     """Whether ``value`` is a string that may name a dataset, model, study or system."""
-    # fullmatch, not the schema's `$`: Python's `$` also matches before a final newline
-    return isinstance(value, str) and re.fullmatch(NAME_PATTERN[1:-1], value) is not None
+    return isinstance(value, str) and re.fullmatch(NAME_PATTERN, value) is not None
 
 
 def check_name(value: Any, where: str, fix: str = "rename it") -> str:
