@@ -14,7 +14,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from kgrank.cli_options import add_filter_splits, non_negative_int, open_probability, positive_int
+from kgrank.cli_options import (
+    add_filter_splits,
+    json_object,
+    non_negative_int,
+    open_probability,
+    positive_int,
+)
 from kgrank.errors import KgrankInputError
 
 DEFAULT_METRICS = ("mrr", "mr", "hits@1", "hits@3", "hits@10")
@@ -150,18 +156,11 @@ def add_external_systems_command(commands: Any) -> None:
 
 
 def _external_systems(args: argparse.Namespace) -> None:
-    import json
-
     from kgrank.external import participation_table
     from kgrank.io import write_report_table, write_table
 
-    try:
-        systems = json.loads(args.systems)
-    except json.JSONDecodeError as error:
-        raise KgrankInputError(
-            f"--systems: not JSON ({error.msg} at character {error.pos}); pass an object"
-        ) from None
-    if not isinstance(systems, dict) or not all(isinstance(entries, dict) for entries in systems.values()):
+    systems = json_object(args.systems, "--systems", "an object dataset -> name -> {kind: path}")
+    if not all(isinstance(entries, dict) for entries in systems.values()):
         raise KgrankInputError("--systems: write an object dataset -> name -> {kind: path}")
     table = participation_table(systems, args.studies, args.root)
     write_table(args.out, table)

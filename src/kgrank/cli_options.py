@@ -49,6 +49,24 @@ def _probability(text: str, include_one: bool) -> float:
     return value
 
 
+def json_object(text: str, option: str, what: str) -> dict:
+    """``text``, the value of ``option``, parsed as a JSON object (``what`` says what it
+    holds); anything else is a one-line KgrankInputError."""
+    import json
+
+    from kgrank.errors import KgrankInputError
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise KgrankInputError(
+            f"{option}: not JSON ({error.msg} at character {error.pos}); pass {what} as a JSON object"
+        ) from None
+    if not isinstance(value, dict):
+        raise KgrankInputError(f"{option}: a JSON {type(value).__name__}; pass {what} as a JSON object")
+    return value
+
+
 def add_figure_paths(command: argparse.ArgumentParser) -> None:
     """Every figure is written twice: PDF for papers, PNG for the README and the report."""
     command.add_argument("--pdf", required=True, help="where to write the figure as PDF (vector, for papers)")

@@ -24,7 +24,7 @@ The methods, each stated in :attr:`Comparison.caption`:
 - Intervals: a paired percentile bootstrap of the metric difference, resampling tasks
   (both systems' values of a task together): :func:`kgrank.stats.mean_difference_interval`
   where the metric is the mean of its per-task values (p = 1, no reciprocal), else
-  :func:`kgrank.stats.percentile_interval` of g(M_p(first)) - g(M_p(second)) directly.
+  :func:`kgrank.stats.bootstrap_interval` of g(M_p(first)) - g(M_p(second)) directly.
   Each pair's stream is seeded by (seed, dataset, metric, first, second), so adding a
   system does not move the other pairs' intervals.
 - Adjusted differences. Both systems of a dataset share the random model's E[M] and
@@ -68,7 +68,7 @@ from scipy import stats as scipy_stats
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, Variant, derive, lookup_key, moments_of
 from kgrank.rank_table import RANK_COLUMNS
-from kgrank.stats import holm, mean_difference_interval, paired_tests, percentile_interval, seed_sequence
+from kgrank.stats import bootstrap_interval, holm, mean_difference_interval, paired_tests, seed_sequence
 
 DEFAULT_METRICS = ("mrr", "hits@10")
 # The dataset of a frame without a `dataset` column.
@@ -337,7 +337,7 @@ def _difference_interval(
     def statistic(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
         return from_task_mean(metric, a.mean(axis=axis)) - from_task_mean(metric, b.mean(axis=axis))
 
-    return percentile_interval(
+    return bootstrap_interval(
         (first, second),
         statistic,
         confidence=confidence,

@@ -1,5 +1,5 @@
 """The statistics every study shares, each with one contract: seeds, paired tests,
-Holm's correction, Kendall's tau-b and percentile bootstrap intervals.
+Holm's correction, Kendall's tau-b and bootstrap intervals (percentile or BCa).
 
 The computations are scipy's and statsmodels'; this module fixes what they leave open
 (what a degenerate input returns, how NaN is treated, how a seed is derived) so that two
@@ -156,29 +156,6 @@ def bootstrap_interval(
     return float(interval.low), float(interval.high)
 
 
-def percentile_interval(
-    samples: Sequence[np.ndarray],
-    statistic: Callable[..., np.ndarray],
-    *,
-    confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int | Sequence[int] | np.random.SeedSequence = 0,
-    paired: bool = True,
-    batch: int | None = None,
-) -> tuple[float, float]:
-    """The percentile bootstrap interval (:func:`bootstrap_interval`)."""
-    return bootstrap_interval(
-        samples,
-        statistic,
-        method="percentile",
-        confidence=confidence,
-        resamples=resamples,
-        seed=seed,
-        paired=paired,
-        batch=batch,
-    )
-
-
 def _mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return values.mean(axis=axis)
 
@@ -204,7 +181,7 @@ def mean_interval(
     values = np.asarray(values, dtype=float)
     if np.ptp(values) == 0:
         return float(values[0]), float(values[0])
-    return percentile_interval(
+    return bootstrap_interval(
         (values,),
         _mean,
         confidence=confidence,
@@ -228,7 +205,7 @@ def mean_difference_interval(
     difference = first - second
     if np.ptp(difference) == 0:
         return float(difference[0]), float(difference[0])
-    return percentile_interval(
+    return bootstrap_interval(
         (first, second),
         _mean_difference,
         confidence=confidence,

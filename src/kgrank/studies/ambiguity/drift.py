@@ -25,7 +25,7 @@ import pandas as pd
 
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Variant, lookup, metric_rows
-from kgrank.stats import percentile_interval, seed_sequence, seed_stream
+from kgrank.stats import bootstrap_interval, seed_sequence, seed_stream
 
 ALL_CANDIDATES = "all"
 # The metrics whose drift is measured: the raw ones, their adjusted indices, their z-scores.
@@ -229,7 +229,7 @@ def slope_per_decade(
         # one candidate count, or a constant metric: no drift to resample
         low = high = slope
     else:
-        low, high = percentile_interval(
+        low, high = bootstrap_interval(
             (x, y), _slope, confidence=confidence, resamples=bootstrap_resamples, seed=seed
         )
     return {

@@ -4,7 +4,6 @@ call the analysis modules and write what they return."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from kgrank.cli_options import (
     add_caption,
@@ -13,6 +12,7 @@ from kgrank.cli_options import (
     add_seed,
     add_table_paths,
     add_threads,
+    json_object,
     positive_int,
 )
 
@@ -130,12 +130,7 @@ def _family_tree(args: argparse.Namespace) -> None:
     from kgrank.studies.openworld.familytree import train_and_evaluate
     from kgrank.studies.openworld.simulation import study_metrics
 
-    try:
-        pipeline = json.loads(args.pipeline)
-    except json.JSONDecodeError as error:
-        raise KgrankInputError(
-            f"--pipeline: not JSON ({error}); pass the configuration as a JSON object"
-        ) from None
+    pipeline = json_object(args.pipeline, "--pipeline", "the configuration")
     validate_pipeline(
         pipeline, "--pipeline", f"studies.openworld.family_tree.configurations.{args.configuration}"
     )
