@@ -1,6 +1,6 @@
 """Crash recovery and byte-identical outputs: real Snakemake runs of the tiny CI config.
 
-The crash test does what the README's "After a crash" section says a user does: the
+The crash test does what docs/usage.md's "After a crash" section says a user does: the
 main command is killed with SIGKILL (its whole process group, as a power cut or the
 OOM killer would), then `snakemake --unlock`, then the main command again. Kills are
 placed at seeded random moments inside jobs of every stage, and the outputs of the
