@@ -34,6 +34,32 @@ def kinships_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out_dir
 
 
+BENCHMARK_ARCHIVES = {"fb15k237": "fb15k237/FB15k-237.tar.gz", "wn18rr": "wn18rr/WN18RR.tar.gz"}
+
+
+def _benchmark_dir(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from kgrank.datasets import prepare_dataset
+
+    archive = SHARED / "data" / BENCHMARK_ARCHIVES[name]
+    if not archive.is_file():
+        pytest.skip(f"{archive} not present")
+    out_dir = tmp_path_factory.mktemp("data") / name
+    prepare_dataset(name, {"source": "archive", "archive": str(archive)}, out_dir)
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def fb15k237_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """FB15k-237 prepared once per test session from the shared archive (about 5 s)."""
+    return _benchmark_dir("fb15k237", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def wn18rr_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """WN18RR prepared once per test session from the shared archive (about 3 s)."""
+    return _benchmark_dir("wn18rr", tmp_path_factory)
+
+
 def markdown_row(markdown: str, label: str) -> list[str]:
     """The cells of the first Markdown table row that mentions ``label``."""
     line = next(line for line in markdown.splitlines() if label in line)

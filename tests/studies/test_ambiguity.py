@@ -5,6 +5,7 @@ against a hand-worked example, and the pairwise tests."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -33,9 +34,11 @@ from kgrank.studies.ambiguity.settings import subset_pairs
 from kgrank.studies.ambiguity.subsets import Subset, subset_plan, subset_rank_table
 from kgrank.studies.ambiguity.table1 import (
     amri,
+    amri_tolerance,
     indistinguishable_from_random,
     published_table1_path,
     read_published,
+    reproduced_by,
     table1,
 )
 from kgrank.studies.ambiguity.variants import (
@@ -191,6 +194,57 @@ def test_published_table1_rows():
     ours = table[table["source"] == "kgrank"].iloc[0]
     assert ours["mean_rank"] == 1.0 and ours["amri_filtered"] == pytest.approx(1.0)
     assert not ours["random_like"]
+
+
+def test_reproduced_by_names_the_counts_within_the_printed_digit():
+    published = pd.DataFrame(
+        [{"dataset": "toy", "model": "m", "mean_rank": 101, "entities": 1001, "amri_percent": 80.0}]
+    )
+    # our prepared graph lost 10 entities; every task's filtered count is 900 + 10 on the paper's
+    ranks = _tasks([900] * 4).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
+    row = table1(published, {("toy", "x"): ranks}, {"toy": 991}, alpha=0.05).iloc[0]
+    # AMRI = 1 - 2 (MR - 1)/(N - 1): 0.8 at N = 1001, 0.79798 at 991, 0.7800 at 910
+    assert row["amri_published_count"] == pytest.approx(0.8)
+    assert row["amri_full"] == pytest.approx(1 - 200 / 990)
+    assert row["amri_filtered_published_entities"] == pytest.approx(1 - 200 / 909)
+    # tolerance: half of the printed 0.1 %, plus the integer mean rank's rounding (0.5 / (E[MR] - 1))
+    assert amri_tolerance(np.array([1001])) == pytest.approx(0.0005 + 0.5 / 500)
+    assert row["reproduced_by"] == "paper's entities"
+    assert reproduced_by(
+        {
+            "amri_published_count": 0.5,
+            "amri_full": 0.6,
+            "amri_filtered": np.nan,
+            "amri_filtered_published_entities": 0.5004,
+        },
+        0.5,
+        0.0005,
+    ) == ("paper's entities; filtered on paper's entities")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["fb15k237", "wn18rr"])
+def test_published_amri_is_the_filtered_counts_on_the_papers_entities(dataset, request):
+    """Berrendorf et al.'s Table 1: every published AMRI is the one of the per-task filtered
+    candidate counts on the published entity set, to its printed digit; neither full
+    entity count reproduces all of them (preparing the dataset and counting: about 10 s)."""
+    from kgrank.candidates import candidate_counts
+
+    dataset_dir = request.getfixturevalue(f"{dataset}_dir")
+    counts = candidate_counts(dataset_dir, "test").assign(
+        optimistic=1, realistic=1.0, pessimistic=1, random=1
+    )
+    entities = json.loads((dataset_dir / "stats.json").read_text())["entities"]
+    published = read_published(published_table1_path())
+    table = table1(
+        published[published["dataset"] == dataset], {(dataset, "x"): counts}, {dataset: entities}, alpha=0.05
+    )
+    rows = table[table["source"] != "kgrank"]
+    assert len(rows) == 6
+    names = rows["reproduced_by"].str.split("; ")
+    assert all("filtered on paper's entities" in row for row in names)
+    for count in ("paper's entities", "our entities"):
+        assert not all(count in row for row in names), count
 
 
 def test_indistinguishable_from_random():

@@ -400,28 +400,14 @@ def test_published_z_mrr_is_pykeens_candidate_set_size_fed_to_its_expectation(da
         assert abs((row.test_mrr - exact.expectation) / np.sqrt(exact.variance) - row.test_z_mrr) > tolerance
 
 
-BENCHMARK_ARCHIVES = {"fb15k237": "fb15k237/FB15k-237.tar.gz", "wn18rr": "wn18rr/WN18RR.tar.gz"}
-
-
-def _case_study_counts(datasets, request, tmp_path_factory) -> dict[str, np.ndarray]:
+def _case_study_counts(datasets, request) -> dict[str, np.ndarray]:
     """The filtered test candidate counts of the case study's ``datasets``, head and tail
     pooled, from the prepared data (FB15k-237 and WN18RR from the shared archives)."""
     from kgrank.candidates import candidate_counts, counts_by_side
-    from kgrank.datasets import prepare_dataset
 
-    dataset_dirs = {}
-    for name in datasets:
-        if name not in BENCHMARK_ARCHIVES:
-            dataset_dirs[name] = request.getfixturevalue(f"{name}_dir")
-            continue
-        archive = SHARED / "data" / BENCHMARK_ARCHIVES[name]
-        if not archive.is_file():
-            pytest.skip(f"{archive} not present")
-        dataset_dirs[name] = tmp_path_factory.mktemp("data") / name
-        prepare_dataset(name, {"source": "archive", "archive": str(archive)}, dataset_dirs[name])
     return {
-        name: counts_by_side(candidate_counts(dataset_dir, "test"))["both"]
-        for name, dataset_dir in dataset_dirs.items()
+        name: counts_by_side(candidate_counts(request.getfixturevalue(f"{name}_dir"), "test"))["both"]
+        for name in datasets
     }
 
 
@@ -436,14 +422,14 @@ def _case_study_counts(datasets, request, tmp_path_factory) -> dict[str, np.ndar
         pytest.param(("nations", "kinships", "fb15k237", "wn18rr"), id="all-16", marks=pytest.mark.slow),
     ],
 )
-def test_published_amrr_is_pykeens_march_2022_expectation(datasets, request, tmp_path_factory):
+def test_published_amrr_is_pykeens_march_2022_expectation(datasets, request):
     """The cause of the published AMRRs: PyKEEN's master of 2022-03-08 to 2022-03-22 took
     E[MRR] = log(N̄) / (N̄ - 1) at the mean candidate count (bd2b83fc7, #814; replaced by
     the exact mean of H(N_i) / N_i in d597efc8a, #835, before any release). On the real
     candidate counts it gives all 16 published AMRRs from the published MRRs within the
     rounding of both printed numbers; kgrank's exact expectation gives 2 of them (WN18RR's
     RotatE and TuckER, where the two expectations differ by 1.4e-5)."""
-    case_study_counts = _case_study_counts(datasets, request, tmp_path_factory)
+    case_study_counts = _case_study_counts(datasets, request)
     published = pd.read_csv(PUBLISHED_FIGURE1, sep="\t")
     published = published[published["dataset"].isin(datasets)]
     assert len(published) == 4 * len(datasets)

@@ -219,7 +219,10 @@ def table1_caption(alpha: float) -> str:
         "rank tables (E[MR] = mean (N_i + 1)/2; empty where the dataset is not in this run), and their "
         "difference, the effect of filtering alone: both use the entities of our prepared dataset "
         "(`entities`: those seen in training). `amri_published_count` uses the paper's entity count "
-        "(`entities_published`) instead. kgrank's models below (realistic ranks, both sides). "
+        "(`entities_published`) instead, `amri_filtered_published_entities` the per-task counts on the "
+        "paper's entity set (N_i plus the entities our preparation dropped). `amri_published`: the printed "
+        "AMRI; `reproduced_by`: the counts whose AMRI rounds to it (half a printed unit, plus the integer "
+        "mean rank's rounding). kgrank's models below (realistic ranks, both sides). "
         + random_note(alpha)
     )
 

@@ -4,6 +4,12 @@ against the per-task filtered candidate counts N_i of our own rank tables, and t
 difference; also against the entity count the paper used; kgrank's own models as further
 rows.
 
+Which count did the paper use? Each published AMRI is compared, to its printed digit, with
+the AMRI of four counts: the paper's entity count, ours (entities seen in training), our
+per-task filtered counts, and those counts on the paper's entity set (N_i plus the
+entities our preparation dropped; they are unseen in training, so they are candidates of
+every task). The last reproduces all 12 published values; the full counts do not.
+
 AMRI is the adjusted index of the mean rank, 1 - (MR - 1)/(E[MR] - 1) with
 E[MR] = mean_i (N_i + 1)/2: the core's ``adjusted_arithmetic_mean_rank_index``. (The
 ambiguity paper prints it as 2 sum_i (r_i - 1) / sum_i |S_i|; the `moments` study's
@@ -22,7 +28,17 @@ from scipy import stats
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Variant, derived_values, lookup, metric_rows
 
-PUBLISHED_COLUMNS = ("dataset", "model", "mean_rank", "entities")
+PUBLISHED_COLUMNS = ("dataset", "model", "mean_rank", "entities", "amri_percent")
+# The published AMRI is printed to 0.1 percent, the mean rank as an integer.
+AMRI_HALF_UNIT = 0.0005
+MEAN_RANK_HALF_UNIT = 0.5
+# The counts a published AMRI is compared with, as `reproduced_by` names them.
+COUNT_COLUMNS = {
+    "amri_published_count": "paper's entities",
+    "amri_full": "our entities",
+    "amri_filtered": "filtered",
+    "amri_filtered_published_entities": "filtered on paper's entities",
+}
 SOURCE = "Berrendorf et al. 2020, Table 1"
 
 
@@ -45,6 +61,19 @@ def amri(mean_rank: float, num_candidates: np.ndarray) -> float:
     """The adjusted mean rank index of ``mean_rank`` over tasks with these candidate counts."""
     metric = lookup("arithmetic_mean_rank")
     return derived_values(metric, mean_rank, metric.moments(np.asarray(num_candidates)))[Variant.INDEX].value
+
+
+def amri_tolerance(num_candidates: np.ndarray) -> float:
+    """How far a recomputed AMRI may lie from the published one: half a printed unit of
+    the AMRI plus the printed mean rank's rounding carried through AMRI = 1 - (MR - 1)/(E[MR] - 1)."""
+    expected_mean_rank = float(np.mean((np.asarray(num_candidates, dtype=float) + 1) / 2))
+    return AMRI_HALF_UNIT + MEAN_RANK_HALF_UNIT / (expected_mean_rank - 1)
+
+
+def reproduced_by(row: dict[str, float], published: float, tolerance: float) -> str:
+    """The counts (COUNT_COLUMNS' names) whose AMRI lies within ``tolerance`` of ``published``."""
+    names = [name for column, name in COUNT_COLUMNS.items() if abs(row[column] - published) <= tolerance]
+    return "; ".join(names) if names else "none"
 
 
 def indistinguishable_from_random(z_score: float, alpha: float) -> bool:
@@ -93,20 +122,26 @@ def table1(
         full_count = entities.get(record.dataset, record.entities)
         full = amri(record.mean_rank, np.array([full_count]))
         per_task = amri(record.mean_rank, filtered) if filtered is not None else np.nan
-        rows.append(
-            {
-                "source": SOURCE,
-                "dataset": record.dataset,
-                "model": record.model,
-                "entities_published": int(record.entities),
-                "entities": int(full_count),
-                "mean_rank": float(record.mean_rank),
-                "amri_published_count": amri(record.mean_rank, np.array([record.entities])),
-                "amri_full": full,
-                "amri_filtered": per_task,
-                "amri_difference": per_task - full,
-            }
-        )
+        # the entities our preparation dropped are unseen in training: every task's candidates
+        dropped = int(record.entities) - int(full_count)
+        on_published = amri(record.mean_rank, filtered + dropped) if filtered is not None else np.nan
+        row = {
+            "source": SOURCE,
+            "dataset": record.dataset,
+            "model": record.model,
+            "entities_published": int(record.entities),
+            "entities": int(full_count),
+            "mean_rank": float(record.mean_rank),
+            "amri_published": float(record.amri_percent) / 100,
+            "amri_published_count": amri(record.mean_rank, np.array([record.entities])),
+            "amri_full": full,
+            "amri_filtered": per_task,
+            "amri_filtered_published_entities": on_published,
+            "amri_difference": per_task - full,
+        }
+        tolerance = amri_tolerance(np.array([record.entities]))
+        row["reproduced_by"] = reproduced_by(row, row["amri_published"], tolerance)
+        rows.append(row)
     for (dataset, model), table in sorted(rank_tables.items()):
         ours = model_row(table)
         full = amri(ours["mean_rank"], np.array([entities[dataset]])) if dataset in entities else np.nan
@@ -129,9 +164,12 @@ def table1(
         "entities_published",
         "entities",
         "mean_rank",
+        "amri_published",
         "amri_published_count",
         "amri_full",
         "amri_filtered",
+        "amri_filtered_published_entities",
+        "reproduced_by",
         "amri_difference",
         "mrr",
         "amrr",
