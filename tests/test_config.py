@@ -533,7 +533,9 @@ def test_unknown_pykeen_dataset_is_refused_with_a_suggestion():
 def test_config_file_that_is_not_yaml_is_named_with_its_line(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text("seed: 7\nmodels: [transe\ndatasets: {}\n")
-    with pytest.raises(KgrankInputError, match=r"config\.yaml:3: not valid YAML \(expected ',' or '\]'"):
+    with pytest.raises(
+        KgrankInputError, match=r"config\.yaml, line 3, column [0-9]+: not valid YAML \(expected ',' or '\]'"
+    ):
         check_yaml_file(path)
     path.write_text("seed: 7\n")
     check_yaml_file(path)

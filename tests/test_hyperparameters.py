@@ -73,6 +73,24 @@ def test_unknown_model_is_refused(tmp_path):
         load_hyperparameters(_write(tmp_path, document))
 
 
+def test_a_top_level_model_other_than_the_pipelines_is_refused(tmp_path):
+    document = _valid()
+    document["model"] = "complx"
+    with pytest.raises(KgrankInputError, match=r"key model: 'complx' is not the model the pipeline trains"):
+        load_hyperparameters(_write(tmp_path, document))
+    document["model"] = document["pipeline"]["model"].upper()  # the resolver's spelling differences pass
+    load_hyperparameters(_write(tmp_path, document))
+
+
+def test_a_file_that_is_not_yaml_is_one_line_with_its_place(tmp_path):
+    path = tmp_path / "pair.yaml"
+    path.write_text("model: [unclosed\n")
+    with pytest.raises(KgrankInputError) as refusal:
+        load_hyperparameters(path)
+    assert "\n" not in str(refusal.value)
+    assert "pair.yaml, line 2, column 1: not valid YAML (expected ',' or ']'" in str(refusal.value)
+
+
 @pytest.mark.parametrize(
     ("section", "misspelt", "expected"),
     [

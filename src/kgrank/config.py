@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from kgrank.errors import KgrankInputError
+from kgrank.errors import KgrankInputError, yaml_refusal
 from kgrank.hyperparameters import (
     BUDGET_KEYWORDS,
     apply_budget,
@@ -87,14 +87,8 @@ def check_yaml_file(path: str | Path) -> None:
     path = Path(path)
     try:
         yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise KgrankInputError(
-            f"{path}{where}: not valid YAML ({error.problem or error.context}); fix the syntax there"
-        ) from None
     except yaml.YAMLError as error:
-        raise KgrankInputError(f"{path}: not valid YAML ({error}); fix the syntax") from None
+        raise yaml_refusal(path, error) from None
 
 
 def check_config(

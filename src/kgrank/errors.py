@@ -13,3 +13,12 @@ def stop_with(error: KgrankInputError, program: str = "kgrank") -> None:
 
     print(f"{program}: error: {error}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def yaml_refusal(path: object, error: Exception, fix: str = "fix the syntax there") -> KgrankInputError:
+    """A YAML parse error as one line with the file and line: PyYAML's own message spans
+    several lines (the offending text and a caret under it)."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    what = getattr(error, "problem", None) or getattr(error, "context", None) or str(error).splitlines()[0]
+    return KgrankInputError(f"{path}{where}: not valid YAML ({what}); {fix}")

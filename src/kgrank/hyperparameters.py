@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from kgrank.errors import KgrankInputError
+from kgrank.errors import KgrankInputError, yaml_refusal
 from kgrank.names import check_name
 
 SCHEMA_PATH = "src/kgrank/schemas/hyperparameters.schema.yaml"
@@ -187,6 +187,16 @@ def validate_hyperparameters(data: Any, path: str | Path, pipeline_key: str = "p
         if key in pipeline:
             _check_known(where, f"{pipeline_key}.{key}", pipeline[key], resolver, what)
     _check_component_keywords(where, pipeline, pipeline_key)
+    # the top-level name is what tables and file names show; the pipeline's is what trains
+    if (
+        "model" in data
+        and "model" in pipeline
+        and model_resolver.normalize(str(data["model"])) != (model_resolver.normalize(str(pipeline["model"])))
+    ):
+        raise KgrankInputError(
+            f"{where}: key model: {data['model']!r} is not the model the pipeline trains "
+            f"({pipeline_key}.model: {pipeline['model']!r}); make the two agree"
+        )
     if pipeline.get("regularizer", "no") != "no":
         raise KgrankInputError(
             f"{where}: key {pipeline_key}.regularizer: {pipeline['regularizer']!r} is not supported; "
@@ -269,7 +279,7 @@ def load_hyperparameters(path: str | Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
-        raise KgrankInputError(f"{path}: not valid YAML ({error}); fix the syntax") from error
+        raise yaml_refusal(path, error) from None
     return validate_hyperparameters(data, path)
 
 
@@ -285,7 +295,7 @@ def _read_published(path: Path) -> Any:
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as error:
-            raise KgrankInputError(f"{path}: not valid YAML ({error}); fix the file") from None
+            raise yaml_refusal(path, error, "fix the file") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

@@ -222,8 +222,7 @@ def table1_caption(alpha: float) -> str:
         "(`entities_published`) instead, `amri_filtered_published_entities` the per-task counts on the "
         "paper's entity set (N_i plus the entities our preparation dropped). `amri_published`: the printed "
         "AMRI; `reproduced_by`: the counts whose AMRI rounds to it (half a printed unit, plus the integer "
-        "mean rank's rounding). kgrank's models below (realistic ranks, both sides). "
-        + random_note(alpha)
+        "mean rank's rounding). kgrank's models below (realistic ranks, both sides). " + random_note(alpha)
     )
 
 
