@@ -29,6 +29,7 @@ from kgrank.cli_options import (
     open_probability,
     positive_int,
 )
+from kgrank.cli_scorecard import add_commands as add_scorecard_commands
 from kgrank.errors import KgrankInputError
 from kgrank.intervals import DEFAULT_CONFIDENCE
 
@@ -349,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_evaluate_commands(commands)
     add_compare_commands(commands)
+    add_scorecard_commands(commands)
 
     for study in load_studies():
         study.add_commands(commands)

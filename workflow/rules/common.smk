@@ -192,6 +192,36 @@ def all_datasets(path, datasets=None):
     return expand(path(), dataset=datasets if datasets is not None else DATASETS)
 
 
+# --- the scorecard's inputs (workflow/rules/scorecard.smk): which claim sources this run makes
+# (called after every study file is included, so the study globals below exist)
+
+
+def scorecard_expand(pattern):
+    """A scorecard source's {dataset} and {model} over this run's datasets and systems."""
+    return expand(pattern, dataset=DATASETS, model=TRAINED_MODELS + EXTERNAL_NAMES)
+
+
+def scorecard_made(path):
+    """Whether this configuration's rules write ``path`` (relative to results/)."""
+    parts = path.split("/")
+    if parts[0] in ("data", "moments"):
+        return parts[1] in DATASETS
+    if parts[0] == "metrics":
+        evaluated = {(dataset, model) for dataset in TRAIN_DATASETS for model in MODELS}
+        return (parts[1], parts[2].removesuffix(".tsv")) in evaluated | set(EXTERNAL_PAIRS)
+    if parts[0] == "ir":
+        if parts[1] not in IR_DATASETS:
+            return False
+        return parts[2] not in ("sparsity.tsv", "systems.tsv", "counts.tsv") or parts[1] == IR_DATASET
+    if path == "published/audit.tsv":
+        return bool(PAPER_PUBLISHED_VALUES)
+    if path == "published/comparison.tsv":
+        return bool(PAPER_PUBLISHED_RESULTS)
+    if path == "openworld/family_tree_inversions.tsv":
+        return bool(OPENWORLD_FAMILY_TREE["enabled"])
+    return True
+
+
 # --- command-line arguments from the config ------------------------------------------
 
 
