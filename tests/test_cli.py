@@ -1456,6 +1456,26 @@ CASES = [
         ("missing.csv", "no such file"),
         needs_nations=True,
     ),
+    # --- the scorecard (core)
+    Case(
+        "scorecard",
+        "bad-claims-file",
+        lambda tmp, _: [
+            *("scorecard", "--results", str(tmp)),
+            *("--claims", _write(tmp / "claims.tsv", "id\tpaper\nx\ty\n")),
+            *("--tsv", str(tmp / "s.tsv"), "--markdown", str(tmp / "s.md"), "--latex", str(tmp / "s.tex")),
+        ],
+        ("claims.tsv", "columns"),
+    ),
+    Case(
+        "scorecard",
+        "bad-param",
+        lambda tmp, _: [
+            *("scorecard", "--results", str(tmp), "--param", "ir_dataset"),
+            *("--tsv", str(tmp / "s.tsv"), "--markdown", str(tmp / "s.md"), "--latex", str(tmp / "s.tex")),
+        ],
+        ("--param", "NAME=VALUE"),
+    ),
 ]
 
 
