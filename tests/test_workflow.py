@@ -108,6 +108,17 @@ def test_outputs_exist(workdir):
     check = pd.read_csv(results / "moments/nations/montecarlo.tsv", sep="\t")
     assert check["passed"].all(), check.loc[~check["passed"], ["side", "metric", "z_mean", "z_variance"]]
     assert len(pd.read_csv(results / "models/nations/transe/losses.tsv", sep="\t")) == 2
+    # the scorecard: every claim of the package judged, the counts first in the Markdown
+    from kgrank.scorecard import read_claims
+
+    card = pd.read_csv(results / "tables/scorecard.tsv", sep="\t", keep_default_na=False)
+    assert card["id"].tolist() == read_claims()["id"].tolist()
+    assert (results / "tables/scorecard.md").read_text().startswith(f"{len(card)} claims of 5 documents: ")
+    assert (results / "tables/scorecard.tex").stat().st_size > 0
+    # Nations' Table 4 row is reproduced; a wn18rr claim is not checkable in the tiny run
+    verdicts = card.set_index("id")["verdict"]
+    assert verdicts["hoyt2022-table4-nations-entities"] == "reproduced"
+    assert verdicts["hoyt2022-table4-wn18rr-entities"] == "not checkable"
 
 
 def test_ambiguity_outputs(workdir):
