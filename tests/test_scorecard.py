@@ -227,6 +227,10 @@ def test_placeholders_glob_and_become_columns(results: Path):
     )
     assert judge(row, results, params={"name": "a"}).verdict == REPRODUCED
     assert judge(row, results, params={"name": "c"}).verdict == NOT_CHECKABLE
+    # a selector's placeholders take the parameters too
+    row = claim(select="dataset={name}, metric=mrr", published_value="0.2", tolerance="0")
+    assert judge(row, results, params={"name": "b"}).verdict == REPRODUCED
+    assert judge(row, results, params={"name": "a"}).verdict == DEVIATES
 
 
 def test_study_sources_lists_the_enabled_studies_tables():

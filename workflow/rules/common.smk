@@ -209,7 +209,7 @@ def scorecard_made(path):
     if parts[0] == "metrics":
         evaluated = {(dataset, model) for dataset in TRAIN_DATASETS for model in MODELS}
         return (parts[1], parts[2].removesuffix(".tsv")) in evaluated | set(EXTERNAL_PAIRS)
-    if parts[0] == "ir":
+    if parts[0] == "ir" and len(parts) > 2:
         if parts[1] not in IR_DATASETS:
             return False
         return parts[2] not in ("sparsity.tsv", "systems.tsv", "counts.tsv") or parts[1] == IR_DATASET

@@ -493,7 +493,9 @@ def judge(
     try:
         rows = None
         if claim["source"] != NO_SOURCE:
-            rows = select_rows(load_source(claim["source"], params, results), claim["select"])
+            # the selector's {name} placeholders take the command's parameters too
+            selector = source_pattern(claim["select"], params)
+            rows = select_rows(load_source(claim["source"], params, results), selector)
         value = evaluate_expression(claim["value"], rows)
         published = evaluate_expression(claim["published_value"], None)
         tolerance = parse_tolerance(claim["tolerance"], published)
