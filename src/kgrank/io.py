@@ -138,7 +138,15 @@ def read_tables(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str] 
 
     frames = []
     for path in paths:
-        frame = pd.read_csv(path, sep="\t")
+        try:
+            frame = pd.read_csv(path, sep="\t")
+        except pd.errors.EmptyDataError:
+            raise KgrankInputError(
+                f"{path}: empty file (not even a header line); pass the file its step wrote"
+            ) from None
+        except pd.errors.ParserError as error:
+            reason = str(error).strip().splitlines()[-1]
+            raise KgrankInputError(f"{path}: not a tab-separated table ({reason})") from None
         missing = [column for column in columns if column not in frame.columns]
         if missing:
             raise KgrankInputError(

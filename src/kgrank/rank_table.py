@@ -58,9 +58,8 @@ def check_rank_table(table: pd.DataFrame, source: str) -> None:
 
 
 def read_rank_table(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A rank table as `kgrank ranks` writes it: every column, its values checked."""
-    from kgrank.io import read_parquet_table
+    """A rank table as `kgrank ranks` writes it: every column, its values checked
+    (:data:`kgrank.tables.RANKS`)."""
+    from kgrank.tables import RANKS, read_table
 
-    table = read_parquet_table(path, RANK_TABLE_COLUMNS, "`kgrank ranks`")
-    check_rank_table(table, str(path))
-    return table
+    return read_table(path, RANKS)

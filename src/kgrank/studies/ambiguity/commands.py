@@ -100,11 +100,10 @@ def _drift(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.drift import drift_table, slope_table
-    from kgrank.studies.ambiguity.inputs import read_pair_tables
-    from kgrank.studies.ambiguity.subsets import SUBSET_COLUMNS
+    from kgrank.studies.ambiguity.inputs import read_pair_tables, subset_kind
 
     tables = read_pair_tables(args.ranks)
-    subsets = read_pair_tables(args.subsets or [], SUBSET_COLUMNS)
+    subsets = read_pair_tables(args.subsets or [], subset_kind())
     drift = drift_table(tables, subsets, args.sizes, args.repetitions, args.seed)
     write_table(args.out, drift)
     slopes = slope_table(
@@ -130,11 +129,11 @@ def _drift(args: argparse.Namespace) -> None:
 
 
 def _drift_figure(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables
-    from kgrank.studies.ambiguity.drift import DRIFT_COLUMNS
     from kgrank.studies.ambiguity.figures import plot_drift
+    from kgrank.studies.ambiguity.inputs import drift_kind
+    from kgrank.tables import read_table
 
-    plot_drift(read_tables([args.drift], DRIFT_COLUMNS), args.pdf, args.png, caption=args.caption)
+    plot_drift(read_table(args.drift, drift_kind()), args.pdf, args.png, caption=args.caption)
 
 
 def _table1(args: argparse.Namespace) -> None:

@@ -29,6 +29,93 @@ from kgrank.errors import KgrankInputError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from kgrank.tables import TableKind
+
+
+# The tables the study's commands read, declared from the columns the study's modules name
+# (so that a column added there is required here too) and checked by kgrank.tables where
+# they are read. Functions, not constants: the modules that name the columns import torch.
+def evaluations_kind() -> TableKind:
+    """The evaluation sets of `kgrank ir-queries`."""
+    from kgrank.studies.ir.kgc_sparsity import EVALUATION_COLUMNS
+    from kgrank.tables import table_kind
+
+    return table_kind(
+        "evaluation sets",
+        "`kgrank ir-queries`",
+        EVALUATION_COLUMNS,
+        strings=("evaluation",),
+        ints=("head", "relation", "tail"),
+        ranges={"head": (0, None), "relation": (0, None), "tail": (0, None)},
+    )
+
+
+def _no_infinite_value(table: pd.DataFrame, source: str) -> None:
+    """No infinite value in any numeric column of an item table (the measured ones are NaN
+    where undefined, never infinite)."""
+    import numpy as np
+
+    for column in table.columns:
+        values = table[column]
+        if values.dtype.kind == "f" and np.isinf(values.to_numpy()).any():
+            row = int(np.flatnonzero(np.isinf(values.to_numpy()))[0])
+            raise KgrankInputError(
+                f"{source}: column {column}, row {row + 1}: {values.iloc[row]} is not a finite number; "
+                "rerun `kgrank ir-evaluate` (or pass the file it writes)"
+            )
+
+
+def items_kind() -> TableKind:
+    """The item table of `kgrank ir-evaluate` (one row per micro answer or macro query)."""
+    from kgrank.rank_table import SIDES
+    from kgrank.studies.ir.evaluation import ITEM_ID_COLUMNS
+    from kgrank.tables import table_kind
+
+    return table_kind(
+        "item table",
+        "`kgrank ir-evaluate`",
+        ITEM_ID_COLUMNS,
+        strings=("evaluation", "averaging", "side"),
+        ints=("item", "query", "relation", "num_relevant", "num_candidates", "position"),
+        floats=("weight",),
+        choices={"side": SIDES},
+        ranges={"num_relevant": (1, None), "num_candidates": (1, None), "weight": (0, 1)},
+        check=_no_infinite_value,
+    )
+
+
+def relations_kind() -> TableKind:
+    """The relation categories of `kgrank ir-queries --relations`."""
+    from kgrank.tables import table_kind
+
+    return table_kind(
+        "relation categories",
+        "`kgrank ir-queries --kgc-dir`",
+        ("relation", "category"),
+        ints=("relation",),
+        strings=("category",),
+        choices={"category": ("1-1", "1-N", "N-1", "N-N")},
+        ranges={"relation": (0, None)},
+    )
+
+
+def stability_summary_kind() -> TableKind:
+    """The stability summary of `kgrank ir-stability`; the taus are NaN where no subset
+    defines them."""
+    from kgrank.studies.ir.stability import STABILITY_SUMMARY_COLUMNS
+    from kgrank.tables import table_kind
+
+    return table_kind(
+        "stability summary",
+        "`kgrank ir-stability`",
+        STABILITY_SUMMARY_COLUMNS,
+        strings=("dataset", "evaluation", "averaging", "metric", "variant"),
+        floats=("fraction", "mean_tau", "tau_p05", "tau_p95"),
+        ints=("repetitions", "defined"),
+        nan=("mean_tau", "tau_p05", "tau_p95"),
+        ranges={"fraction": (0, 1), "mean_tau": (-1, 1), "tau_p05": (-1, 1), "tau_p95": (-1, 1)},
+    )
+
 
 def _queries(args: argparse.Namespace) -> None:
     from pathlib import Path
@@ -86,14 +173,14 @@ def _evaluate(args: argparse.Namespace) -> None:
     import torch
 
     from kgrank.config import budget_columns
-    from kgrank.io import read_json, read_parquet_table, write_table
+    from kgrank.io import read_json, write_table
     from kgrank.studies.ir.evaluation import entity_labels, evaluate_model, micro_metrics
-    from kgrank.studies.ir.kgc_sparsity import EVALUATION_COLUMNS
     from kgrank.studies.ir.trec import write_run
+    from kgrank.tables import read_table
     from kgrank.training import load_model
 
     torch.set_num_threads(args.threads)
-    evaluations = read_parquet_table(args.evaluations, EVALUATION_COLUMNS, "kgrank ir-queries")
+    evaluations = read_table(args.evaluations, evaluations_kind())
     model, factories = load_model(args.model_dir, args.dataset_dir)
     result = evaluate_model(
         model,
@@ -124,9 +211,9 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _read_item_tables(paths: list[str], names: list[str], option: str) -> dict[tuple[str, str], pd.DataFrame]:
     """Item tables keyed by (dataset, model): ``names`` are `dataset/model` for --pairs, bare
     model names (dataset '') for --systems, one per path."""
-    from kgrank.io import read_parquet_table
-    from kgrank.studies.ir.evaluation import ITEM_ID_COLUMNS
+    from kgrank.tables import read_table
 
+    kind = items_kind()
     if len(paths) != len(names):
         raise KgrankInputError(f"{len(paths)} item tables but {len(names)} {option}; name one per table")
     tables = {}
@@ -134,7 +221,7 @@ def _read_item_tables(paths: list[str], names: list[str], option: str) -> dict[t
         dataset, _, model = name.rpartition("/")
         if option == "--pairs" and not dataset:
             raise KgrankInputError(f"--pairs {name}: not dataset/model; write it as fb15k237/transe")
-        tables[(dataset, model)] = read_parquet_table(path, list(ITEM_ID_COLUMNS), "kgrank ir-evaluate")
+        tables[(dataset, model)] = read_table(path, kind)
     return tables
 
 
@@ -193,15 +280,16 @@ def _montecarlo(args: argparse.Namespace) -> None:
 
 
 def _systems(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.io import write_report_table, write_table
     from kgrank.studies.ir.aggregate import aggregate_items
     from kgrank.studies.ir.figures import plot_systems
     from kgrank.studies.ir.report import systems_caption, systems_table
     from kgrank.studies.ir.settings import MAIN_EVALUATIONS
+    from kgrank.tables import METRICS, read_tables_of
 
     items = _read_systems(args.items, args.systems)
+    budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
     table = aggregate_items(items, evaluations=list(MAIN_EVALUATIONS))
-    budgets = read_tables(args.micro_metrics, ["model"]).drop_duplicates("model").set_index("model")
     write_table(args.out, table)
     statement = systems_caption(args.caption)
     write_report_table(
@@ -217,13 +305,14 @@ def _systems(args: argparse.Namespace) -> None:
 
 
 def _sparsity(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.io import write_report_table, write_table
     from kgrank.studies.ir.agreement import label_sparsity
     from kgrank.studies.ir.figures import plot_tau_by_depth, plot_values_by_depth
     from kgrank.studies.ir.report import SPARSITY_VALUES_CAPTION, sparsity_caption, sparsity_table
+    from kgrank.tables import read_table
 
     items = _read_systems(args.items, args.systems)
-    relations = read_tables([args.relations], ["relation", "category"])
+    relations = read_table(args.relations, relations_kind())
     agreement, values = label_sparsity(items, relations)
     write_table(args.out, agreement)
     write_table(args.values, values)
@@ -259,12 +348,11 @@ def _stability(args: argparse.Namespace) -> None:
 
 
 def _stability_figure(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables
     from kgrank.studies.ir.figures import plot_stability
     from kgrank.studies.ir.report import stability_caption
-    from kgrank.studies.ir.stability import STABILITY_SUMMARY_COLUMNS
+    from kgrank.tables import read_tables_of
 
-    summary = read_tables(args.summaries, STABILITY_SUMMARY_COLUMNS)
+    summary = read_tables_of(args.summaries, stability_summary_kind())
     plot_stability(summary, args.pdf, args.png, caption=stability_caption(summary))
 
 

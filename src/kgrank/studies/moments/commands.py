@@ -17,9 +17,6 @@ from kgrank.cli_options import (
     positive_int,
 )
 
-# The columns of a Monte Carlo check table that its figure reads.
-CHECK_COLUMNS = ("dataset", "side", "metric", "z_mean", "z_variance", "critical_z", "replicates")
-
 
 def _moments_table(args: argparse.Namespace) -> None:
     from kgrank.io import write_table
@@ -51,10 +48,10 @@ def _montecarlo(args: argparse.Namespace) -> None:
 
 
 def _montecarlo_figure(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables
     from kgrank.studies.moments.montecarlo import plot_check
+    from kgrank.tables import MONTECARLO_CHECK, read_tables_of
 
-    plot_check(read_tables(args.checks, CHECK_COLUMNS), args.pdf, args.png)
+    plot_check(read_tables_of(args.checks, MONTECARLO_CHECK), args.pdf, args.png)
 
 
 def _errata(args: argparse.Namespace) -> None:

@@ -15,6 +15,7 @@ from kgrank.cli_options import (
     json_object,
     positive_int,
 )
+from kgrank.tables import table_kind
 
 # the columns each command needs of the tables it reads
 GRID_COLUMNS = ("density", "correlation", "strength", "metric", "label", "variant", "mean", "standard_error")
@@ -27,7 +28,89 @@ INVERSION_COLUMNS = (
     "queries",
     "inversion_probability",
 )
-CHECKPOINT_COLUMNS = ("graph", "density", "configuration", "model", "epoch", "evaluation", "metric", "value")
+CHECKPOINT_COLUMNS = (
+    "graph",
+    "density",
+    "configuration",
+    "model",
+    "epoch",
+    "evaluation",
+    "metric",
+    "label",
+    "variant",
+    "value",
+)
+# what the figure reads of the other two
+NEEDED_COLUMNS = (
+    "density",
+    "metric",
+    "strength_weaker",
+    "gap",
+    "queries_simulated",
+    "queries_normal",
+    "queries_normal_low",
+    "queries_normal_high",
+)
+SATURATION_COLUMNS = ("density", "label", "variant", "responds_at_low", "slope_ratio")
+
+# The tables, as each command reads them (kgrank.tables checks them where they are read).
+GRID = table_kind(
+    "simulation grid",
+    "`kgrank openworld-simulate`",
+    GRID_COLUMNS,
+    floats=("density", "correlation", "strength", "mean", "standard_error"),
+    strings=("metric", "label", "variant"),
+    ranges={"density": (0, 1), "standard_error": (0, None)},
+)
+INVERSIONS = table_kind(
+    "inversion table",
+    "`kgrank openworld-inconsistency`",
+    INVERSION_COLUMNS,
+    floats=("density", "strength_weaker", "gap", "inversion_probability"),
+    ints=("queries",),
+    strings=("metric", "variant"),
+    ranges={"density": (0, 1), "queries": (1, None), "inversion_probability": (0, 1)},
+)
+# queries_simulated is NaN where no simulated size reached 95 %; queries_normal where the
+# mean difference is not resolved; the normal bounds are infinite where it may be zero
+NEEDED = table_kind(
+    "queries-needed table",
+    "`kgrank openworld-inconsistency`",
+    NEEDED_COLUMNS,
+    floats=(
+        "density",
+        "strength_weaker",
+        "gap",
+        "queries_simulated",
+        "queries_normal",
+        "queries_normal_low",
+        "queries_normal_high",
+    ),
+    strings=("metric",),
+    nan=("queries_simulated", "queries_normal"),
+    infinite=("queries_normal_low", "queries_normal_high"),
+    ranges={"density": (0, 1)},
+)
+# a slope ratio is NaN where the slope at low strength is undefined
+SATURATION = table_kind(
+    "saturation table",
+    "`kgrank openworld-saturation`",
+    SATURATION_COLUMNS,
+    floats=("density", "slope_ratio"),
+    strings=("label", "variant"),
+    bools=("responds_at_low",),
+    nan=("slope_ratio",),
+)
+CHECKPOINTS = table_kind(
+    "checkpoint table",
+    "`kgrank openworld-family-tree`",
+    CHECKPOINT_COLUMNS,
+    ints=("density", "epoch"),
+    floats=("value",),
+    strings=("graph", "configuration", "model", "evaluation", "metric", "label", "variant"),
+    choices={"evaluation": ("sparse", "full")},
+    ranges={"epoch": (0, None)},
+)
 
 
 def _world(args: argparse.Namespace):  # noqa: ANN202 - the dataclass is imported lazily
@@ -99,13 +182,14 @@ def _inconsistency(args: argparse.Namespace) -> None:
 
 
 def _saturation(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.io import write_report_table, write_table
     from kgrank.studies.openworld import report
     from kgrank.studies.openworld.consistency import saturation_table
+    from kgrank.tables import read_table
 
     table = saturation_table(
-        read_tables([args.grid], GRID_COLUMNS),
-        read_tables([args.inversions], INVERSION_COLUMNS),
+        read_table(args.grid, GRID),
+        read_table(args.inversions, INVERSIONS),
         low=args.low,
         high=args.high,
         half_width=args.half_width,
@@ -158,12 +242,13 @@ def _family_tree(args: argparse.Namespace) -> None:
 
 
 def _inversions(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.io import write_report_table, write_table
     from kgrank.studies.openworld import report
     from kgrank.studies.openworld.familytree import inversion_counts
     from kgrank.studies.openworld.simulation import study_metrics
+    from kgrank.tables import read_tables_of
 
-    counts = inversion_counts(read_tables(args.checkpoints, CHECKPOINT_COLUMNS))
+    counts = inversion_counts(read_tables_of(args.checkpoints, CHECKPOINTS))
     write_table(args.out, counts)
     write_report_table(
         report.inversions_wide(counts, study_metrics()),
@@ -186,8 +271,8 @@ FIGURE_INPUTS = {
 
 def _figure(args: argparse.Namespace) -> None:
     from kgrank.errors import KgrankInputError
-    from kgrank.io import read_tables
     from kgrank.studies.openworld import figures
+    from kgrank.tables import read_table, read_tables_of
 
     missing = [name for name in FIGURE_INPUTS[args.kind] if not getattr(args, name)]
     if missing:
@@ -195,26 +280,26 @@ def _figure(args: argparse.Namespace) -> None:
             f"openworld-figure --kind {args.kind}: give {' '.join('--' + name for name in missing)}"
         )
     if args.kind == "simulation":
-        figures.plot_simulation(read_tables([args.grid], GRID_COLUMNS), args.pdf, args.png, args.caption)
+        figures.plot_simulation(read_table(args.grid, GRID), args.pdf, args.png, args.caption)
     elif args.kind == "inconsistency":
         figures.plot_inconsistency(
-            read_tables([args.inversions], INVERSION_COLUMNS),
-            read_tables([args.needed]),
+            read_table(args.inversions, INVERSIONS),
+            read_table(args.needed, NEEDED),
             args.pdf,
             args.png,
             args.caption,
         )
     elif args.kind == "metrics":
         figures.plot_metrics(
-            read_tables([args.grid], GRID_COLUMNS),
-            read_tables([args.saturation]),
+            read_table(args.grid, GRID),
+            read_table(args.saturation, SATURATION),
             args.pdf,
             args.png,
             args.caption,
         )
     else:
         figures.plot_family_tree(
-            read_tables(args.checkpoints, CHECKPOINT_COLUMNS), args.pdf, args.png, args.caption
+            read_tables_of(args.checkpoints, CHECKPOINTS), args.pdf, args.png, args.caption
         )
 
 

@@ -7,22 +7,35 @@ import argparse
 from pathlib import Path
 
 from kgrank.cli_options import add_caption, add_figure_paths, add_filter_splits, add_table_paths, positive_int
+from kgrank.tables import table_kind
 
-# The columns each input table must have (the layouts the stages and the moments study write).
-METRIC_COLUMNS = ("dataset", "model", "side", "rank_type", "metric", "value")
-MOMENTS_COLUMNS = ("dataset", "split", "side", "metric", "expectation", "variance", "method")
-CHECK_COLUMNS = ("dataset", "side", "metric", "simulated_mean", "simulated_variance", "replicates")
+# The tables the stages and the moments study write are the core's kinds (kgrank.tables:
+# METRICS, MOMENTS, MONTECARLO_CHECK); the study's own are declared here.
 # What Figure 1 from the published MRRs reads of the audit (`kgrank paper-published`).
 AUDIT_COLUMNS = ("model", "dataset", "split", "side", "base_metric", "base_value", "metric", "recomputed")
+AUDIT = table_kind(
+    "audit of the published values",
+    "`kgrank paper-published`",
+    AUDIT_COLUMNS,
+    strings=("model", "dataset", "split", "side", "base_metric", "metric"),
+    floats=("base_value", "recomputed"),
+)
 PUBLISHED_RESULTS_COLUMNS = ("model", "dataset", "source")
+PUBLISHED_RESULTS = table_kind(
+    "published test metrics",
+    "the reference folder (shared/reference/published_results.tsv)",
+    PUBLISHED_RESULTS_COLUMNS,
+    strings=PUBLISHED_RESULTS_COLUMNS,
+)
 
 
 def _figure1(args: argparse.Namespace) -> None:
-    from kgrank.io import read_stats, read_tables
+    from kgrank.io import read_stats
     from kgrank.studies.paper.figure1 import plot_figure1
+    from kgrank.tables import METRICS, read_tables_of
 
     plot_figure1(
-        read_tables(args.metrics, METRIC_COLUMNS),
+        read_tables_of(args.metrics, METRICS),
         read_stats(args.stats),
         args.pdf,
         args.png,
@@ -60,7 +73,7 @@ def _tables_1_to_3(args: argparse.Namespace) -> None:
 
 
 def _published(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.io import write_report_table, write_table
     from kgrank.studies.paper.published import (
         AUDIT_CAPTION,
         audit_published,
@@ -69,11 +82,12 @@ def _published(args: argparse.Namespace) -> None:
         read_published,
     )
     from kgrank.studies.paper.report import AUDIT_FLOATFMT
+    from kgrank.tables import MOMENTS, MONTECARLO_CHECK, read_tables_of
 
     audit = audit_published(
         read_published(args.published),
-        read_tables(args.moments, MOMENTS_COLUMNS),
-        read_tables(args.checks, CHECK_COLUMNS),
+        read_tables_of(args.moments, MOMENTS),
+        read_tables_of(args.checks, MONTECARLO_CHECK),
         args.data_dir,
         args.filter_splits,
     )
@@ -89,12 +103,13 @@ def _published(args: argparse.Namespace) -> None:
 
 
 def _figure1_published(args: argparse.Namespace) -> None:
-    from kgrank.io import read_stats, read_tables
+    from kgrank.io import read_stats
     from kgrank.studies.paper.published import plot_figure1_comparison
+    from kgrank.tables import METRICS, read_table, read_tables_of
 
     plot_figure1_comparison(
-        read_tables([args.audit], AUDIT_COLUMNS),
-        read_tables(args.metrics, METRIC_COLUMNS),
+        read_table(args.audit, AUDIT),
+        read_tables_of(args.metrics, METRICS),
         read_stats(args.stats),
         args.pdf,
         args.png,
@@ -104,17 +119,18 @@ def _figure1_published(args: argparse.Namespace) -> None:
 
 
 def _compare_published(args: argparse.Namespace) -> None:
-    from kgrank.io import read_tables, write_report_table, write_table
+    from kgrank.io import write_report_table, write_table
     from kgrank.studies.paper.published import (
         compare_with_published,
         comparison_wide,
         plot_published_comparison,
     )
     from kgrank.studies.paper.report import COMPARISON_FLOATFMT
+    from kgrank.tables import METRICS, read_table, read_tables_of
 
     table = compare_with_published(
-        read_tables(args.metrics, METRIC_COLUMNS),
-        read_tables([args.published_results], PUBLISHED_RESULTS_COLUMNS),
+        read_tables_of(args.metrics, METRICS),
+        read_table(args.published_results, PUBLISHED_RESULTS),
         args.profile,
     )
     write_table(args.out, table)

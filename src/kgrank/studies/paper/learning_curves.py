@@ -8,18 +8,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgrank.io import read_tables
 from kgrank.labels import dataset_label, model_label
 from kgrank.plotting import add_caption, save_figure, set_style
-
-CURVE_COLUMNS = ("epoch", "seconds", "loss", "valid_mrr")
+from kgrank.tables import LEARNING_CURVE, read_table
 
 
 def read_curves(paths: Sequence[str | Path]) -> pd.DataFrame:
     """Learning curves from models/<dataset>/<model>/learning_curve.tsv, with dataset and
     model taken from the path."""
     frames = [
-        read_tables([path], CURVE_COLUMNS).assign(dataset=path.parent.parent.name, model=path.parent.name)
+        read_table(path, LEARNING_CURVE).assign(dataset=path.parent.parent.name, model=path.parent.name)
         for path in map(Path, paths)
     ]
     return pd.concat(frames, ignore_index=True)
