@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from kgrank.errors import KgrankInputError
+from kgrank.io import command_outputs, write_text
 from kgrank.tables import (
     LEARNING_CURVE,
     METRICS,
@@ -183,3 +184,15 @@ def test_checking_40k_rows_is_fast():
     started = time.perf_counter()
     check_table(frame, KIND, "memory")
     assert time.perf_counter() - started < 0.5
+
+
+def test_a_failing_command_removes_what_it_wrote(tmp_path):
+    first, second = tmp_path / "a.tsv", tmp_path / "b.md"
+    with pytest.raises(KgrankInputError), command_outputs():
+        write_text(first, "x\n")
+        assert first.exists()
+        raise KgrankInputError("a later input is bad")
+    assert not first.exists()
+    with command_outputs() as written:
+        write_text(second, "y\n")
+    assert written == [second] and second.read_text() == "y\n"

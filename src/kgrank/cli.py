@@ -32,6 +32,7 @@ from kgrank.cli_options import (
 from kgrank.cli_scorecard import add_commands as add_scorecard_commands
 from kgrank.errors import KgrankInputError
 from kgrank.intervals import DEFAULT_CONFIDENCE
+from kgrank.io import command_outputs
 
 # The one place where the core meets the studies: the registry finds them by name, so
 # no core module names a study (see docs/architecture.md).
@@ -364,7 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("pykeen").setLevel(logging.WARNING)
     keep_freed_memory()
     try:
-        args.handler(args)
+        # a command that fails removes what it wrote before failing: no half set of outputs
+        with command_outputs():
+            args.handler(args)
     except KgrankInputError as error:
         print(f"kgrank {args.command}: error: {error}", file=sys.stderr)
         return 2

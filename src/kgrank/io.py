@@ -18,6 +18,30 @@ if TYPE_CHECKING:
 # step, never an output.
 PARTIAL_SUFFIX = ".kgrank-partial"
 
+# The files moved into place by the command running now (see command_outputs), or None.
+_written: list[Path] | None = None
+
+
+@contextmanager
+def command_outputs() -> Iterator[list[Path]]:
+    """Record every file :func:`atomic_path` moves into place inside the block; if the block
+    fails, remove them all: a command that stops on bad input (a table it reads after
+    writing another output, a report that cannot be built) leaves none of its outputs
+    behind, only what it never wrote. Yields the list of files written."""
+    global _written
+    outer, _written = _written, []
+    written = _written
+    try:
+        yield written
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        if outer is not None:
+            outer.extend(written)
+        _written = outer
+
 
 def partial_path(path: str | os.PathLike[str]) -> Path:
     """Where ``path`` is written before it is moved into place: a hidden file beside it."""
@@ -42,6 +66,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield temporary
         os.replace(temporary, target)
+        if _written is not None:
+            _written.append(target)
     finally:
         temporary.unlink(missing_ok=True)
 
