@@ -142,6 +142,15 @@ def _bad_dataset(tmp: Path, nations: Path) -> str:
     return str(folder)
 
 
+def _dataset_without(tmp: Path, nations: Path, split: str) -> str:
+    """A prepared Nations whose ``split`` file is empty."""
+    folder = tmp / f"no-{split}"
+    folder.mkdir()
+    for name in ("train", "valid", "test"):
+        (folder / f"{name}.tsv").write_bytes(b"" if name == split else (nations / f"{name}.tsv").read_bytes())
+    return str(folder)
+
+
 def _bad_key_yaml(tmp: Path) -> str:
     text = (REPO / "config/hyperparameters/nations/transe.yaml").read_text(encoding="utf-8")
     path = tmp / "transe.yaml"
@@ -532,6 +541,16 @@ CASES = [
             "1",
         ],
         ("train.tsv:", "expected 3 non-empty tab-separated fields"),
+        needs_nations=True,
+    ),
+    Case(
+        "train",
+        "empty-validation-split",
+        lambda tmp, nations: [
+            *("train", "--dataset-dir", _dataset_without(tmp, nations, "valid"), "--hyperparameters", TRANSE),
+            *("--out-dir", str(tmp / "o"), "--seed", "1"),
+        ],
+        ("no-valid/valid.tsv: no triples found",),
         needs_nations=True,
     ),
     Case(
@@ -1511,6 +1530,176 @@ def test_bad_input_is_one_line_and_exit_code_2(case, tmp_path, capsys, request):
             target = Path(argv[argv.index(option) + 1])
             if target != tmp_path:
                 assert not target.exists(), f"{target} written despite the error"
+
+
+# --- intermediate tables: empty, header only, NaN-carrying --------------------------------
+#
+# Every command that reads a table another step wrote, each such input of it in turn: the
+# commands and their argv are the probe's (scripts/probe_bad_tables.py), whose list must
+# name every command of the parser that reads one; the intact inputs are one row made from
+# the table kind's declaration (kgrank.tables), so every input but the damaged one passes.
+
+
+def _probe():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("probe_bad_tables", REPO / "scripts/probe_bad_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+PROBE = _probe()
+# The commands that read no table another step wrote: they read a dataset folder, a model,
+# a config value or a file from outside (datasets.py, systems.py and the study readers
+# check those), or nothing.
+NO_INTERMEDIATE_TABLE = {
+    "prepare-dataset",
+    "import-hyperparameters",
+    "validate-hyperparameters",
+    "train",
+    "ranks",
+    "evaluate",
+    "compare",
+    "external-systems",
+    "paper-table4",
+    "paper-tables-1-3",
+    "moments-table",
+    "moments-montecarlo",
+    "moments-errata",
+    "openworld-simulate",
+    "openworld-inconsistency",
+    "openworld-family-tree",
+    "ambiguity-subsets",
+    "ir-queries",
+}
+
+
+def _kinds() -> dict:
+    """The table kind of each of the probe's fixtures."""
+    from kgrank import tables
+    from kgrank.studies.ambiguity.inputs import drift_kind, subset_kind
+    from kgrank.studies.ir import commands as ir
+    from kgrank.studies.openworld import commands as openworld
+    from kgrank.studies.paper.commands import AUDIT
+
+    return {
+        "ranks": tables.RANKS,
+        "ranks2": tables.RANKS,
+        "subsets": subset_kind(),
+        "metrics": tables.METRICS,
+        "micro": tables.METRICS,
+        "curve": tables.LEARNING_CURVE,
+        "moments": tables.MOMENTS,
+        "checks": tables.MONTECARLO_CHECK,
+        "drift": drift_kind(),
+        "grid": openworld.GRID,
+        "inversions": openworld.INVERSIONS,
+        "needed": openworld.NEEDED,
+        "saturation": openworld.SATURATION,
+        "checkpoints": openworld.CHECKPOINTS,
+        "evaluations": ir.evaluations_kind(),
+        "items": ir.items_kind(),
+        "items2": ir.items_kind(),
+        "relations": ir.relations_kind(),
+        "summary": ir.stability_summary_kind(),
+        "audit": AUDIT,
+    }
+
+
+def _row(kind) -> dict:
+    """One row every declared check passes: the lowest allowed value, the first choice."""
+    row = {}
+    for column in kind.columns:
+        if column.dtype in ("int", "float"):
+            value = max(column.low if column.low is not None else 1, 1 if column.high is None else 0)
+            if column.high is not None:
+                value = min(value, column.high)
+            row[column.name] = int(value) if column.dtype == "int" else float(value)
+        elif column.dtype == "bool":
+            row[column.name] = True
+        else:
+            row[column.name] = column.choices[0] if column.choices else "x"
+    return row
+
+
+def _write_kind(path: Path, kind, rows: list[dict] | None) -> None:
+    """A table of ``kind`` at ``path``: ``rows`` (None: an empty file, no header)."""
+    import pandas as pd
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if rows is None:
+        path.write_bytes(b"")
+        return
+    frame = pd.DataFrame(rows, columns=list(kind.names))
+    if path.suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, sep="\t", index=False)
+
+
+def _intact_inputs(tmp: Path) -> dict[str, str]:
+    import json
+
+    inputs = {}
+    for key, kind in _kinds().items():
+        path = tmp / "intact" / key / Path(PROBE.R[key]).name
+        _write_kind(path, kind, [_row(kind)])
+        inputs[key] = str(path)
+    stats = tmp / "intact" / "stats.json"
+    triples = {"train": 1, "valid": 1, "test": 1}
+    stats.write_text(json.dumps({"dataset": "x", "entities": 2, "relations": 1, "triples": triples}))
+    published = tmp / "intact" / "published.tsv"
+    published.write_text("model\tdataset\ttest_mrr\nm\tx\t0.5\n")
+    return inputs | {
+        "stats": str(stats),
+        "published_values": str(published),
+        "published_results": _write(tmp / "intact" / "results.tsv", "model\tdataset\tsource\nm\tx\ts\n"),
+        "model_dir": str(tmp / "no-model"),
+        "data_dir": str(tmp / "no-data"),
+    }
+
+
+TABLE_DAMAGES = ("empty", "header-only", "nan")
+
+
+def test_every_command_that_reads_a_table_is_probed():
+    """The parser's commands: each reads an intermediate table (and the probe feeds it bad
+    ones) or is listed as reading none; a new command fails here until it is one or the other."""
+    probed = {slot.command for slot in PROBE.SLOTS}
+    assert probed | NO_INTERMEDIATE_TABLE == set(COMMANDS)
+    assert not probed & NO_INTERMEDIATE_TABLE
+    assert {PROBE.SLOT_FIXTURE[slot.slot.rpartition(":")[2]] for slot in PROBE.SLOTS} <= set(_kinds())
+
+
+@pytest.mark.parametrize("damage", TABLE_DAMAGES)
+@pytest.mark.parametrize("slot", PROBE.SLOTS, ids=[f"{slot.command}-{slot.slot}" for slot in PROBE.SLOTS])
+def test_a_damaged_table_is_one_line_and_nothing_written(slot, damage, tmp_path, capsys):
+    kinds = _kinds()
+    inputs = _intact_inputs(tmp_path)
+    fixture = PROBE.SLOT_FIXTURE[slot.slot.rpartition(":")[2]]
+    kind = kinds[fixture]
+    bad = tmp_path / "bad" / Path(PROBE.R[fixture]).name
+    row = _row(kind)
+    rows = {"empty": None, "header-only": [], "nan": [row, {**row, slot.nan_column: None}]}[damage]
+    _write_kind(bad, kind, rows)
+    out = tmp_path / "out"
+    out.mkdir()
+    code, _, err = _run(slot.argv(inputs | {fixture: str(bad)}, out), capsys)
+    assert code == 2, err
+    line = _error_line(slot.command, err)
+    assert len(err.strip().splitlines()) == 1, err
+    assert bad.name in line, line
+    expected = {
+        "empty": "empty file" if bad.suffix == ".tsv" else "not a readable parquet file",
+        "header-only": "no rows (a header only)",
+        "nan": f"column {slot.nan_column}, {'row 2' if bad.suffix == '.parquet' else 'line 3'}: missing",
+    }[damage]
+    assert expected in line, line
+    assert kind.producer in line, line
+    assert not [path for path in out.rglob("*") if path.is_file()], "written despite the error"
 
 
 def test_truncated_model_is_named_not_a_traceback(nations_dir, tmp_path, capsys):
