@@ -53,14 +53,16 @@ class Column:
 @dataclass(frozen=True)
 class TableKind:
     """A table one step writes and others read: its name, the step that writes it (for the
-    fix of every message), its columns, the least number of rows, and an extra check
-    (``check(table, source)``, run after the columns' own)."""
+    fix of every message), its columns, the least number of rows, an extra check
+    (``check(table, source)``, run after the columns' own) and the character that starts a
+    comment line of a TSV file (None: no comments)."""
 
     name: str
     producer: str
     columns: tuple[Column, ...]
     min_rows: int = 1
     check: Callable[[Any, str], None] | None = None
+    comment: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -83,6 +85,7 @@ def table_kind(
     at_most: Mapping[str, str] | None = None,
     min_rows: int = 1,
     check: Callable[[Any, str], None] | None = None,
+    comment: str | None = None,
 ) -> TableKind:
     """A :class:`TableKind` from the column names (a study's constant, so that a column it
     adds flows through) and, by name, what each is: a name typed nowhere is "any"."""
@@ -110,7 +113,7 @@ def table_kind(
         )
         for column in names
     )
-    return TableKind(name, producer, columns, min_rows=min_rows, check=check)
+    return TableKind(name, producer, columns, min_rows=min_rows, check=check, comment=comment)
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -136,7 +139,7 @@ def _read_frame(path: Path, kind: TableKind) -> pd.DataFrame:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise KgrankInputError(f"{path}: not a readable parquet file ({reason}); {_fix(kind)}") from None
     try:
-        return pd.read_csv(path, sep="\t")
+        return pd.read_csv(path, sep="\t", comment=kind.comment)
     except pd.errors.EmptyDataError:
         raise KgrankInputError(f"{path}: empty file (not even a header line); {_fix(kind)}") from None
     except pd.errors.ParserError as error:
@@ -153,12 +156,32 @@ def _first(mask: Any) -> int | None:
     return int(hits[0]) if hits.size else None
 
 
-def check_table(table: pd.DataFrame, kind: TableKind, source: str, *, parquet: bool = False) -> pd.DataFrame:
+def _data_lines(path: Path, comment: str | None) -> list[int]:
+    """The line number (from 1) of each data row of a TSV file as pandas reads it: blank
+    lines and comment lines skipped, the first line left the header."""
+    with path.open(encoding="utf-8") as handle:
+        numbers = [
+            number
+            for number, line in enumerate(handle, start=1)
+            if line.rstrip("\r\n") and not (comment and line.startswith(comment))
+        ]
+    return numbers[1:]
+
+
+def check_table(
+    table: pd.DataFrame,
+    kind: TableKind,
+    source: str,
+    *,
+    parquet: bool = False,
+    lines: Callable[[], list[int]] | None = None,
+) -> pd.DataFrame:
     """``table`` checked against ``kind``: every declared column there, at least
     ``kind.min_rows`` rows, each column's dtype, NaN, infinite values, range, choices and
     bound; the first problem raises :class:`KgrankInputError` naming ``source``, the column
-    and its row (``line`` of a TSV file, header = line 1; ``row`` of a parquet file, from 1).
-    Numbers written as text are converted; the table is returned."""
+    and its row: ``row`` of a parquet file (from 1), ``line`` of a TSV file (``lines()``
+    gives each row's line number, counted only when one is named; without it the header is
+    line 1). Numbers written as text are converted; the table is returned."""
     import numpy as np
     import pandas as pd
 
@@ -173,7 +196,10 @@ def check_table(table: pd.DataFrame, kind: TableKind, source: str, *, parquet: b
         raise KgrankInputError(f"{source}: {what} (a header only); {_fix(kind)}")
 
     def where(index: int) -> str:
-        return f"row {index + 1}" if parquet else f"line {index + 2}"
+        if parquet:
+            return f"row {index + 1}"
+        numbers = lines() if lines is not None else []
+        return f"line {numbers[index] if index < len(numbers) else index + 2}"
 
     def stop(column: str, index: int, what: str) -> None:
         raise KgrankInputError(f"{source}: column {column}, {where(index)}: {what}; {_fix(kind)}")
@@ -238,7 +264,15 @@ def check_table(table: pd.DataFrame, kind: TableKind, source: str, *, parquet: b
 def read_table(path: str | os.PathLike[str], kind: TableKind) -> pd.DataFrame:
     """One table of ``kind`` (parquet by its suffix, otherwise TSV), checked."""
     path = Path(path)
-    return check_table(_read_frame(path, kind), kind, str(path), parquet=path.suffix == ".parquet")
+    parquet = path.suffix == ".parquet"
+    return check_table(
+        _read_frame(path, kind),
+        kind,
+        str(path),
+        parquet=parquet,
+        # counted only when a row is named: blank and comment lines shift them
+        lines=None if parquet else lambda: _data_lines(path, kind.comment),
+    )
 
 
 def read_tables_of(paths: Sequence[str | os.PathLike[str]], kind: TableKind) -> pd.DataFrame:

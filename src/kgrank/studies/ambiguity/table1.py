@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kgrank.errors import KgrankInputError
 from kgrank.metrics import Variant, derived_values, lookup, metric_rows
+from kgrank.tables import read_table, table_kind
 
 PUBLISHED_COLUMNS = ("dataset", "model", "mean_rank", "entities", "amri_percent")
 # The published AMRI is printed to 0.1 percent, the mean rank as an integer.
@@ -47,14 +47,23 @@ def published_table1_path() -> Path:
     return Path(str(resources.files(__package__).joinpath("published_table1.tsv")))
 
 
+# the published mean ranks (lines starting with # are comments); a paper that does not
+# state its entity count leaves it empty
+PUBLISHED_TABLE1 = table_kind(
+    "published Table 1",
+    "the study's published_table1.tsv (its layout)",
+    PUBLISHED_COLUMNS,
+    strings=("dataset", "model"),
+    floats=("mean_rank", "entities"),
+    nan=("entities",),
+    ranges={"mean_rank": (1, None), "entities": (1, None)},
+    comment="#",
+)
+
+
 def read_published(path: str | Path) -> pd.DataFrame:
-    frame = pd.read_csv(path, sep="\t", comment="#")
-    missing = [column for column in PUBLISHED_COLUMNS if column not in frame.columns]
-    if missing:
-        raise KgrankInputError(
-            f"{path}: column(s) {missing} missing; a published Table 1 needs {list(PUBLISHED_COLUMNS)}"
-        )
-    return frame
+    """A published Table 1, checked (kgrank.tables)."""
+    return read_table(path, PUBLISHED_TABLE1)
 
 
 def amri(mean_rank: float, num_candidates: np.ndarray) -> float:
