@@ -1806,3 +1806,22 @@ def test_evaluate_a_pykeen_folder_and_a_rank_csv_end_to_end(nations_dir, tmp_pat
     assert list(model["system"].unique()) == ["pk_transe"] and list(model["dataset"].unique()) == ["nations"]
     pd.testing.assert_frame_equal(model.drop(columns="system"), csv.drop(columns="system"))
     assert "| MRR " in (tmp_path / "t.md").read_text(encoding="utf-8")
+
+
+def test_ranks_refuses_a_dataset_without_test_triples(tmp_path, capsys, monkeypatch):
+    """Were a test split empty after loading (the loader refuses an empty file), `ranks`
+    stops instead of writing an empty rank table every later step would take."""
+    from types import SimpleNamespace
+
+    import torch
+
+    import kgrank.training
+
+    empty = SimpleNamespace(testing=SimpleNamespace(mapped_triples=torch.zeros((0, 3), dtype=torch.long)))
+    monkeypatch.setattr(kgrank.training, "load_model", lambda *args, **kwargs: (None, empty))
+    out = tmp_path / "r.parquet"
+    argv = ["ranks", "--dataset-dir", str(tmp_path / "d"), "--model-dir", str(tmp_path / "m")]
+    code, _, err = _run([*argv, "--out", str(out), "--seed", "1", "--quiet"], capsys)
+    assert code == 2
+    assert f"{tmp_path / 'd' / 'test.tsv'}: no test triples to rank" in _error_line("ranks", err)
+    assert not out.exists()

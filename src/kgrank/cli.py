@@ -159,6 +159,11 @@ def _ranks(args: argparse.Namespace) -> None:
 
     torch.set_num_threads(args.threads)
     model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
+    if not len(factories.testing.mapped_triples):
+        # an empty rank table would pass to every later step as if the model ranked nothing
+        raise KgrankInputError(
+            f"{Path(args.dataset_dir) / 'test.tsv'}: no test triples to rank; rerun `kgrank prepare-dataset`"
+        )
     table = compute_ranks(
         model,
         factories.testing.mapped_triples,
