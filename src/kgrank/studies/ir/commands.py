@@ -182,6 +182,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     evaluations = read_table(args.evaluations, evaluations_kind())
     model, factories = load_model(args.model_dir, args.dataset_dir)
+    _check_ids(evaluations, factories.training, args.evaluations, args.dataset_dir)
     result = evaluate_model(
         model,
         factories,
@@ -206,6 +207,25 @@ def _evaluate(args: argparse.Namespace) -> None:
     for evaluation in args.export:
         run = result.runs[result.runs["evaluation"] == evaluation]
         write_run(runs_dir / f"{evaluation}.run.gz", run, labels, tag=f"kgrank-{args.model}")
+
+
+def _check_ids(evaluations: pd.DataFrame, training: object, path: str, dataset_dir: str) -> None:
+    """Every id of the evaluation sets one of the dataset's: sets of another dataset would
+    otherwise end in an index error deep in the scoring."""
+    import numpy as np
+
+    for column, count in (
+        ("head", training.num_entities),
+        ("relation", training.num_relations),
+        ("tail", training.num_entities),
+    ):
+        values = evaluations[column].to_numpy()
+        outside = np.flatnonzero(values >= count)
+        if outside.size:
+            raise KgrankInputError(
+                f"{path}: column {column}, row {outside[0] + 1}: {values[outside[0]]} is not an id of "
+                f"{dataset_dir} (0 to {count - 1}); rerun `kgrank ir-queries` on this dataset"
+            )
 
 
 def _read_item_tables(paths: list[str], names: list[str], option: str) -> dict[tuple[str, str], pd.DataFrame]:
