@@ -192,8 +192,12 @@ def check_table(
             "(pass its file, or rerun it)"
         )
     if len(table) < kind.min_rows:
-        what = "no rows" if len(table) == 0 else f"{len(table)} row(s), fewer than {kind.min_rows}"
-        raise KgrankInputError(f"{source}: {what} (a header only); {_fix(kind)}")
+        what = (
+            "no rows (a header only)"
+            if len(table) == 0
+            else f"{len(table)} row(s), fewer than {kind.min_rows}"
+        )
+        raise KgrankInputError(f"{source}: {what}; {_fix(kind)}")
 
     def where(index: int) -> str:
         if parquet:
