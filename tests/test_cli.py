@@ -766,7 +766,7 @@ CASES = [
             str(tmp / "a.md"),
             *_figure(tmp),
         ],
-        ("bad.tsv", "needs columns"),
+        ("bad.tsv: column(s) ['model', 'dataset'] missing; pass a table of published values",),
     ),
     Case(
         "paper-published",

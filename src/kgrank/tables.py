@@ -54,8 +54,9 @@ class Column:
 class TableKind:
     """A table one step writes and others read: its name, the step that writes it (for the
     fix of every message), its columns, the least number of rows, an extra check
-    (``check(table, source)``, run after the columns' own) and the character that starts a
-    comment line of a TSV file (None: no comments)."""
+    (``check(table, source)``, run after the columns' own), the character that starts a
+    comment line of a TSV file (None: no comments) and the fix every message ends with
+    (None: rerun the producer; a reference file that no step writes names its own)."""
 
     name: str
     producer: str
@@ -63,6 +64,7 @@ class TableKind:
     min_rows: int = 1
     check: Callable[[Any, str], None] | None = None
     comment: str | None = None
+    fix: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -86,6 +88,7 @@ def table_kind(
     min_rows: int = 1,
     check: Callable[[Any, str], None] | None = None,
     comment: str | None = None,
+    fix: str | None = None,
 ) -> TableKind:
     """A :class:`TableKind` from the column names (a study's constant, so that a column it
     adds flows through) and, by name, what each is: a name typed nowhere is "any"."""
@@ -113,14 +116,14 @@ def table_kind(
         )
         for column in names
     )
-    return TableKind(name, producer, columns, min_rows=min_rows, check=check, comment=comment)
+    return TableKind(name, producer, columns, min_rows=min_rows, check=check, comment=comment, fix=fix)
 
 
 # --- reading -----------------------------------------------------------------------------
 
 
 def _fix(kind: TableKind) -> str:
-    return f"rerun {kind.producer} (or pass the file it writes)"
+    return kind.fix or f"rerun {kind.producer} (or pass the file it writes)"
 
 
 def _read_frame(path: Path, kind: TableKind) -> pd.DataFrame:
@@ -187,10 +190,8 @@ def check_table(
 
     missing = [name for name in kind.names if name not in table.columns]
     if missing:
-        raise KgrankInputError(
-            f"{source}: column(s) {missing} missing; {kind.producer} writes {list(kind.names)} "
-            "(pass its file, or rerun it)"
-        )
+        fix = kind.fix or f"{kind.producer} writes {list(kind.names)} (pass its file, or rerun it)"
+        raise KgrankInputError(f"{source}: column(s) {missing} missing; {fix}")
     if len(table) < kind.min_rows:
         what = (
             "no rows (a header only)"

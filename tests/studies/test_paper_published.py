@@ -461,3 +461,29 @@ def test_published_amrr_is_pykeens_march_2022_expectation(datasets, request):
     assert (amrr["verdict"] == AGREES).sum() == exact_agrees
     disagreeing = amrr[amrr["verdict"] != AGREES]
     assert (disagreeing["explanation"] == PYKEEN814_HYPOTHESIS).all()
+
+
+def test_read_published_refuses_empty_tables_and_text_but_skips_missing_values(tmp_path):
+    from kgrank.errors import KgrankInputError
+
+    path = tmp_path / "published.tsv"
+    path.write_text("model\tdataset\ttest_mrr\ttest_mr\ntranse\tnations\t\t3.1\ncomplex\tnations\t0.4\t\n")
+    table = read_published(path)
+    # a value left empty was not published: no row to audit
+    assert table[["model", "metric", "value"]].values.tolist() == [
+        ["complex", "inverse_harmonic_mean_rank", 0.4],
+        ["transe", "arithmetic_mean_rank", 3.1],
+    ]
+    for text, message in (
+        ("model\tdataset\ttest_mrr\n", "no rows (a header only); pass a table of published values"),
+        ("model\tdataset\ttest_mrr\ntranse\tnations\t\n", "no published value in any row"),
+        (
+            "model\tdataset\ttest_mrr\ntranse\tnations\tabc\n",
+            "transe on nations, test mrr: 'abc' is not a number",
+        ),
+        ("model\tdataset\ttest_mrr\n\tnations\t0.3\n", "column model, line 2: missing value"),
+    ):
+        path.write_text(text)
+        with pytest.raises(KgrankInputError, match=None) as error:
+            read_published(path)
+        assert str(error.value).startswith(f"{path}: {message}"), str(error.value)

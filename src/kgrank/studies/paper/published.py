@@ -30,11 +30,11 @@ import pandas as pd
 
 from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.errors import KgrankInputError
-from kgrank.io import read_tables
 from kgrank.metrics import Metric, Variant, default_metrics, derive, derived_values, lookup
 from kgrank.moments import Moments
 from kgrank.plotting import add_caption, save_figure, set_style
 from kgrank.studies.paper.figure1 import FIGURE1_PANELS, draw_figure1_row
+from kgrank.tables import read_table, table_kind
 
 LONG_COLUMNS = ["model", "dataset", "split", "side", "metric", "value"]
 # Short names used by published tables (and by PyKEEN's synonyms) -> kgrank keys.
@@ -47,6 +47,14 @@ SHORT_NAMES = {
     "z_mr": "z_arithmetic_mean_rank",
     "z_mrr": "z_inverse_harmonic_mean_rank",
 }
+# what every published table has, wide or long
+PUBLISHED_ROWS = table_kind(
+    "published values",
+    "the reference folder (shared/reference/published_figure1.tsv, its layout)",
+    ("model", "dataset"),
+    strings=("model", "dataset"),
+    fix="pass a table of published values: model, dataset and <split>_<metric> columns, or the long layout",
+)
 SIGNIFICANT_DIGITS = 5
 AGREES, DISAGREES = "agrees within rounding", "disagrees"
 
@@ -58,20 +66,31 @@ def read_published(path: str | Path) -> pd.DataFrame:
     (e.g. ``test_mrr``, ``test_hits_at_10``) and no side, taken as both sides.
     """
     path = Path(path)
-    table = read_tables([path])
+    # model and dataset on every row, at least one row (kgrank.tables), then the layout
+    table = read_table(path, PUBLISHED_ROWS)
     if {"metric", "value"} <= set(table.columns):
         missing = set(LONG_COLUMNS) - set(table.columns)
         if missing:
             raise KgrankInputError(f"{path}: missing column(s) {sorted(missing)}; expected {LONG_COLUMNS}")
         long = table[LONG_COLUMNS].copy()
     else:
-        if not {"model", "dataset"} <= set(table.columns):
-            raise KgrankInputError(f"{path}: needs columns model and dataset (wide) or {LONG_COLUMNS} (long)")
         value_columns = [column for column in table.columns if column not in {"model", "dataset"}]
         long = table.melt(id_vars=["model", "dataset"], value_vars=value_columns, var_name="column")
         split_metric = long["column"].str.split("_", n=1, expand=True)
         long = long.assign(split=split_metric[0], metric=split_metric[1], side="both")[LONG_COLUMNS]
+    # a value a paper did not publish is left empty: not a value to audit
+    values = pd.to_numeric(long["value"], errors="coerce")
+    text = long["value"].notna() & values.isna()
+    if text.any():
+        row = long[text].iloc[0]
+        raise KgrankInputError(
+            f"{path}: {row['model']} on {row['dataset']}, {row['split']} {row['metric']}: "
+            f"{row['value']!r} is not a number; write the published value, or leave it empty"
+        )
+    long = long.assign(value=values).dropna(subset=["value"]).reset_index(drop=True)
     long["metric"] = long["metric"].map(lambda name: SHORT_NAMES.get(name, name))
+    if long.empty:
+        raise KgrankInputError(f"{path}: no published value in any row; fill in the values to audit")
     return long
 
 
