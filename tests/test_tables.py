@@ -202,8 +202,8 @@ def test_comment_lines_of_a_kind_that_has_them(tmp_path):
     from kgrank.studies.ambiguity.table1 import PUBLISHED_TABLE1
 
     path = tmp_path / "published.tsv"
-    path.write_text("# source\ndataset\tmodel\tmean_rank\tentities\nwn18rr\tTransE\t2289\t\n")
+    path.write_text("# source\ndataset\tmodel\tmean_rank\tentities\tamri_percent\nwn18rr\tTransE\t2289\t\t\n")
     assert read_table(path, PUBLISHED_TABLE1)["mean_rank"].tolist() == [2289]
-    path.write_text("# source\ndataset\tmodel\tmean_rank\tentities\nwn18rr\tTransE\t0.5\t\n")
+    path.write_text("# source\ndataset\tmodel\tmean_rank\tentities\tamri_percent\nwn18rr\tTransE\t0.5\t\t\n")
     with pytest.raises(KgrankInputError, match=r"column mean_rank, line 3: 0\.5 is below the minimum 1"):
         read_table(path, PUBLISHED_TABLE1)
