@@ -339,14 +339,91 @@ def test_graph_variants_must_share_training_triples(tmp_path):
 def test_malformed_family_tree_file_names_file_and_line(tmp_path):
     (tmp_path / "train.tsv").write_text("0\t0\t1\n0\tx\t2\n")
     (tmp_path / "test_answers.tsv").write_text("head\trelation\ttail\tin_sparse_test\n0\t0\t3\t1\n")
-    with pytest.raises(
-        KgrankInputError, match=r"train.tsv: line 2: .* not a row of non-negative integer ids"
-    ):
+    with pytest.raises(KgrankInputError, match=r"train.tsv:2: .* not a row of non-negative integer ids"):
         read_family_tree(tmp_path)
     (tmp_path / "train.tsv").write_text("0\t0\t1\n")
     (tmp_path / "test_answers.tsv").write_text("head\trelation\ttail\tin_sparse_test\n0\t0\t3\t0\n")
     with pytest.raises(KgrankInputError, match="1 queries have no sparse test answer"):
         read_family_tree(tmp_path)
+
+
+ANSWERS_HEADER = "head\trelation\ttail\tin_sparse_test\n"
+# a small graph of 6 entities and 2 relations; query (0, 0, ?) with answers 3 (sparse) and 4
+GOOD_TRAIN = "0\t0\t1\n1\t1\t2\n2\t0\t5\n"
+GOOD_ANSWERS = ANSWERS_HEADER + "0\t0\t3\t1\n0\t0\t4\t0\n"
+
+
+@pytest.mark.parametrize(
+    ("train", "answers", "message"),
+    [
+        # an id beyond the graph: 6 entities, so 60000 would make a table of 60,001 rows
+        (
+            GOOD_TRAIN + "60000\t0\t1\n",
+            GOOD_ANSWERS,
+            r"train.tsv:4: entity id 60000 lies beyond the graph's 7 ",
+        ),
+        (GOOD_TRAIN, GOOD_ANSWERS + "0\t0\t9999999999\t1\n", r"test_answers.tsv:4: entity id 9999999999 "),
+        (GOOD_TRAIN + "0\t40\t1\n", GOOD_ANSWERS, r"train.tsv:4: relation id 40 lies beyond the graph's 3 "),
+        # more digits than an int64 holds
+        (GOOD_TRAIN + "0\t0\t" + "9" * 30 + "\n", GOOD_ANSWERS, r"train.tsv:4: .*\(at most 18 digits\)"),
+        ("", GOOD_ANSWERS, r"train.tsv: empty; it needs one line per training triple"),
+        (GOOD_TRAIN, "", r"test_answers.tsv: empty; it needs its header and one line per answer"),
+        (GOOD_TRAIN, ANSWERS_HEADER, r"test_answers.tsv: no line after the header"),
+        ("0\t0\t1\t7\n", GOOD_ANSWERS, r"train.tsv:1: 4 tab-separated field\(s\), expected 3"),
+        (GOOD_TRAIN + "1\t0\t2\t7\n", GOOD_ANSWERS, r"train.tsv:4: 4 tab-separated field\(s\), expected 3"),
+        (GOOD_TRAIN + "\n", GOOD_ANSWERS, r"train.tsv:4: 1 tab-separated field\(s\), expected 3"),
+        (
+            GOOD_TRAIN,
+            GOOD_ANSWERS + "0\t0\t5\n",
+            r"test_answers.tsv:4: 3 tab-separated field\(s\), expected 4",
+        ),
+        (GOOD_TRAIN, GOOD_ANSWERS + "0\t0\t5\t2\n", r"test_answers.tsv:4: in_sparse_test 2; it must be 0"),
+        (GOOD_TRAIN, "h\tr\tt\ts\n0\t0\t3\t1\n", r"test_answers.tsv:1: header 'h\\tr\\tt\\ts'"),
+    ],
+    ids=[
+        "id-60000",
+        "id-10-digits",
+        "relation-id",
+        "id-30-digits",
+        "empty-train",
+        "empty-answers",
+        "header-only",
+        "4-fields-first-line",
+        "4-fields",
+        "blank-line",
+        "3-field-answer",
+        "in-sparse-test-2",
+        "bad-header",
+    ],
+)
+def test_bad_family_tree_data_stops_with_file_and_line(tmp_path, train, answers, message):
+    import tracemalloc
+
+    (tmp_path / "train.tsv").write_text(train)
+    (tmp_path / "test_answers.tsv").write_text(answers)
+    tracemalloc.start()
+    try:
+        with pytest.raises(KgrankInputError, match=message) as caught:
+            read_family_tree(tmp_path)
+        # nothing is sized by a stray id: the reading stays small
+        assert tracemalloc.get_traced_memory()[1] < 20 * 2**20
+    finally:
+        tracemalloc.stop()
+    assert "\n" not in str(caught.value)
+
+
+def test_family_tree_ids_may_leave_a_few_entities_out(tmp_path):
+    # the graph's 6 entities with 4 and 5 absent from training (as a density can drop people):
+    # the ids still size the table, 0..5
+    (tmp_path / "train.tsv").write_text(GOOD_TRAIN.replace("2\t0\t5", "2\t0\t3"))
+    (tmp_path / "test_answers.tsv").write_text(GOOD_ANSWERS + "0\t0\t5\t0\n")
+    tree = read_family_tree(tmp_path)
+    assert (tree.num_entities, tree.num_relations) == (6, 2)
+    # CRLF line ends read the same
+    for name in ("train.tsv", "test_answers.tsv"):
+        (tmp_path / name).write_bytes((tmp_path / name).read_bytes().replace(b"\n", b"\r\n"))
+    again = read_family_tree(tmp_path)
+    assert np.array_equal(again.train, tree.train) and again.answers.equals(tree.answers)
 
 
 @pytest.mark.skipif(

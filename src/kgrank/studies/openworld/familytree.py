@@ -11,6 +11,8 @@ engine (PyKEEN's scores, realistic ranks).
 
 from __future__ import annotations
 
+import io
+import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -32,25 +34,82 @@ EVALUATION_SETS = ("sparse", "full")
 ANSWER_COLUMNS = ("head", "relation", "tail", "in_sparse_test")
 
 
-def _read_integers(path: Path, columns: int, header: bool) -> pd.DataFrame:
+# An id has at most this many digits: every such id fits an int64.
+MAX_ID_DIGITS = 18
+# The ids number the graph's entities (and relations) from 0, and the study sizes the entity
+# table by the largest id. An id may lie at most this many times the graph's count of
+# distinct entities (relations): the shared graph has 6,004 entity ids of which 5,994 to
+# 6,004 occur at each density, so 2 leaves room for people a density drops, while a stray
+# id (60000, or ten digits) cannot make the table more than twice the graph.
+ID_TABLE_SLACK = 2
+
+
+def _read_integers(path: Path, names: tuple[str, ...], header: bool) -> np.ndarray:
+    """The rows of a tab-separated file of non-negative integer ids, one column per name;
+    with ``header`` the first line must be the names. A missing or empty file, a line with
+    the wrong number of fields or a field that is not an id stops with one line naming the
+    file and the line."""
     if not path.is_file():
         raise KgrankInputError(
             f"{path}: file not found; point studies.openworld.family_tree.root at the data"
         )
-    frame = pd.read_csv(path, sep="\t", header=0 if header else None, dtype=str, keep_default_na=False)
-    if frame.shape[1] != columns:
-        raise KgrankInputError(
-            f"{path}: expected {columns} tab-separated columns, found {frame.shape[1]}; fix the file"
-        )
-    for column in frame.columns:
-        bad = ~frame[column].str.fullmatch(r"\d+")
-        if bad.any():
-            line = int(np.flatnonzero(bad.to_numpy())[0]) + 1 + int(header)
+    layout = ", ".join(names)
+    id_field = rf"\d{{1,{MAX_ID_DIGITS}}}"
+    row_pattern = re.compile("\t".join([id_field] * len(names)))
+    rows: list[str] = []
+    with path.open("rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise KgrankInputError(f"{path}:{line_number}: not UTF-8; save the file as UTF-8") from None
+            if header and line_number == 1:
+                if line.split("\t") != list(names):
+                    raise KgrankInputError(
+                        f"{path}:1: header {line[:80]!r}; expected the tab-separated header {layout}"
+                    )
+                continue
+            if row_pattern.fullmatch(line, 0) and line.isascii():
+                rows.append(line)
+                continue
+            fields = line.split("\t")
+            if len(fields) != len(names):
+                raise KgrankInputError(
+                    f"{path}:{line_number}: {len(fields)} tab-separated field(s), expected {len(names)} "
+                    f"({layout}): {line[:80]!r}; fix or delete the line"
+                )
             raise KgrankInputError(
-                f"{path}: line {line}: {frame.iloc[line - 1 - int(header)].tolist()} is not a row of "
-                "non-negative integer ids; fix or remove the line"
+                f"{path}:{line_number}: {line[:80]!r} is not a row of non-negative integer ids (at "
+                f"most {MAX_ID_DIGITS} digits); fix or remove the line"
             )
-    return frame.astype(np.int64)
+    if not rows:
+        what = "no line after the header" if header and path.stat().st_size else "empty"
+        raise KgrankInputError(
+            f"{path}: {what}; it needs {'its header and ' if header else ''}one line per "
+            f"{'answer' if header else 'training triple'} ({layout}); restore the file"
+        )
+    # every line is checked: the C parser reads them as they are
+    text = io.StringIO("\n".join(rows))
+    return pd.read_csv(text, sep="\t", header=None, dtype=np.int64).to_numpy()
+
+
+def _check_ids(kind: str, parts: Sequence[tuple[Path, np.ndarray, int]]) -> int:
+    """The size of the graph's id table for ``kind`` (entity or relation): the largest id
+    plus one, after checking every id against the graph's count of distinct ids (see
+    ``ID_TABLE_SLACK``). ``parts``: (file, ids per row, lines before the first row)."""
+    count = len(np.unique(np.concatenate([ids.ravel() for _, ids, _ in parts])))
+    limit = ID_TABLE_SLACK * count
+    for path, ids, offset in parts:
+        beyond = np.flatnonzero((ids >= limit).any(axis=1))
+        if len(beyond):
+            row = int(beyond[0])
+            value = int(ids[row][ids[row] >= limit][0])
+            raise KgrankInputError(
+                f"{path}:{row + 1 + offset}: {kind} id {value} lies beyond the graph's {count:,} "
+                f"{kind}s (ids number them from 0, and an id sizes the {kind} table: ids below "
+                f"{limit:,}, {ID_TABLE_SLACK} times the count, pass); fix the id"
+            )
+    return int(max(ids.max() for _, ids, _ in parts)) + 1
 
 
 @dataclass(frozen=True)
@@ -71,21 +130,28 @@ class FamilyTree:
 def read_family_tree(folder: str | Path) -> FamilyTree:
     """``train.tsv`` (h, r, t ids, no header) and ``test_answers.tsv`` (with header)."""
     folder = Path(folder)
-    train = _read_integers(folder / "train.tsv", 3, header=False).to_numpy()
-    answers = _read_integers(folder / "test_answers.tsv", 4, header=True)
     path = folder / "test_answers.tsv"
-    if list(answers.columns) != list(ANSWER_COLUMNS):
-        raise KgrankInputError(f"{path}: header {list(answers.columns)}; expected {list(ANSWER_COLUMNS)}")
-    if not answers["in_sparse_test"].isin([0, 1]).all():
-        raise KgrankInputError(f"{path}: in_sparse_test must be 0 or 1; fix the file")
+    train = _read_integers(folder / "train.tsv", ("head", "relation", "tail"), header=False)
+    values = _read_integers(path, ANSWER_COLUMNS, header=True)
+    answers = pd.DataFrame(values, columns=list(ANSWER_COLUMNS))
+    bad = np.flatnonzero(~answers["in_sparse_test"].isin([0, 1]).to_numpy())
+    if len(bad):
+        raise KgrankInputError(
+            f"{path}:{int(bad[0]) + 2}: in_sparse_test {int(answers['in_sparse_test'].iloc[bad[0]])}; "
+            "it must be 0 (a full answer only) or 1 (a sparse test answer too); fix the line"
+        )
+    num_entities = _check_ids(
+        "entity", [(folder / "train.tsv", train[:, [0, 2]], 0), (path, values[:, [0, 2]], 1)]
+    )
+    num_relations = _check_ids(
+        "relation", [(folder / "train.tsv", train[:, [1]], 0), (path, values[:, [1]], 1)]
+    )
     answers["query"] = answers.groupby(["head", "relation"], sort=False).ngroup()
     sparse_per_query = answers.groupby("query")["in_sparse_test"].sum()
     if (sparse_per_query == 0).any():
         raise KgrankInputError(
             f"{path}: {(sparse_per_query == 0).sum()} queries have no sparse test answer; each needs one"
         )
-    num_entities = int(max(train[:, [0, 2]].max(), answers[["head", "tail"]].to_numpy().max())) + 1
-    num_relations = int(max(train[:, 1].max(), answers["relation"].max())) + 1
     return FamilyTree(train=train, answers=answers, num_entities=num_entities, num_relations=num_relations)
 
 
