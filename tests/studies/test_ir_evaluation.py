@@ -2,6 +2,7 @@
 
 import math
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ from kgrank.studies.ir.kgc_sparsity import (
 # FB-Test-S of the fixture is drawn over PyKEEN's raw Nations test file, in its line order
 NATIONS_RAW_TEST = Path(NATIONS_TEST_PATH)
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "kgc-sparsity-nations"
+POOLING = "FB-Test-S-C/supplementary/pooling_depth.txt"
 KGC = SHARED / "data" / "kgc-sparsity"
 FB15K237_ARCHIVE = SHARED / "data" / "fb15k237" / "FB15k-237.tar.gz"
 real_data = pytest.mark.skipif(
@@ -207,9 +209,14 @@ def test_micro_rank_table_feeds_the_metric_registry(hand_pass):
 # --- the Nations fixture ------------------------------------------------------------------
 
 
-def test_fixture_reading(nations_dir):
-    with pytest.warns(UserWarning, match="1 labels"):
+def test_fixture_reading(nations_dir, capsys):
+    # no Python warning (with its source path): the stray label is one line on stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         data = read_kgc_sparsity(FIXTURE, nations_dir, NATIONS_RAW_TEST)
+    notes = capsys.readouterr().err.splitlines()
+    assert len(notes) == 1 and notes[0].startswith(f"{FIXTURE}: 1 labels of ")
+    assert "counted as N" in notes[0]
     counts = data.counts.set_index(["file", "quantity"])["value"]
     assert counts["FB-Test-S/samples.txt", "rows_read"] == 50
     assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 1
@@ -246,7 +253,22 @@ def _broken_copy(tmp_path: Path, file: str, line_number: int, text: str) -> Path
     [
         ("FB-Test-S-C/annotations.txt", "a\tb\n", r"FB-Test-S-C/annotations.txt:3: expected 4"),
         ("FB-Test-S-C/annotations.txt", "brazil\taccusation\tusa\tX\n", r"annotations.txt:3: label 'X'"),
-        ("FB-Test-S/sample_idxs.txt", "0\n", r"sample_idxs.txt: line 3 differs"),
+        # a damaged sample_idxs.txt is named, not the raw test file
+        (
+            "FB-Test-S/sample_idxs.txt",
+            "0\n",
+            r"^FB-Test-S/sample_idxs.txt:3: 0, where .* gives 7 .*; restore sample_idxs.txt$",
+        ),
+        ("FB-Test-S/sample_idxs.txt", "seven\n", r"sample_idxs.txt:3: 'seven' is not a line index"),
+        (
+            "FB-Test-S/sample_idxs.txt",
+            "",
+            r"^FB-Test-S/sample_idxs.txt:3: \d+, where .*restore sample_idxs.txt$",
+        ),
+        ("FB-Test-S/samples.txt", "", r"^FB-Test-S/samples.txt: 49 lines where .*; restore samples.txt$"),
+        (POOLING, "ussr\trelintergovorgs\tegypt\tdeep\n", rf"{POOLING}:3: pool depth 'deep' is not a whole"),
+        (POOLING, "ussr\trelintergovorgs\tegypt\t0\n", rf"{POOLING}:3: pool depth '0' is not a whole"),
+        (POOLING, "ussr\trelintergovorgs\tegypt\t" + "9" * 12 + "\n", rf"{POOLING}:3: pool depth '9+'"),
         ("FB-Test-O/trec_queries.txt", "side0\tusa\taccusation\n", r"trec_queries.txt:3: query id"),
     ],
 )
@@ -254,6 +276,46 @@ def test_bad_inputs_name_file_and_line(nations_dir, tmp_path, file, text, messag
     folder = _broken_copy(tmp_path, file, 3, text)
     with pytest.raises(KgrankInputError, match=message):
         read_kgc_sparsity(folder, nations_dir, NATIONS_RAW_TEST)
+
+
+@pytest.mark.parametrize("file", ["FB-Test-S-C/test.txt", POOLING, "FB-Test-O/mid2name.txt"])
+def test_an_empty_kgc_file_is_refused(nations_dir, tmp_path, file):
+    folder = tmp_path / "kgc"
+    shutil.copytree(FIXTURE, folder)
+    (folder / file).write_text("")
+    with pytest.raises(KgrankInputError, match=rf"^{file}: empty; restore the kgc-sparsity folder$"):
+        read_kgc_sparsity(folder, nations_dir, NATIONS_RAW_TEST)
+
+
+def test_unknown_entities_and_relations_are_dropped_counted_and_named(nations_dir, tmp_path, capsys):
+    from kgrank.studies.ir.report import counts_table
+
+    folder = tmp_path / "kgc"
+    shutil.copytree(FIXTURE, folder)
+    extra = {
+        "FB-Test-S-C/supplementary/filtered.txt": "atlantis\taccusation\tusa\tN\nusa\tinvades\tatlantis\tN\n",
+        "FB-Test-O/trec_queries.txt": "tail999\tatlantis\taccusation\n",
+    }
+    for file, text in extra.items():
+        with (folder / file).open("a") as handle:
+            handle.write(text)
+    capsys.readouterr()
+    data = read_kgc_sparsity(folder, nations_dir, NATIONS_RAW_TEST)
+    counts = data.counts.set_index(["file", "quantity"])
+    filtered = "FB-Test-S-C/supplementary/filtered.txt"
+    assert counts.loc[(filtered, "rows_dropped"), "value"] == 2
+    assert counts.loc[(filtered, "unknown_entities"), ["value", "names"]].tolist() == [1, "atlantis"]
+    assert counts.loc[(filtered, "unknown_relations"), ["value", "names"]].tolist() == [1, "invades"]
+    queries = "FB-Test-O/trec_queries.txt"
+    assert counts.loc[(queries, "unknown_entities"), ["value", "names"]].tolist() == [1, "atlantis"]
+    assert counts.loc[("FB-Test-S/samples.txt", "rows_dropped"), "value"] == 0
+    # one line says so, once, naming them; the report table names them per file
+    notes = [line for line in capsys.readouterr().err.splitlines() if "unknown to the training split" in line]
+    assert len(notes) == 1
+    assert "1 entity (atlantis) and 1 relation (invades)" in notes[0]
+    table = counts_table(data.counts).set_index("file")
+    assert table.loc[filtered, "unknown_labels"] == "atlantis, invades"
+    assert table.loc[filtered, "rows_dropped"] == "2"
 
 
 def test_missing_file_and_wrong_sample_lines(nations_dir, tmp_path):
@@ -404,9 +466,14 @@ def fb15k237_dir(tmp_path_factory):
 
 @real_data
 @pytest.mark.slow
-def test_real_depth_sets_span_sample_to_pooled(fb15k237_dir):
-    with pytest.warns(UserWarning, match="63 labels"):
+def test_real_depth_sets_span_sample_to_pooled(fb15k237_dir, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         data = read_kgc_sparsity(KGC, fb15k237_dir, FB15K237_ARCHIVE)
+    notes = capsys.readouterr().err.splitlines()
+    assert len(notes) == 2 and "63 labels" in notes[0]
+    # FB-Test-S drew one raw test triple of /m/0jvq, an entity FB15k-237's training split lacks
+    assert "1 entity (/m/0jvq) unknown to the training split" in notes[1]
     evaluations = data.evaluations
     triples = {
         name: set(map(tuple, frame[["head", "relation", "tail"]].values))
@@ -420,6 +487,21 @@ def test_real_depth_sets_span_sample_to_pooled(fb15k237_dir):
     assert counts["FB-Test-S-C/test.txt", "rows_read"] == 2738
     assert counts["FB-Test-S-C/annotations.txt", "rows_read"] == 22492
     assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 63
+    dropped = {
+        "FB-Test-S/samples.txt": 1,
+        "FB-Test-S-C/test.txt": 1,
+        "FB-Test-S-C/annotations.txt": 46,
+        "FB-Test-S-C/supplementary/filtered.txt": 45,
+        "FB-Test-S-C/supplementary/human_labeled.txt": 0,
+        "FB-Test-S-C/supplementary/pooling_depth.txt": 45,
+        "FB-Test-S-C/trec_queries.txt": 1,
+        "FB-Test-O/trec_queries.txt": 29,
+        "FB-Test-O/mid2name.txt": 36,
+    }
+    assert {file: counts[file, "rows_dropped"] for file in dropped} == dropped
+    assert (data.counts[data.counts["quantity"] == "unknown_relations"]["value"] == 0).all()
+    names = data.counts.set_index(["file", "quantity"])["names"]
+    assert names["FB-Test-S-C/annotations.txt", "unknown_entities"] == "/m/0jvq"
     assert (data.relations["category"] != "unknown").all()
 
 

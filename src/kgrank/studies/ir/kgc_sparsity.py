@@ -9,17 +9,23 @@ become evaluation sets, one row per (evaluation, relevant triple) in training id
 - ``pooled-d{d}``: FB-Test-S plus the pooled candidates labelled Y whose depth is <= d.
 
 Every file is counted as read and after dropping triples whose entities or relation are
-unseen in training (what PyKEEN, and so every model, can score).
+unseen in training (what PyKEEN, and so every model, can score). Such rows are dropped, not
+refused: the published files hold them legitimately. FB15k-237's raw test file has 28
+triples with an entity absent from its training split; FB-Test-S drew one of them (entity
+/m/0jvq), and FB-Test-S-C pooled and judged 45 more candidates of that entity. The counts
+table gives, per file, the rows dropped and the unknown entities and relations by number
+and by name, and one line on standard error names them once per run.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import sys
 import tarfile
-import warnings
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +54,65 @@ CATEGORY_FILES = {
 UNKNOWN_CATEGORY = "unknown"
 # FB-Test-S is random.Random(SAMPLE_SEED).sample(range(test lines), sample size), sorted.
 SAMPLE_SEED = 42
+# A line index of sample_idxs.txt has at most this many digits (an int64).
+MAX_INDEX_DIGITS = 18
 
 EVALUATION_COLUMNS = ("evaluation", "head", "relation", "tail")
-COUNT_COLUMNS = ("file", "quantity", "value")
+# ``names``: the labels a count is of, comma-separated (the unknown entities and relations
+# of a file); empty for every other count.
+COUNT_COLUMNS = ("file", "quantity", "value", "names")
 RELATION_COLUMNS = ("relation", "label", "category")
 LABELS = ("Y", "N")
 QUERY_ID = re.compile(r"^(head|tail)\d+$")
+
+
+# The pool depths of pooling_depth.txt: Zhou et al. pooled the systems' runs to depth 10,
+# and each depth up to the largest becomes an evaluation set every system is evaluated on.
+MAX_POOL_DEPTH = 100
+# The files whose rows become evaluation sets: a row with an unknown label is dropped there.
+EVALUATION_FILES = (SAMPLES, POOLED_TEST, ANNOTATIONS, FILTERED, HUMAN_LABELED, POOLING_DEPTH)
+# How many unknown labels a message names before it counts the rest.
+NAMES_SHOWN = 5
+
+
+def shown_names(names: str, limit: int = NAMES_SHOWN) -> str:
+    """Comma-separated ``names`` cut to the first ``limit`` and a count of the rest."""
+    labels = [label for label in names.split(",") if label]
+    shown = ", ".join(labels[:limit])
+    return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
+
+
+def _pool_depth(field: str, line_number: int) -> int:
+    if not (field.isascii() and field.isdigit() and 1 <= int(field) <= MAX_POOL_DEPTH):
+        raise KgrankInputError(
+            f"{POOLING_DEPTH}:{line_number}: pool depth {field[:40]!r} is not a whole number from 1 to "
+            f"{MAX_POOL_DEPTH}; fix the 4th field"
+        )
+    return int(field)
+
+
+def _dropped_note(vocabulary: _Vocabulary, dataset_dir: Path) -> str | None:
+    """One line on the rows of the evaluation files dropped for labels unknown to training,
+    or None when none was."""
+    entities: Counter = Counter()
+    relations: Counter = Counter()
+    for file in EVALUATION_FILES:
+        unknown = vocabulary.unknown.get(file, _Unknown())
+        entities.update(unknown.entities)
+        relations.update(unknown.relations)
+    if not entities and not relations:
+        return None
+    parts = []
+    for (one, many), counter in ((("entity", "entities"), entities), (("relation", "relations"), relations)):
+        if counter:
+            parts.append(
+                f"{len(counter)} {one if len(counter) == 1 else many} ({shown_names(_by_rows(counter))})"
+            )
+    return (
+        f"rows naming {' and '.join(parts)} unknown to the training split of {dataset_dir} dropped "
+        "(what no model can score); rows_dropped, unknown_entities and unknown_relations in the "
+        "counts table give them per file"
+    )
 
 
 def depth_evaluation(depth: int) -> str:
@@ -70,12 +129,14 @@ class KgcSparsity:
     relations: pd.DataFrame  # RELATION_COLUMNS
 
 
-def read_fields(path: Path, num_fields: int, source: str, empty_last: bool = False) -> list[list[str]]:
-    """The tab-separated rows of a file, each with ``num_fields`` fields; a missing file or
-    a malformed line stops with one line naming ``source`` (and the line). Fields are kept
-    as written (a label's stray spaces are judged by the caller); with ``empty_last`` the
-    last field may be empty (a label left blank). Blank lines are malformed too, so that
-    row i is line i + 1 in every message."""
+def read_fields(
+    path: Path, num_fields: int, source: str, empty_last: bool = False, allow_empty: bool = False
+) -> list[list[str]]:
+    """The tab-separated rows of a file, each with ``num_fields`` fields; a missing or empty
+    file (unless ``allow_empty``) or a malformed line stops with one line naming ``source``
+    (and the line). Fields are kept as written (a label's stray spaces are judged by the
+    caller); with ``empty_last`` the last field may be empty (a label left blank). Blank
+    lines are malformed too, so that row i is line i + 1 in every message."""
     if not path.is_file():
         raise KgrankInputError(f"{source}: file not found; restore the kgc-sparsity folder")
     rows = []
@@ -93,6 +154,8 @@ def read_fields(path: Path, num_fields: int, source: str, empty_last: bool = Fal
                     f"found {len(fields)}: {line[:80]!r}; fix or delete this line"
                 )
             rows.append(fields)
+    if not rows and not allow_empty:
+        raise KgrankInputError(f"{source}: empty; restore the kgc-sparsity folder")
     return rows
 
 
@@ -120,17 +183,48 @@ def check_sample(kgc_dir: str | Path, raw_test: np.ndarray) -> tuple[int, int]:
     kgc_dir = Path(kgc_dir)
     samples = read_fields(kgc_dir / SAMPLES, 3, SAMPLES)
     indices_rows = read_fields(kgc_dir / SAMPLE_INDICES, 1, SAMPLE_INDICES)
-    try:
-        indices = [int(row[0]) for row in indices_rows]
-    except ValueError as error:
-        raise KgrankInputError(f"{SAMPLE_INDICES}: {error}; every line must be one integer") from None
-    expected = sorted(random.Random(SAMPLE_SEED).sample(range(len(raw_test)), len(samples)))
+    indices = []
+    for line_number, (written,) in enumerate(indices_rows, start=1):
+        if not (written.isascii() and written.isdigit() and len(written) <= MAX_INDEX_DIGITS):
+            raise KgrankInputError(
+                f"{SAMPLE_INDICES}:{line_number}: {written[:40]!r} is not a line index of the raw test "
+                "file (a non-negative integer); restore the file"
+            )
+        indices.append(int(written))
+
+    def draw(size: int) -> list[int]:
+        return sorted(random.Random(SAMPLE_SEED).sample(range(len(raw_test)), min(size, len(raw_test))))
+
+    def lines_at(drawn: list[int]) -> list[list[str]]:
+        return [[str(field) for field in raw_test[index]] for index in drawn]
+
+    expected = draw(len(samples))
     if indices != expected:
+        # Which of the three is damaged: where the raw test file and samples.txt agree on the
+        # seeded draw, sample_idxs.txt is; where the raw file and sample_idxs.txt agree,
+        # samples.txt is; otherwise the raw test file is not the one drawn from.
+        drawn = f"sorted(random.Random({SAMPLE_SEED}).sample(range({len(raw_test)}), {len(samples)}))"
+        if lines_at(expected) == samples:
+            first = next((i for i, (a, b) in enumerate(zip(indices, expected, strict=False)) if a != b), None)
+            if first is None:  # one list is the start of the other
+                raise KgrankInputError(
+                    f"{SAMPLE_INDICES}: {len(indices)} lines where {SAMPLES} has {len(samples)} (the raw "
+                    f"test file and {SAMPLES} agree on {drawn}); restore sample_idxs.txt"
+                )
+            raise KgrankInputError(
+                f"{SAMPLE_INDICES}:{first + 1}: {indices[first]}, where {drawn} gives {expected[first]} "
+                f"(the raw test file and {SAMPLES} agree on it); restore sample_idxs.txt"
+            )
+        if len(indices) != len(samples) and draw(len(indices)) == indices:
+            raise KgrankInputError(
+                f"{SAMPLES}: {len(samples)} lines where {SAMPLE_INDICES} and the seeded draw over the raw "
+                f"test file give {len(indices)}; restore samples.txt"
+            )
         first = next((i for i, (a, b) in enumerate(zip(indices, expected, strict=False)) if a != b), None)
         where = f"line {first + 1}" if first is not None else f"{len(indices)} lines vs {len(expected)}"
         raise KgrankInputError(
-            f"{SAMPLE_INDICES}: {where} differs from sorted(random.Random({SAMPLE_SEED}).sample("
-            f"range({len(raw_test)}), {len(samples)})); give the raw test file the sample was drawn from"
+            f"{SAMPLE_INDICES}: {where} differs from {drawn}; give the raw test file the sample was "
+            "drawn from"
         )
     for line_number, (index, row) in enumerate(zip(indices, samples, strict=True), start=1):
         line = [str(field) for field in raw_test[index]]
@@ -142,23 +236,60 @@ def check_sample(kgc_dir: str | Path, raw_test: np.ndarray) -> tuple[int, int]:
     return len(raw_test), len(samples)
 
 
+def _by_rows(counter: Counter) -> str:
+    """The labels of ``counter`` comma-separated, most rows first, then by label."""
+    return ",".join(label for label, _ in sorted(counter.items(), key=lambda item: (-item[1], item[0])))
+
+
+@dataclass
+class _Unknown:
+    """The labels of one file unknown to training, each with the rows it drops."""
+
+    entities: Counter = field(default_factory=Counter)
+    relations: Counter = field(default_factory=Counter)
+
+    def count_rows(self, rows_read: int, rows_kept: int) -> dict[str, tuple[int, str]]:
+        """The quantities of the counts table: rows dropped, and the unknown entities and
+        relations by number and by name (most rows first, then by label)."""
+        return {
+            "rows_dropped": (rows_read - rows_kept, ""),
+            "unknown_entities": (len(self.entities), _by_rows(self.entities)),
+            "unknown_relations": (len(self.relations), _by_rows(self.relations)),
+        }
+
+
 class _Vocabulary:
-    """Label -> training id, and the counts of the rows kept."""
+    """Label -> training id, and the labels unknown to training of each file read."""
 
     def __init__(self, training: Any):
         self.entity_to_id = training.entity_to_id
         self.relation_to_id = training.relation_to_id
+        self.unknown: dict[str, _Unknown] = {}
 
-    def map_triples(self, rows: Iterable[list[str]]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids of the rows whose head, relation and tail are known to training, their mask)."""
+    def map_triples(self, rows: Iterable[list[str]], file: str) -> tuple[np.ndarray, np.ndarray]:
+        """(ids of the rows whose head, relation and tail are known to training, their mask);
+        the unknown labels of ``file`` are counted."""
+        unknown = self.unknown.setdefault(file, _Unknown())
         ids, keep = [], []
         for row in rows:
-            head, relation, tail = (field.strip() for field in row[:3])
-            seen = head in self.entity_to_id and relation in self.relation_to_id and tail in self.entity_to_id
+            head, relation, tail = (value.strip() for value in row[:3])
+            missing = [entity for entity in (head, tail) if entity not in self.entity_to_id]
+            unknown.entities.update(missing)
+            if relation not in self.relation_to_id:
+                unknown.relations[relation] += 1
+            seen = not missing and relation in self.relation_to_id
             keep.append(seen)
             if seen:
                 ids.append((self.entity_to_id[head], self.relation_to_id[relation], self.entity_to_id[tail]))
         return np.asarray(ids, dtype=np.int64).reshape(-1, 3), np.asarray(keep, dtype=bool)
+
+    def dropped_rows(self, file: str, rows_read: int, rows_kept: int) -> list[dict]:
+        """The counts rows of the rows ``file`` lost to unknown labels."""
+        quantities = self.unknown.setdefault(file, _Unknown()).count_rows(rows_read, rows_kept)
+        return [
+            {"file": file, "quantity": quantity, "value": int(value), "names": names}
+            for quantity, (value, names) in quantities.items()
+        ]
 
 
 def _labels(rows: list[list[str]], source: str, lenient: bool) -> tuple[np.ndarray, int]:
@@ -184,7 +315,8 @@ def _labels(rows: list[list[str]], source: str, lenient: bool) -> tuple[np.ndarr
 
 def _count_rows(file: str, quantities: dict[str, int]) -> list[dict]:
     return [
-        {"file": file, "quantity": quantity, "value": int(value)} for quantity, value in quantities.items()
+        {"file": file, "quantity": quantity, "value": int(value), "names": ""}
+        for quantity, value in quantities.items()
     ]
 
 
@@ -220,11 +352,21 @@ def _query_counts(kgc_dir: Path, file: str, vocabulary: _Vocabulary, queries: pd
             raise KgrankInputError(
                 f"{file}:{line_number}: query id {row[0]!r} is not head<i> or tail<i>; fix the id"
             )
-    known = [
-        (QUERY_ID.match(qid).group(1), vocabulary.entity_to_id[given], vocabulary.relation_to_id[relation])
-        for qid, given, relation in rows
-        if given in vocabulary.entity_to_id and relation in vocabulary.relation_to_id
-    ]
+    unknown = vocabulary.unknown.setdefault(file, _Unknown())
+    known = []
+    for qid, given, relation in rows:
+        if given not in vocabulary.entity_to_id:
+            unknown.entities[given] += 1
+        if relation not in vocabulary.relation_to_id:
+            unknown.relations[relation] += 1
+        if given in vocabulary.entity_to_id and relation in vocabulary.relation_to_id:
+            known.append(
+                (
+                    QUERY_ID.match(qid).group(1),
+                    vocabulary.entity_to_id[given],
+                    vocabulary.relation_to_id[relation],
+                )
+            )
     in_file = set(known)
     ours = set(zip(queries["side"], queries["given"], queries["relation"], strict=True))
     counts = {
@@ -235,7 +377,7 @@ def _query_counts(kgc_dir: Path, file: str, vocabulary: _Vocabulary, queries: pd
         "queries_of_evaluation": len(ours),
         "queries_in_both": len(ours & in_file),
     }
-    return _count_rows(file, counts)
+    return [*_count_rows(file, counts), *vocabulary.dropped_rows(file, len(rows), len(known))]
 
 
 def relation_categories(kgc_dir: str | Path, training: Any) -> pd.DataFrame:
@@ -244,7 +386,7 @@ def relation_categories(kgc_dir: str | Path, training: Any) -> pd.DataFrame:
     kgc_dir = Path(kgc_dir)
     category_of: dict[str, str] = {}
     for category, file in CATEGORY_FILES.items():
-        for (label,) in read_fields(kgc_dir / file, 1, file):
+        for (label,) in read_fields(kgc_dir / file, 1, file, allow_empty=True):
             category_of[label.strip()] = category
     labels = sorted(training.relation_to_id, key=training.relation_to_id.get)
     return pd.DataFrame(
@@ -276,14 +418,15 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
 
     def read_triple_file(file: str) -> np.ndarray:
         rows = read_fields(kgc_dir / file, 3, file)
-        ids, keep = vocabulary.map_triples(rows)
+        ids, keep = vocabulary.map_triples(rows, file)
         counts.extend(_count_rows(file, {"rows_read": len(rows), "rows_kept": int(keep.sum())}))
+        counts.extend(vocabulary.dropped_rows(file, len(rows), int(keep.sum())))
         return ids
 
     def read_labelled_file(file: str, lenient: bool) -> tuple[np.ndarray, np.ndarray, int]:
         rows = read_fields(kgc_dir / file, 4, file, empty_last=True)
         labels, stray = _labels(rows, file, lenient)
-        ids, keep = vocabulary.map_triples(rows)
+        ids, keep = vocabulary.map_triples(rows, file)
         kept = labels[keep]
         counts.extend(
             _count_rows(
@@ -300,31 +443,31 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
                 },
             )
         )
+        counts.extend(vocabulary.dropped_rows(file, len(rows), int(keep.sum())))
         return ids, kept, stray
 
     sample = read_triple_file(SAMPLES)
     pooled = read_triple_file(POOLED_TEST)
     annotated, annotation_labels, _ = read_labelled_file(ANNOTATIONS, lenient=False)
     stray = {file: read_labelled_file(file, lenient=True)[2] for file in (FILTERED, HUMAN_LABELED)}
+    notes = []
     if sum(stray.values()):
-        # once for the whole folder: the labels of these files only feed the counts
-        warnings.warn(
+        # the labels of these files only feed the counts
+        notes.append(
             f"{sum(stray.values())} labels of {' and '.join(f for f, n in stray.items() if n)} are empty "
-            "or carry stray spaces; counted as N",
-            stacklevel=2,
+            "or carry stray spaces: counted as N (stray_labels in the counts table)"
         )
     depth_rows = read_fields(kgc_dir / POOLING_DEPTH, 4, POOLING_DEPTH)
-    try:
-        depths = np.asarray([int(row[3]) for row in depth_rows], dtype=np.int64)
-    except ValueError as error:
-        raise KgrankInputError(
-            f"{POOLING_DEPTH}: {error}; the 4th field is the pool depth, an integer"
-        ) from None
-    depth_ids, depth_keep = vocabulary.map_triples(depth_rows)
+    depths = np.asarray(
+        [_pool_depth(row[3], line_number) for line_number, row in enumerate(depth_rows, start=1)],
+        dtype=np.int64,
+    )
+    depth_ids, depth_keep = vocabulary.map_triples(depth_rows, POOLING_DEPTH)
     depths = depths[depth_keep]
     counts.extend(
         _count_rows(POOLING_DEPTH, {"rows_read": len(depth_rows), "rows_kept": int(depth_keep.sum())})
     )
+    counts.extend(vocabulary.dropped_rows(POOLING_DEPTH, len(depth_rows), int(depth_keep.sum())))
     label_of = {
         tuple(triple): label for triple, label in zip(annotated.tolist(), annotation_labels, strict=True)
     }
@@ -338,12 +481,14 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
         candidate_labels.append(label_of[tuple(triple)])
     relevant = np.asarray(candidate_labels) == "Y"
     names = read_fields(kgc_dir / ENTITY_NAMES, 2, ENTITY_NAMES)
-    counts.extend(
-        _count_rows(
-            ENTITY_NAMES,
-            {"rows_read": len(names), "rows_kept": sum(row[0] in vocabulary.entity_to_id for row in names)},
-        )
-    )
+    named = vocabulary.unknown.setdefault(ENTITY_NAMES, _Unknown())
+    named.entities.update(row[0] for row in names if row[0] not in vocabulary.entity_to_id)
+    names_kept = sum(row[0] in vocabulary.entity_to_id for row in names)
+    counts.extend(_count_rows(ENTITY_NAMES, {"rows_read": len(names), "rows_kept": names_kept}))
+    counts.extend(vocabulary.dropped_rows(ENTITY_NAMES, len(names), names_kept))
+    note = _dropped_note(vocabulary, dataset_dir)
+    if note:
+        notes.append(note)
 
     frames = [
         _evaluation_frame("test", factories.testing.mapped_triples.numpy()),
@@ -370,6 +515,9 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
                 },
             )
         )
+    # once for the whole folder, one line each, after every file has been read
+    for note in notes:
+        print(f"{kgc_dir}: {note}", file=sys.stderr)
     return KgcSparsity(
         evaluations=evaluations[list(EVALUATION_COLUMNS)],
         counts=pd.DataFrame(counts, columns=list(COUNT_COLUMNS)),

@@ -15,7 +15,8 @@ from kgrank.studies.ir.settings import MAIN_EVALUATIONS
 
 COUNTS_CAPTION = (
     "The kgc-sparsity files as read, and after dropping triples whose entities or "
-    "relations are unseen in training (rows_kept), with the labels of the judged files and the "
+    "relations are unseen in training (rows_kept, rows_dropped; the unknown labels counted and, "
+    "in the last column, named), with the labels of the judged files and the "
     "queries of each evaluation set against the trec_queries.txt files."
 )
 SPARSITY_VALUES_CAPTION = (
@@ -49,10 +50,20 @@ MONTECARLO_SHOWN = (
 
 
 def counts_table(counts: pd.DataFrame) -> pd.DataFrame:
-    """The counts of kgc_sparsity's reading (file, quantity, value) as a table file x
-    quantity: whole numbers, and blank where a quantity does not apply to a file."""
+    """The counts of kgc_sparsity's reading (file, quantity, value, names) as a table file x
+    quantity: whole numbers, and blank where a quantity does not apply to a file; the last
+    column names a file's entities and relations unknown to training (the first few; the
+    counts table holds them all)."""
+    from kgrank.studies.ir.kgc_sparsity import shown_names
+
     table = counts.pivot_table(index="file", columns="quantity", values="value", aggfunc="first", sort=False)
     table = table.apply(lambda column: column.map(lambda value: "" if value != value else f"{value:.0f}"))
+    if "names" in counts.columns:
+        named = counts[counts["quantity"].isin(["unknown_entities", "unknown_relations"])]
+        unknown = named.groupby("file", sort=False)["names"].agg(
+            lambda names: shown_names(",".join(name for name in names if isinstance(name, str)))
+        )
+        table["unknown_labels"] = unknown.reindex(table.index).fillna("")
     return table.reset_index()
 
 
