@@ -106,6 +106,29 @@ def test_bad_archive_member_names_member_and_line(tmp_path, train, expected):
     assert not (tmp_path / "out").exists()  # nothing partial
 
 
+def test_a_huge_label_is_refused_before_the_array_is_made(tmp_path):
+    import tracemalloc
+
+    from kgrank.datasets import MAX_LABEL_CHARS
+
+    # ten short lines and one label of 2 MB: as one fixed-width array, 10 x 3 x 2 M x 4 bytes
+    path = tmp_path / "train.tsv"
+    path.write_text("a\tr\tb\n" * 5 + "a\tr\t" + "x" * 2_000_000 + "\n" + "b\tr\tc\n" * 5)
+    tracemalloc.start()
+    try:
+        with pytest.raises(
+            KgrankInputError, match=r"train\.tsv:6: tail label of 2,000,000 characters, more"
+        ) as caught:
+            read_triples(path)
+        assert tracemalloc.get_traced_memory()[1] < 40 * 2**20
+    finally:
+        tracemalloc.stop()
+    assert "\n" not in str(caught.value)
+    # a label at the limit still reads
+    path.write_text("a\tr\tb\n" + "a\t" + "r" * MAX_LABEL_CHARS + "\tb\n")
+    assert read_triples(path)[1, 1] == "r" * MAX_LABEL_CHARS
+
+
 def test_triple_file_line_numbers_count_blank_lines(tmp_path):
     path = tmp_path / "train.tsv"
     path.write_bytes(b"a\tr\tb\n\n\nc\tr\n")

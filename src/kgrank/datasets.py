@@ -47,6 +47,12 @@ ARCHIVE_MEMBERS = {"train": "train.txt", "valid": "valid.txt", "test": "test.txt
 # (FB15k-237's train.txt: a 477 MB array, 610 MB peak), so 256 MiB at FB15k-237's label
 # widths is an array of about 6 GB. A larger graph goes in as a folder (source: folder).
 MAX_MEMBER_BYTES = 256 * 2**20
+# The longest label (entity or relation) a triple file may hold, in characters. The labels
+# become a fixed-width array as wide as the longest one (4 bytes a character, 3 a row), so
+# one long label would widen every row: a 100 MB label in a ten-line file is a 12 GB array.
+# The real labels are far shorter: FB15k-237's longest is 146 characters (a relation path),
+# WN18RR's 28; 1,000 leaves room for long IRIs and bounds the array at 12 kB a row.
+MAX_LABEL_CHARS = 1_000
 # The most members an archive may hold: tarfile keeps every header it reads, and tar
 # headers compress to almost nothing, so a small archive could declare millions. The real
 # archives hold 3; a dataset archive with its README, id maps and licence holds a dozen.
@@ -121,6 +127,14 @@ def parse_triples(lines: Iterable[bytes], source: str, header: Any = False) -> n
                 f"(head, relation, tail), found {len(fields)} with {empty} empty: {line[:80]!r}; "
                 "fix or delete this line"
             )
+        if len(line) > MAX_LABEL_CHARS:
+            longest = max(range(3), key=lambda position: len(fields[position]))
+            if len(fields[longest]) > MAX_LABEL_CHARS:
+                raise KgrankInputError(
+                    f"{source}:{line_number}: {('head', 'relation', 'tail')[longest]} label of "
+                    f"{len(fields[longest]):,} characters, more than the {MAX_LABEL_CHARS:,} a label may "
+                    f"have (kgrank.datasets.MAX_LABEL_CHARS): {fields[longest][:40]!r}...; fix the line"
+                )
         rows.append(fields)
     if not rows:
         raise KgrankInputError(
