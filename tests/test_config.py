@@ -926,3 +926,14 @@ def test_entity_counts_known_before_any_job(tmp_path):
     stats = tmp_path / "stats.json"
     stats.write_text('{"entities": 7}')
     assert known_entity_count("mine", {"source": "archive", "archive": "g.tar.gz"}, stats) == 7
+
+
+def test_sampled_candidates_are_checked_against_the_known_entity_counts():
+    from kgrank.config import check_sampled_candidates
+
+    check_sampled_candidates([5, 12], {"nations": 14, "local": None})
+    check_sampled_candidates([10_000], {"local": None})  # unknown: the ranks job checks it
+    with pytest.raises(
+        KgrankInputError, match=r"^c.yaml: key ranks.sampled_candidates: 13 candidates per task, "
+    ):
+        check_sampled_candidates([5, 13], {"fb15k237": 14_505, "nations": 14}, "c.yaml")

@@ -268,13 +268,24 @@ def test_sampled_candidates_exclude_known_answers_and_are_seeded():
     assert not table.equals(compute_ranks(model, test, known, sampled_candidates=20, seed=5, progress=False))
 
 
-def test_sampled_candidates_beyond_the_admissible_set_rank_against_all():
+def test_sampled_candidates_beyond_the_admissible_set():
     model = _table_model(num_entities=12, num_relations=2, seed=6)
     test = torch.tensor([[0, 0, 3], [5, 1, 2], [7, 0, 11]])
     known = KnownAnswers([test, torch.tensor([[0, 0, 4]])], 12, 2)
     full = compute_ranks(model, test, known, seed=2, progress=False)
-    sampled = compute_ranks(model, test, known, seed=2, sampled_candidates=50, progress=False)
-    assert sampled.equals(full)
+    # 10 of the 11 other entities: the query (0, 0, ?), whose known answer 4 is filtered,
+    # keeps all its 10; the others draw 10 of 11
+    sampled = compute_ranks(model, test, known, seed=2, sampled_candidates=10, progress=False)
+    assert (sampled["num_candidates"] == 11).all()
+    first = (sampled["side"] == "tail") & (sampled["triple_id"] == 0)
+    assert sampled[first].equals(full[first])
+    # 11 or more would keep every candidate of every task (the full ranking): refused, not
+    # silently the full ranks
+    for size in (11, 50):
+        with pytest.raises(
+            KgrankInputError, match=rf"^sampled candidates {size}: the dataset has 12 entities"
+        ):
+            compute_ranks(model, test, known, seed=2, sampled_candidates=size, progress=False)
     with pytest.raises(KgrankInputError, match="sampled candidates must be positive, got 0"):
         compute_ranks(model, test, known, sampled_candidates=0, progress=False)
 

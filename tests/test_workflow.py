@@ -512,8 +512,13 @@ def _family_tree_configuration(config: dict) -> dict:
             lambda config: config["studies"]["ambiguity"].update(candidate_sizes=[5, 20, "all"]),
             "key studies.ambiguity.candidate_sizes: 20 candidates per task, but the largest dataset",
         ),
+        (
+            # Nations' 14 entities leave a task at most 13 other candidates
+            lambda config: config["ranks"].update(sampled_candidates=[5, 13]),
+            "key ranks.sampled_candidates: 13 candidates per task, but nations has 14 entities",
+        ),
     ],
-    ids=["family-tree-model", "reversed-strengths", "budget-learning-rate", "candidate-size"],
+    ids=["family-tree-model", "reversed-strengths", "budget-learning-rate", "candidate-size", "sampled-size"],
 )
 def test_bad_values_stop_the_dry_run(tmp_path, change, expected):
     """What used to fail (or be dropped) inside a job now stops the plan, naming the key."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +183,24 @@ def known_entity_count(name: str, entry: Mapping[str, Any], stats_path: str | Pa
         return int(dataset_resolver.lookup(name).docdata("statistics", "entities"))
     except (KeyError, ValueError, TypeError):
         return None
+
+
+def check_sampled_candidates(
+    sizes: Sequence[int], entity_counts: Mapping[str, int | None], source: str = "the config"
+) -> None:
+    """At parse time: each k of ``ranks.sampled_candidates`` must leave some dataset's tasks
+    a sample. A task has at most N - 1 candidates besides its true entity (N entities), so
+    with k >= N - 1 every task would keep all of them, the full ranking under another name.
+    Unknown counts (a local dataset not prepared yet) leave the check to the ranks job."""
+    for size in sizes:
+        for dataset, count in entity_counts.items():
+            if count is not None and size >= count - 1:
+                raise KgrankInputError(
+                    f"{source}: key ranks.sampled_candidates: {size} candidates per task, but {dataset} "
+                    f"has {count} entities, so no task has more than {count - 1} candidates besides its "
+                    f"true entity and every one would keep all of them (the full ranking); use sizes "
+                    f"below {count - 1}"
+                )
 
 
 EXTERNAL_KINDS = {"model": ("model",), "ranks": ("ranks",), "scores": ("scores", "queries")}

@@ -141,7 +141,9 @@ def compute_ranks(
     families, ``model.predict`` otherwise, or always with ``fast=False``). A batch that
     runs out of memory is retried at half the size. With ``sampled_candidates`` = k each
     true entity is ranked against k random candidates that are not known answers
-    (``num_candidates`` = k + 1) instead of against every entity.
+    (``num_candidates`` = k + 1) instead of against every entity; a task with fewer than k
+    such candidates keeps them all, and a k of at least N - 1 (N entities), with which
+    every task would, is refused.
     """
     from kgrank.scoring import Scorer
 
@@ -151,6 +153,14 @@ def compute_ranks(
         raise KgrankInputError(
             f"sampled candidates must be positive, got {sampled_candidates}; "
             "pass --sampled-candidates 1 or more"
+        )
+    if sampled_candidates is not None and sampled_candidates >= known.num_entities - 1:
+        # every task would keep all its candidates: the full ranking under another name
+        raise KgrankInputError(
+            f"sampled candidates {sampled_candidates}: the dataset has {known.num_entities} entities, so no "
+            f"task has more than {known.num_entities - 1} candidates besides its true entity and every one "
+            f"would keep all of them (the full ranking); pass --sampled-candidates below "
+            f"{known.num_entities - 1}"
         )
     model.eval()  # dropout off, batch norm frozen
     mapped = np.asarray(test_triples, dtype=np.int64)
