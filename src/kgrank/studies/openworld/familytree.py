@@ -104,10 +104,11 @@ def _check_ids(kind: str, parts: Sequence[tuple[Path, np.ndarray, int]]) -> int:
         if len(beyond):
             row = int(beyond[0])
             value = int(ids[row][ids[row] >= limit][0])
+            kinds = "entities" if kind == "entity" else "relations"
             raise KgrankInputError(
-                f"{path}:{row + 1 + offset}: {kind} id {value} lies beyond the graph's {count:,} "
-                f"{kind}s (ids number them from 0, and an id sizes the {kind} table: ids below "
-                f"{limit:,}, {ID_TABLE_SLACK} times the count, pass); fix the id"
+                f"{path}:{row + 1 + offset}: {kind} id {value} lies beyond the graph's {count:,} {kinds} "
+                f"(ids number them from 0, and an id sizes the {kind} table: ids below {limit:,}, "
+                f"{ID_TABLE_SLACK} times the count, pass); fix the id"
             )
     return int(max(ids.max() for _, ids, _ in parts)) + 1
 
