@@ -1,5 +1,6 @@
 """Study ir: the kgc-sparsity reader, the scoring pass, the item table and the TREC files."""
 
+import itertools
 import math
 import shutil
 import warnings
@@ -369,23 +370,25 @@ def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir
     )
     items = result.items
     assert set(items["evaluation"]) == set(data.evaluations["evaluation"])
-    # the run list holds every relevant answer at its micro position
-    runs = result.runs.set_index(["evaluation", "query", "entity"])["position"]
+    assert list(dict.fromkeys(items["protocol"])) == ["paper", "all-known"]
+    # the run list holds every relevant answer at its micro position, under each protocol
+    runs = result.runs.set_index(["protocol", "evaluation", "query", "entity"])["position"]
     micro = result.micro[result.micro["evaluation"].isin(["pooled", "test"])]
-    assert (
-        runs.loc[list(zip(micro["evaluation"], micro["query"], micro["answer"], strict=True))].to_numpy()
-        == micro["position"].to_numpy()
-    ).all()
+    keys = zip(micro["protocol"], micro["evaluation"], micro["query"], micro["answer"], strict=True)
+    assert (runs.loc[list(keys)].to_numpy() == micro["position"].to_numpy()).all()
     # the depth-20 run of the item table gives the values of the full-depth exported run,
     # and the files on disk give them too
     labels = sorted(factories.training.entity_to_id, key=factories.training.entity_to_id.get)
-    for name in ("pooled", "test"):
+    for protocol, name in itertools.product(("paper", "all-known"), ("pooled", "test")):
         run_path, qrels_path = tmp_path / f"{name}.run", tmp_path / f"{name}.qrels.gz"
-        trec.write_run(run_path, result.runs[result.runs["evaluation"] == name], labels)
+        run = result.runs[(result.runs["evaluation"] == name) & (result.runs["protocol"] == protocol)]
+        trec.write_run(run_path, run, labels)
         trec.write_qrels(qrels_path, result.qrels[result.qrels["evaluation"] == name], labels)
         measured = trec.read_trec_files(run_path, qrels_path)
         assert measured.equals(trec.read_trec_files(run_path, qrels_path, depth=20))
-        macro = items[(items["evaluation"] == name) & (items["averaging"] == "macro")]
+        macro = items[
+            (items["evaluation"] == name) & (items["averaging"] == "macro") & (items["protocol"] == protocol)
+        ]
         macro = macro.assign(qid=macro["side"] + "-" + macro["query"].astype(str)).merge(measured, on="qid")
         assert len(macro) == len(measured) > 0
         assert np.allclose(macro["ap_at_20_x"], macro["ap_at_20_y"], atol=1e-12)

@@ -175,7 +175,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     from kgrank.config import budget_columns
     from kgrank.io import read_json, write_table
     from kgrank.studies.ir.evaluation import entity_labels, evaluate_model, micro_metrics
-    from kgrank.studies.ir.trec import write_run
+    from kgrank.studies.ir.trec import run_file_name, run_files, write_run
     from kgrank.tables import read_table
     from kgrank.training import load_model
 
@@ -204,9 +204,8 @@ def _evaluate(args: argparse.Namespace) -> None:
     labels = entity_labels(factories)
     runs_dir = Path(args.runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    for evaluation in args.export:
-        run = result.runs[result.runs["evaluation"] == evaluation]
-        write_run(runs_dir / f"{evaluation}.run.gz", run, labels, tag=f"kgrank-{args.model}")
+    for evaluation, protocol, run in run_files(result.runs, args.export):
+        write_run(runs_dir / run_file_name(evaluation, protocol), run, labels, tag=f"kgrank-{args.model}")
 
 
 def _check_ids(evaluations: pd.DataFrame, training: object, path: str, dataset_dir: str) -> None:

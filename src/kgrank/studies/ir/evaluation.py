@@ -17,7 +17,7 @@ answer with the smallest entity id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +34,10 @@ from kgrank.moments import best_rank_moments
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
 from kgrank.ranks import random_tie_ranks
 from kgrank.studies.ir import trec
+from kgrank.studies.ir.settings import ALL_KNOWN, protocol_filter_splits
 
 ITEM_ID_COLUMNS = (
+    "protocol",
     "evaluation",
     "averaging",
     "item",
@@ -45,6 +47,7 @@ ITEM_ID_COLUMNS = (
     "num_relevant",
     "num_candidates",
     "position",
+    "relevant_above",
     "weight",
 )
 MICRO_COLUMNS = (
@@ -59,6 +62,7 @@ MICRO_COLUMNS = (
     "pessimistic",
     "num_other",
     "position",
+    "relevant_above",
 )
 ScoreBatch = Callable[[np.ndarray, str], torch.Tensor]
 
@@ -125,36 +129,35 @@ def _run_order(run_scores: torch.Tensor, depth: int) -> list[np.ndarray]:
     return orders
 
 
-def _evaluate_block(
+def _filter_mask(
+    shape: tuple[int, int], known: tuple[np.ndarray, np.ndarray], relevant: tuple[torch.Tensor, torch.Tensor]
+) -> torch.Tensor:
+    """(items, entities) True where a protocol removes the entity from an item's candidates:
+    a known answer of its query that is not one of the evaluated set's relevant answers."""
+    mask = torch.zeros(shape, dtype=torch.bool)
+    mask[torch.as_tensor(known[0]), torch.as_tensor(known[1])] = True
+    mask[relevant[0], relevant[1]] = False
+    return mask
+
+
+def _rank_block(
     scores: torch.Tensor,
-    triples: np.ndarray,
-    side: str,
-    answers: np.ndarray,
-    known: KnownAnswers,
-    relevant: KnownAnswers,
+    filtered: torch.Tensor,
+    answer_ids: torch.Tensor,
+    relevant: tuple[torch.Tensor, torch.Tensor],
     representative: np.ndarray,
     depth: int,
 ) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-    """Ranks, positions and run lists of one block of items of one evaluation and side.
-
-    ``scores`` (n, entities) are the items' own score rows (modified in place).
-    """
+    """Ranks, positions and run lists of a block's items under one protocol's ``filtered``
+    mask (``scores`` is not modified)."""
     num_items, num_entities = scores.shape
-    rows = torch.arange(num_items)
-    answer_ids = torch.as_tensor(np.array(answers, dtype=np.int64))
-    true_scores = scores[rows, answer_ids].clone()
-    relevant_rows, relevant_columns = (torch.as_tensor(a) for a in relevant.answers(side, triples))
-    relevant_scores = scores[relevant_rows, relevant_columns].clone()
-    known_rows, known_columns = known.answers(side, triples)
-    run = scores
-    run[torch.as_tensor(known_rows), torch.as_tensor(known_columns)] = float("nan")
-    run[relevant_rows, relevant_columns] = relevant_scores  # relevant answers stay in the list
-    true_column = true_scores.unsqueeze(1)
+    true_column = scores[torch.arange(num_items), answer_ids].unsqueeze(1)
+    run = scores.masked_fill(filtered, float("nan"))  # relevant answers stay in the list
     above = (run > true_column).sum(dim=1)
     tied_before = ((run == true_column) & (torch.arange(num_entities) < answer_ids.unsqueeze(1))).sum(dim=1)
     chosen = torch.as_tensor(np.array(representative, dtype=bool))
     orders = _run_order(run[chosen], depth) if representative.any() else []
-    run[relevant_rows, relevant_columns] = float("nan")  # now the non-relevant candidates only
+    run[relevant[0], relevant[1]] = float("nan")  # now the non-relevant candidates only
     return {
         "optimistic": ((run > true_column).sum(dim=1) + 1).numpy(),
         "pessimistic": ((run >= true_column).sum(dim=1) + 1).numpy(),
@@ -163,10 +166,63 @@ def _evaluate_block(
     }, orders
 
 
+def _evaluate_block(
+    scores: torch.Tensor,
+    triples: np.ndarray,
+    side: str,
+    answers: np.ndarray,
+    known: Mapping[str, KnownAnswers],
+    relevant: KnownAnswers,
+    representative: np.ndarray,
+    depth: int,
+) -> dict[str, tuple[dict[str, np.ndarray], list[np.ndarray]]]:
+    """Per protocol, the ranks, positions and run lists of one block of items of one
+    evaluation and side, each protocol filtering its own ``known`` answers.
+
+    ``scores`` (n, entities) are the items' own score rows. The scores are the same under
+    every protocol, only the filter differs: where a protocol's mask equals one already
+    ranked (every item of FB-Test-O, whose relevant answers are all its test answers) the
+    ranks and run lists are taken over instead of recomputed.
+    """
+    answer_ids = torch.as_tensor(np.array(answers, dtype=np.int64))
+    relevant_pairs = tuple(torch.as_tensor(a) for a in relevant.answers(side, triples))
+    # the competition rank of each answer among its query's relevant answers in its own
+    # row (0 = none scored above it; equal scores share it): what a subset needs to know
+    # which discarded answers of the query overtake it (stability under `paper`)
+    true_scores = scores[torch.arange(len(answer_ids)), answer_ids]
+    higher = scores[relevant_pairs[0], relevant_pairs[1]] > true_scores[relevant_pairs[0]]
+    relevant_above = np.bincount(
+        relevant_pairs[0].numpy(), weights=higher.numpy().astype(float), minlength=len(answer_ids)
+    ).astype(np.int64)
+    results: dict[str, tuple[dict[str, np.ndarray], list[np.ndarray]]] = {}
+    masks: list[tuple[str, torch.Tensor]] = []
+    for protocol, answers_known in known.items():
+        mask = _filter_mask(tuple(scores.shape), answers_known.answers(side, triples), relevant_pairs)
+        same = next((name for name, other in masks if torch.equal(other, mask)), None)
+        if same is None:
+            values, orders = _rank_block(scores, mask, answer_ids, relevant_pairs, representative, depth)
+            values["relevant_above"] = relevant_above
+            masks.append((protocol, mask))
+        else:
+            values, orders = results[same]
+        results[protocol] = (values, orders)
+    return results
+
+
+def protocol_filters(known: KnownAnswers | Mapping[str, KnownAnswers]) -> dict[str, KnownAnswers]:
+    """The known answers per protocol; a bare KnownAnswers is the one protocol `all-known`
+    (every known triple filtered, kgrank's protocol before issue 32)."""
+    if isinstance(known, KnownAnswers):
+        return {ALL_KNOWN: known}
+    if not known:
+        raise KgrankInputError("ir evaluation: no protocol given; pass the known answers of at least one")
+    return dict(known)
+
+
 @torch.inference_mode()
 def score_pass(
     score_batch: ScoreBatch,
-    known: KnownAnswers,
+    known: KnownAnswers | Mapping[str, KnownAnswers],
     evaluations: pd.DataFrame,
     *,
     run_depth: int = 1000,
@@ -175,13 +231,17 @@ def score_pass(
     progress: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every distinct (side, triple) of ``evaluations`` once with ``score_batch``
-    ((n, 3) triples, side) -> (n, entities) scores, and rank each evaluation's items.
+    ((n, 3) triples, side) -> (n, entities) scores, and rank each evaluation's items under
+    every protocol of ``known`` (protocol -> its known answers; see :func:`protocol_filters`).
 
-    Returns the micro detail (MICRO_COLUMNS) and the run lists (evaluation +
-    trec.RUN_COLUMNS; ``evaluation`` and ``side`` categorical, as a full-depth run has tens of
-    millions of rows): ``run_depth`` deep for the ``export`` evaluations, MEASURE_DEPTH deep
-    for the others (enough for AP@20 and nDCG@20).
+    Returns the micro detail (protocol + MICRO_COLUMNS) and the run lists (protocol,
+    evaluation + trec.RUN_COLUMNS; ``protocol``, ``evaluation`` and ``side`` categorical, as a
+    full-depth run has tens of millions of rows): ``run_depth`` deep for the ``export``
+    evaluations, MEASURE_DEPTH deep for the others (enough for AP@20 and nDCG@20).
     """
+    filters = protocol_filters(known)
+    protocols = list(filters)
+    first_known = next(iter(filters.values()))
     items = plan_items(evaluations)
     # rows sorted by side first, so that each side's rows form one contiguous range of row ids
     rows = (
@@ -196,7 +256,9 @@ def score_pass(
     items["representative"] = ~items.duplicated(["evaluation", "query"])
     relevant = {
         name: KnownAnswers(
-            [frame[["head", "relation", "tail"]].to_numpy()], known.num_entities, known.num_relations
+            [frame[["head", "relation", "tail"]].to_numpy()],
+            first_known.num_entities,
+            first_known.num_relations,
         )
         for name, frame in evaluations.groupby("evaluation", sort=False)
     }
@@ -229,25 +291,29 @@ def score_pass(
                 block_triples = block[["head", "relation", "tail"]].to_numpy(dtype=np.int64, copy=True)
                 representative = block["representative"].to_numpy()
                 depth = run_depth if name in export else trec.MEASURE_DEPTH
-                values, orders = _evaluate_block(
+                by_protocol = _evaluate_block(
                     scores[torch.as_tensor(block["row"].to_numpy() - first_row)],
                     block_triples,
                     side,
                     block["answer"].to_numpy(),
-                    known,
+                    filters,
                     relevant[name],
                     representative,
                     depth,
                 )
-                measured.append(block.drop(columns=["representative", "row", "given"]).assign(**values))
                 chosen = block[representative]
-                if len(orders):
+                plain = block.drop(columns=["representative", "row", "given"])
+                for protocol, (values, orders) in by_protocol.items():
+                    measured.append(plain.assign(protocol=protocol, **values))
+                    if not len(orders):
+                        continue
                     lengths = [len(order) for order in orders]
                     positions_in_run = np.concatenate([np.arange(1, n + 1) for n in lengths])
                     run_parts.append(
                         pd.DataFrame(
                             {
                                 # categorical: a full-depth run has tens of millions of rows
+                                "protocol": pd.Categorical([protocol] * len(positions_in_run), protocols),
                                 "evaluation": pd.Categorical([name] * len(positions_in_run), names),
                                 "query": np.repeat(chosen["query"].to_numpy(), lengths),
                                 "side": pd.Categorical([side] * len(positions_in_run), list(SIDES)),
@@ -259,9 +325,15 @@ def score_pass(
             bar.update(len(batch))
     bar.close()
     micro = pd.concat(measured, ignore_index=True)
-    micro = micro.sort_values(["evaluation", "query", "answer"], kind="stable").reset_index(drop=True)
-    runs = pd.concat(run_parts, ignore_index=True).sort_values(["evaluation", "query", "position"])
-    return micro[list(MICRO_COLUMNS)], runs.reset_index(drop=True)
+    micro["protocol"] = pd.Categorical(micro["protocol"], protocols)
+    micro = micro.sort_values(["protocol", "evaluation", "query", "answer"], kind="stable").reset_index(
+        drop=True
+    )
+    micro["protocol"] = micro["protocol"].astype(str)
+    runs = pd.concat(run_parts, ignore_index=True).sort_values(
+        ["protocol", "evaluation", "query", "position"]
+    )
+    return micro[["protocol", *MICRO_COLUMNS]], runs.reset_index(drop=True)
 
 
 def _moment_columns(
@@ -282,7 +354,23 @@ def _moment_columns(
 def item_table(
     micro: pd.DataFrame, runs: pd.DataFrame, labels: Sequence[str], hits: Sequence[int] = DEFAULT_HITS
 ) -> pd.DataFrame:
-    """The item table (item_columns) from a pass's micro detail and run lists.
+    """The item table (item_columns) from a pass's micro detail and run lists: the items of
+    every protocol, protocol by protocol in the pass's order (see :func:`protocol_items`)."""
+    frames = []
+    for protocol in dict.fromkeys(micro["protocol"]):
+        chosen_runs = runs[runs["protocol"] == protocol]
+        frames.append(
+            protocol_items(micro[micro["protocol"] == protocol], chosen_runs, labels, hits).assign(
+                protocol=protocol
+            )
+        )
+    return pd.concat(frames, ignore_index=True).reindex(columns=item_columns(hits))
+
+
+def protocol_items(
+    micro: pd.DataFrame, runs: pd.DataFrame, labels: Sequence[str], hits: Sequence[int] = DEFAULT_HITS
+) -> pd.DataFrame:
+    """The item table of one protocol from its micro detail and run lists.
 
     micro: one item per relevant answer, its realistic rank among num_other + 1 candidates;
     macro: one item per query, the best realistic rank of its answers among
@@ -307,6 +395,7 @@ def item_table(
         "num_relevant": micro["num_relevant"].to_numpy(),
         "num_candidates": num_candidates,
         "position": micro["position"].to_numpy(),
+        "relevant_above": micro["relevant_above"].to_numpy(),
     }
     micro_rows = pd.DataFrame({**base, "averaging": "micro", "weight": 1.0, **micro_values})
     pykeen_rows = micro_rows.assign(averaging="macro-pykeen", weight=1.0 / micro_rows["num_relevant"])
@@ -326,6 +415,7 @@ def item_table(
             # models tie at under 2 % of tasks (study `ambiguity`), so this stays the smallest rank
             realistic=("realistic", "min"),
             position=("position", "min"),
+            relevant_above=("relevant_above", "min"),
         )
         .reset_index()
     )
@@ -349,6 +439,7 @@ def item_table(
             "num_relevant": num_relevant,
             "num_candidates": num_other + num_relevant,
             "position": macro["position"].to_numpy(),
+            "relevant_above": macro["relevant_above"].to_numpy(),
             "weight": 1.0,
             **macro_values,
             "ap_at_20": macro["ap_at_20"].to_numpy(),
@@ -360,7 +451,10 @@ def item_table(
 
 
 def qrels_of(micro: pd.DataFrame) -> pd.DataFrame:
-    """The relevant answers of every query (evaluation + trec.QRELS_COLUMNS)."""
+    """The relevant answers of every query (evaluation + trec.QRELS_COLUMNS): the same under
+    every protocol (the evaluated set's answers), so those of the first one."""
+    if "protocol" in micro.columns:
+        micro = micro[micro["protocol"] == micro["protocol"].iloc[0]]
     return micro[["evaluation", "query", "side", "answer"]].rename(columns={"answer": "entity"})
 
 
@@ -381,7 +475,7 @@ def _macro_measures(micro: pd.DataFrame, runs: pd.DataFrame, labels: Sequence[st
 
 def evaluate_scores(
     score_batch: ScoreBatch,
-    known: KnownAnswers,
+    known: KnownAnswers | Mapping[str, KnownAnswers],
     evaluations: pd.DataFrame,
     labels: Sequence[str],
     *,
@@ -392,7 +486,8 @@ def evaluate_scores(
     progress: bool = True,
 ) -> EvaluationPass:
     """The whole pass from a score function: items, micro detail, run lists and qrels
-    (run lists and qrels of the ``export`` evaluations only, run lists ``run_depth`` deep)."""
+    (run lists and qrels of the ``export`` evaluations only, run lists ``run_depth`` deep),
+    under every protocol of ``known`` (:func:`protocol_filters`)."""
     micro, runs = score_pass(
         score_batch,
         known,
@@ -432,7 +527,9 @@ def evaluate_model(
     progress: bool = True,
 ) -> EvaluationPass:
     """One pass of a trained model (``kgrank.training.load_model``) over ``evaluations``
-    (kgc_sparsity's EVALUATION_COLUMNS), filtered by ``filter_splits`` of ``factories``."""
+    (kgc_sparsity's EVALUATION_COLUMNS) under both protocols: `paper` filters
+    ``filter_splits`` but the test split, `all-known` every one of ``filter_splits``
+    (kgrank.studies.ir.settings.protocol_filter_splits), each plus the set's own answers."""
     from kgrank.scoring import Scorer
 
     model.eval()
@@ -442,9 +539,13 @@ def evaluate_model(
     def score_batch(triples: np.ndarray, side: str) -> torch.Tensor:
         return scorer(torch.as_tensor(triples, device=device), side)
 
+    filters = {
+        protocol: known_answers(factories, splits)
+        for protocol, splits in protocol_filter_splits(filter_splits).items()
+    }
     return evaluate_scores(
         score_batch,
-        known_answers(factories, filter_splits),
+        filters,
         evaluations,
         entity_labels(factories),
         hits=hits,
@@ -455,11 +556,17 @@ def evaluate_model(
     )
 
 
-def micro_rank_table(micro: pd.DataFrame, evaluation: str, seed: int = 0) -> pd.DataFrame:
+def micro_rank_table(
+    micro: pd.DataFrame, evaluation: str, seed: int = 0, protocol: str | None = None
+) -> pd.DataFrame:
     """The micro items of one evaluation as a kgrank rank table (RANK_TABLE_COLUMNS), so
     that kgrank.metrics.evaluate_rank_table computes every registry metric on it.
     ``triple_id`` numbers the evaluation's distinct triples; the random rank is drawn as
-    compute_ranks draws it (seeded, in table order: all head rows, then all tail rows)."""
+    compute_ranks draws it (seeded, in table order: all head rows, then all tail rows).
+    ``protocol`` picks one protocol's rows (default: the first of the pass)."""
+    if "protocol" in micro.columns:
+        protocol = micro["protocol"].iloc[0] if protocol is None else protocol
+        micro = micro[micro["protocol"] == protocol]
     selected = micro[micro["evaluation"] == evaluation]
     if selected.empty:
         raise KgrankInputError(f"evaluation {evaluation!r}: no items in this pass; choose one it scored")
@@ -489,15 +596,19 @@ def micro_metrics(
     model: str,
 ) -> pd.DataFrame:
     """Every registry metric (kgrank.metrics.evaluate_rank_table) of the micro items of
-    each evaluation, as one tidy table led by dataset, model and evaluation; the random
-    rank of each evaluation is drawn with ``seed`` (:func:`micro_rank_table`)."""
+    each protocol and evaluation, as one tidy table led by dataset, model, protocol and
+    evaluation; the random rank of each evaluation is drawn with ``seed``
+    (:func:`micro_rank_table`), the same draw under every protocol."""
     chosen = metrics.default_metrics(hits)
     frames = []
-    for evaluation in evaluations:
-        table = metrics.evaluate_rank_table(micro_rank_table(micro, evaluation, seed), chosen)
-        frames.append(table.assign(evaluation=evaluation))
+    for protocol in dict.fromkeys(micro["protocol"]):
+        for evaluation in evaluations:
+            ranks = micro_rank_table(micro, evaluation, seed, protocol)
+            table = metrics.evaluate_rank_table(ranks, chosen)
+            frames.append(table.assign(protocol=protocol, evaluation=evaluation))
     table = pd.concat(frames, ignore_index=True)
     table.insert(0, "evaluation", table.pop("evaluation"))
+    table.insert(0, "protocol", table.pop("protocol"))
     table.insert(0, "model", model)
     table.insert(0, "dataset", dataset)
     return table

@@ -66,3 +66,23 @@ def raw_test_argument(datasets: Mapping[str, Any], dataset: str) -> str:
 def kgc_files(data_dir: str | Path) -> list[str]:
     """Every file of the kgc-sparsity folder, as rule inputs: a changed file remakes the study."""
     return sorted(str(path) for path in Path(data_dir).rglob("*.txt"))
+
+
+# The filtering protocols of the study, the paper's first (the default everywhere a single
+# one is shown). `paper` (Zhou et al. 2022, Section 2): the known triples of every split but
+# the one the evaluation sets are drawn from (train, valid) plus the evaluated set's own
+# answers, so a test answer that a sparse set (FB-Test-S) lacks stays a candidate: an
+# unlabelled negative. `all-known`: every known triple (train, valid, test) for every set,
+# kgrank's filter before issue 32, under which those answers are removed instead.
+PAPER = "paper"
+ALL_KNOWN = "all-known"
+PROTOCOLS = (PAPER, ALL_KNOWN)
+# the split every evaluation set of the study is drawn from (FB-Test-O, -S, -S-C, depths)
+EVALUATED_SPLIT = "test"
+
+
+def protocol_filter_splits(filter_splits: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The known splits each protocol filters (before the evaluated set's own answers):
+    `all-known` the configured ``filter_splits``, `paper` the same without the test split."""
+    splits = tuple(filter_splits)
+    return {PAPER: tuple(split for split in splits if split != EVALUATED_SPLIT), ALL_KNOWN: splits}

@@ -23,6 +23,7 @@ import pandas as pd
 
 from kgrank.errors import KgrankInputError
 from kgrank.io import atomic_path
+from kgrank.studies.ir.settings import PAPER
 
 # run list rows: the query, its side, an entity and its 1-based position in the list
 RUN_COLUMNS = ("query", "side", "entity", "position")
@@ -33,6 +34,38 @@ MEASURES = {"ap_at_20": ir_measures.AP @ 20, "ndcg_at_20": ir_measures.nDCG @ 20
 # the cutoff of the measures: a run truncated here gives the same values
 MEASURE_DEPTH = 20
 RUN_TAG = "kgrank"
+# The protocol whose run files every exported evaluation gets
+RUN_PROTOCOL = PAPER
+
+
+def run_file_name(evaluation: str, protocol: str) -> str:
+    """``{evaluation}.run.gz`` for the paper protocol, ``{evaluation}.{protocol}.run.gz`` for
+    another one."""
+    return f"{evaluation}.run.gz" if protocol == RUN_PROTOCOL else f"{evaluation}.{protocol}.run.gz"
+
+
+def run_files(runs: pd.DataFrame, evaluations: Iterable[str]) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """(evaluation, protocol, run list) of every run file to write: the paper protocol's
+    run of each evaluation, and another protocol's only where its run list differs from
+    the paper's. On FB-Test-O the protocols coincide (its relevant answers are all its test
+    answers), so its 200 MB file is not written twice; the runs of FB-Test-S and -S-C,
+    where they differ, are small (1,023 triples)."""
+    columns = list(RUN_COLUMNS)
+    for evaluation in evaluations:
+        chosen = runs[runs["evaluation"] == evaluation]
+        by_protocol = {
+            str(protocol): frame[columns].reset_index(drop=True)
+            for protocol, frame in chosen.groupby("protocol", sort=False, observed=True)
+        }
+        if RUN_PROTOCOL not in by_protocol:
+            raise KgrankInputError(
+                f"run lists of {evaluation!r}: no {RUN_PROTOCOL!r} protocol; evaluate under it"
+            )
+        paper = by_protocol[RUN_PROTOCOL]
+        yield evaluation, RUN_PROTOCOL, paper
+        for protocol, run in by_protocol.items():
+            if protocol != RUN_PROTOCOL and not run.equals(paper):
+                yield evaluation, protocol, run
 
 
 def query_ids(side: Sequence[str] | np.ndarray, query: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -1,0 +1,240 @@
+"""Study ir: the two filtering protocols (`paper`, Zhou et al.'s per-evaluation-set filter,
+and `all-known`) against brute force on a tiny hand-made graph."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from kgrank.candidates import KnownAnswers
+from kgrank.studies.ir import trec
+from kgrank.studies.ir.evaluation import evaluate_scores
+from kgrank.studies.ir.settings import ALL_KNOWN, PAPER, protocol_filter_splits
+
+NUM_ENTITIES, NUM_RELATIONS = 9, 2
+LABELS = [f"e{i}" for i in range(NUM_ENTITIES)]
+TRAIN = np.array([[0, 0, 5], [7, 0, 1], [0, 1, 2], [4, 0, 3]])
+VALID = np.array([[0, 0, 6], [8, 0, 2]])
+# (0, 0, ?) has the test answers 1, 2, 3 and 4; (?, 0, 2) the test heads 0 and 3
+TEST = np.array([[0, 0, 1], [0, 0, 2], [0, 0, 3], [0, 0, 4], [3, 0, 2], [1, 1, 4], [2, 0, 7]])
+# FB-Test-S-like: a sample of the test set that keeps one answer of (0, 0, ?)
+SAMPLE = np.array([[0, 0, 2], [1, 1, 4], [3, 0, 2]])
+# a pooled relabelling adds an answer that no split knows
+POOLED = np.array([[0, 0, 2], [0, 0, 8], [1, 1, 4], [3, 0, 2]])
+
+
+def table_scores(seed: int) -> dict:
+    """A score of every entity for every (side, relation, given): integers in 0..5 so that
+    ties happen, the same row for every triple of a query."""
+    generator = np.random.default_rng(seed)
+    return {
+        key: generator.integers(0, 6, NUM_ENTITIES).astype(float)
+        for key in itertools.product(("head", "tail"), range(NUM_RELATIONS), range(NUM_ENTITIES))
+    }
+
+
+def score_function(table: dict):
+    def score(triples: np.ndarray, side: str) -> torch.Tensor:
+        given = triples[:, 2] if side == "head" else triples[:, 0]
+        return torch.tensor(np.stack([table[side, r, g] for r, g in zip(triples[:, 1], given, strict=True)]))
+
+    return score
+
+
+def answers_of(triples: np.ndarray, side: str, relation: int, given: int) -> set[int]:
+    if side == "tail":
+        return {int(t) for h, r, t in triples if r == relation and h == given}
+    return {int(h) for h, r, t in triples if r == relation and t == given}
+
+
+def evaluation_frame() -> pd.DataFrame:
+    return pd.concat(
+        [
+            pd.DataFrame(triples, columns=["head", "relation", "tail"]).assign(evaluation=name)
+            for name, triples in (("test", TEST), ("sample", SAMPLE), ("pooled", POOLED))
+        ],
+        ignore_index=True,
+    )[["evaluation", "head", "relation", "tail"]]
+
+
+FILTERS = {
+    PAPER: np.concatenate([TRAIN, VALID]),
+    ALL_KNOWN: np.concatenate([TRAIN, VALID, TEST]),
+}
+SETS = {"test": TEST, "sample": SAMPLE, "pooled": POOLED}
+
+
+def brute_force(scores: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Micro ranks and run lists by definition: a protocol filters its known triples and the
+    evaluated set's other answers (micro), or its known triples but the set's answers (run)."""
+    micro, runs = [], []
+    for protocol, known in FILTERS.items():
+        for name, triples in SETS.items():
+            for side in ("head", "tail"):
+                for h, r, t in triples:
+                    given, answer = (t, h) if side == "head" else (h, t)
+                    row = scores[side, r, given]
+                    relevant = answers_of(triples, side, r, given)
+                    removed = answers_of(known, side, r, given) - relevant
+                    candidates = [e for e in range(NUM_ENTITIES) if e not in removed and e not in relevant]
+                    micro.append(
+                        {
+                            "protocol": protocol,
+                            "evaluation": name,
+                            "side": side,
+                            "head": h,
+                            "relation": r,
+                            "tail": t,
+                            "optimistic": 1 + sum(row[e] > row[answer] for e in candidates),
+                            "pessimistic": 1 + sum(row[e] >= row[answer] for e in candidates),
+                            "num_other": len(candidates),
+                            "relevant_above": sum(row[e] > row[answer] for e in relevant),
+                        }
+                    )
+                    listed = sorted(
+                        (e for e in range(NUM_ENTITIES) if e not in removed), key=lambda e: (-row[e], e)
+                    )
+                    runs.append(
+                        {
+                            "protocol": protocol,
+                            "evaluation": name,
+                            "side": side,
+                            "relation": r,
+                            "given": given,
+                            "run": listed,
+                        }
+                    )
+    return pd.DataFrame(micro), pd.DataFrame(runs).drop_duplicates(
+        ["protocol", "evaluation", "side", "relation", "given"]
+    )
+
+
+@pytest.fixture(scope="module", params=[0, 1, 2])
+def passes(request):
+    scores = table_scores(request.param)
+    filters = {
+        protocol: KnownAnswers([known], NUM_ENTITIES, NUM_RELATIONS) for protocol, known in FILTERS.items()
+    }
+    result = evaluate_scores(
+        score_function(scores),
+        filters,
+        evaluation_frame(),
+        LABELS,
+        hits=(1, 3),
+        run_depth=NUM_ENTITIES,
+        export=("test", "sample", "pooled"),
+        batch_size=3,
+        progress=False,
+    )
+    return result, brute_force(scores)
+
+
+def test_protocol_splits():
+    assert protocol_filter_splits(["train", "valid", "test"]) == {
+        PAPER: ("train", "valid"),
+        ALL_KNOWN: ("train", "valid", "test"),
+    }
+
+
+def test_micro_ranks_of_both_protocols_equal_brute_force(passes):
+    result, (expected, _) = passes
+    keys = ["protocol", "evaluation", "side", "head", "relation", "tail"]
+    merged = result.micro.merge(expected, on=keys, suffixes=("", "_expected"), validate="one_to_one")
+    assert len(merged) == len(expected) == len(result.micro)
+    for column in ("optimistic", "pessimistic", "num_other", "relevant_above"):
+        assert (merged[column] == merged[f"{column}_expected"]).all(), column
+
+
+def test_unsampled_answers_are_candidates_under_paper_only(passes):
+    result, _ = passes
+    micro = result.micro
+    item = micro[(micro["evaluation"] == "sample") & (micro["side"] == "tail") & (micro["tail"] == 2)]
+    item = item[item["head"] == 0].set_index("protocol")
+    # (0, 0, ?) in FB-Test-S: the test answers 1, 3, 4 are unlabelled negatives under paper
+    # (9 entities - train 5 - valid 6 = 7 candidates, the answer itself among them)
+    assert item.loc[PAPER, "num_other"] == 6
+    assert item.loc[ALL_KNOWN, "num_other"] == 3
+    run = result.runs[(result.runs["evaluation"] == "sample") & (result.runs["side"] == "tail")]
+    first = run[run["query"] == item.loc[PAPER, "query"]]
+    assert {1, 3, 4} <= set(first.loc[first["protocol"] == PAPER, "entity"])
+    assert not {1, 3, 4} & set(first.loc[first["protocol"] == ALL_KNOWN, "entity"])
+
+
+def test_run_lists_of_both_protocols_equal_brute_force(passes):
+    result, (_, expected) = passes
+    micro = result.micro
+    queries = micro.assign(given=np.where(micro["side"] == "head", micro["tail"], micro["head"]))[
+        ["protocol", "evaluation", "side", "relation", "given", "query"]
+    ].drop_duplicates()
+    expected = expected.merge(queries, on=["protocol", "evaluation", "side", "relation", "given"])
+    assert len(expected) == len(queries)
+    for row in expected.itertuples(index=False):
+        run = result.runs[
+            (result.runs["protocol"] == row.protocol)
+            & (result.runs["evaluation"] == row.evaluation)
+            & (result.runs["side"] == row.side)
+            & (result.runs["query"] == row.query)
+        ]
+        assert run["entity"].tolist() == row.run
+        assert run["position"].tolist() == list(range(1, len(row.run) + 1))
+
+
+def test_protocols_coincide_on_the_whole_test_set(passes):
+    result, _ = passes
+    items = result.items[result.items["evaluation"] == "test"]
+    paper = items[items["protocol"] == PAPER].drop(columns="protocol").reset_index(drop=True)
+    known = items[items["protocol"] == ALL_KNOWN].drop(columns="protocol").reset_index(drop=True)
+    pd.testing.assert_frame_equal(paper, known)
+    runs = result.runs[result.runs["evaluation"] == "test"]
+    by_protocol = [
+        runs[runs["protocol"] == protocol].drop(columns="protocol").reset_index(drop=True)
+        for protocol in (PAPER, ALL_KNOWN)
+    ]
+    pd.testing.assert_frame_equal(*by_protocol)
+    # and differ on the sample, where (0, 0, ?) lacks test answers
+    sample = result.items[(result.items["evaluation"] == "sample") & (result.items["averaging"] == "micro")]
+    assert not np.array_equal(
+        sample.loc[sample["protocol"] == PAPER, "num_candidates"].to_numpy(),
+        sample.loc[sample["protocol"] == ALL_KNOWN, "num_candidates"].to_numpy(),
+    )
+
+
+def test_run_files_write_the_second_protocol_only_where_it_differs(passes):
+    result, _ = passes
+    written = [(evaluation, protocol) for evaluation, protocol, _ in trec.run_files(result.runs, SETS)]
+    assert written == [
+        ("test", PAPER),
+        ("sample", PAPER),
+        ("sample", ALL_KNOWN),
+        ("pooled", PAPER),
+        ("pooled", ALL_KNOWN),
+    ]
+    assert trec.run_file_name("test", PAPER) == "test.run.gz"
+    assert trec.run_file_name("sample", ALL_KNOWN) == "sample.all-known.run.gz"
+
+
+def test_macro_items_follow_the_protocols_run_lists(passes):
+    """A macro item's candidates are the run list's entities; its position the first
+    relevant one's place, under each protocol."""
+    result, _ = passes
+    items = result.items[result.items["averaging"] == "macro"]
+    qrels = result.qrels
+    for row in items.itertuples(index=False):
+        run = result.runs[
+            (result.runs["protocol"] == row.protocol)
+            & (result.runs["evaluation"] == row.evaluation)
+            & (result.runs["side"] == row.side)
+            & (result.runs["query"] == row.query)
+        ]
+        relevant = set(
+            qrels.loc[
+                (qrels["evaluation"] == row.evaluation)
+                & (qrels["side"] == row.side)
+                & (qrels["query"] == row.query),
+                "entity",
+            ]
+        )
+        assert len(run) == row.num_candidates
+        assert run.loc[run["entity"].isin(relevant), "position"].min() == row.position
