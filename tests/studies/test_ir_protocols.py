@@ -238,3 +238,83 @@ def test_macro_items_follow_the_protocols_run_lists(passes):
         )
         assert len(run) == row.num_candidates
         assert run.loc[run["entity"].isin(relevant), "position"].min() == row.position
+
+
+# --- stability: a subset under each protocol against a brute-force recomputation --------
+
+
+def _filters() -> dict[str, KnownAnswers]:
+    return {
+        protocol: KnownAnswers([known], NUM_ENTITIES, NUM_RELATIONS) for protocol, known in FILTERS.items()
+    }
+
+
+def _items(scores: dict, evaluations: pd.DataFrame) -> pd.DataFrame:
+    return evaluate_scores(
+        score_function(scores),
+        _filters(),
+        evaluations,
+        LABELS,
+        hits=(1, 3),
+        run_depth=NUM_ENTITIES,
+        progress=False,
+    ).items
+
+
+def _brute_force_subset(scores: dict, micro: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """The item rows of the subset ``micro`` (the sampled answers: side and triple),
+    evaluated afresh as the evaluated set itself: per side, the sampled triples of that
+    side are the set (a query is one side, so the other side's draws do not touch it)."""
+    frames = []
+    for side, chosen in micro.groupby("side"):
+        triples = chosen[["head", "relation", "tail"]].to_numpy()
+        evaluations = pd.DataFrame(triples, columns=["head", "relation", "tail"]).assign(evaluation="subset")
+        items = _items(scores, evaluations[["evaluation", "head", "relation", "tail"]])
+        frames.append(items[(items["side"] == side) & (items["protocol"] == protocol)])
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("protocol", [PAPER, ALL_KNOWN])
+@pytest.mark.parametrize("draw", range(3))
+def test_stability_subsets_equal_a_brute_force_recomputation(protocol, draw):
+    from kgrank.studies.ir.aggregate import aggregate_rows, split_protocols
+    from kgrank.studies.ir.stability import best_rank_tables, micro_rows, subset_values
+
+    system_scores = {f"s{seed}": table_scores(seed) for seed in range(3)}
+    test = pd.DataFrame(TEST, columns=["head", "relation", "tail"]).assign(evaluation="test")
+    test = test[["evaluation", "head", "relation", "tail"]]
+    items = split_protocols({name: _items(scores, test) for name, scores in system_scores.items()})[protocol]
+    rows, tables = micro_rows(items, "test")
+    num_rows = rows.query_order.size
+    sampled = np.zeros((1, num_rows))
+    sampled[0, np.random.default_rng(draw).choice(num_rows, size=num_rows // 2, replace=False)] = 1.0
+    candidates = protocol == PAPER
+    best_rank = best_rank_tables(rows, rows.metrics, discarded_are_candidates=candidates)
+    values = subset_values(rows, tables, sampled, best_rank, discarded_are_candidates=candidates)
+    reference_micro = next(iter(tables.values()))
+    if candidates:
+        # the discarded answers matter here: filtering them instead gives other values
+        filtered = subset_values(rows, tables, sampled, best_rank_tables(rows, rows.metrics))
+        assert not np.allclose(
+            filtered["micro", "arithmetic_mean_rank"]["raw"], values["micro", "arithmetic_mean_rank"]["raw"]
+        )
+    for column, scores in enumerate(system_scores.values()):
+        # the sampled micro rows as (side, triple): recover the triples from the test pass
+        micro = evaluate_scores(score_function(scores), _filters(), test, LABELS, progress=False).micro
+        micro = micro[micro["protocol"] == protocol].reset_index(drop=True)
+        assert np.array_equal(micro["side"].to_numpy(), reference_micro["side"].to_numpy())
+        expected = _brute_force_subset(scores, micro[sampled[0] > 0], protocol)
+        for (averaging, metric), variants in values.items():
+            rows_of = expected[expected["averaging"] == averaging]
+            truth = aggregate_rows(rows_of, metric)
+            for variant, key in (
+                ("raw", "value"),
+                ("adjusted index", "adjusted_index"),
+                ("z-score", "z_score"),
+            ):
+                if variant in variants:
+                    assert variants[variant][0, column] == pytest.approx(truth[key], rel=1e-9, abs=1e-12), (
+                        averaging,
+                        metric,
+                        variant,
+                    )

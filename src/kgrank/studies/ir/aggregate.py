@@ -12,7 +12,8 @@ z-score are NaN.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ import pandas as pd
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Variant, derive, lookup
 
+K = TypeVar("K", bound=Hashable)
 AVERAGINGS = ("micro", "macro", "macro-pykeen")
 # Metrics computed per query by the evaluation (trec_eval's map_cut_20 and ndcg_cut_20).
 IR_METRICS = ("ap_at_20", "ndcg_at_20")
@@ -97,6 +99,35 @@ def check_aligned(items_by_system: Mapping[str, pd.DataFrame]) -> list[str]:
                     "evaluate every system on the same items in the same order"
                 )
     return systems
+
+
+def split_protocols(items_by_system: Mapping[K, pd.DataFrame]) -> dict[str, dict[K, pd.DataFrame]]:
+    """Per filtering protocol (in the order of the first table), every system's rows of
+    it, indexed from 0: each analysis runs on one protocol's items at a time, as the
+    protocols rank the same items against different candidates."""
+    if not items_by_system:
+        raise KgrankInputError("item tables: none given; pass one item table per system")
+    tables = list(items_by_system.items())
+    for system, table in tables:
+        if "protocol" not in table.columns:
+            raise KgrankInputError(
+                f"item table of {system}: no column protocol; rewrite it with `kgrank ir-evaluate`"
+            )
+    protocols = list(dict.fromkeys(tables[0][1]["protocol"]))
+    return {
+        protocol: {
+            system: table[(table["protocol"] == protocol).to_numpy()].reset_index(drop=True)
+            for system, table in tables
+        }
+        for protocol in protocols
+    }
+
+
+def with_protocol(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One table from one per protocol, the protocol its first column."""
+    tables = [frame.assign(protocol=protocol) for protocol, frame in frames.items()]
+    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=["protocol"])
+    return table[["protocol", *[column for column in table.columns if column != "protocol"]]]
 
 
 def derived(metric: str, value: float, expectation: float, variance: float) -> tuple[float, float]:

@@ -6,13 +6,29 @@ One draw of a subset serves every system (the comparison is paired). On a subset
 
 - micro: the mean of the sampled answers' values, moments as for the whole set;
 - macro: per query, its best relevant answer among the sampled ones (the smallest
-  realistic micro rank); the unsampled answers are still known and stay filtered, so the
-  query keeps its M = num_candidates - 1 non-relevant candidates and has R_sub = the
-  number of its sampled answers as relevant ones; moments from
-  :func:`kgrank.moments.best_rank_moments`. Queries without a sampled answer drop out;
+  realistic micro rank) with R_sub = the number of its sampled answers as relevant ones;
+  moments from :func:`kgrank.moments.best_rank_moments`. Queries without a sampled answer
+  drop out;
 - macro-pykeen: per query the mean over its sampled answers, then the mean over queries;
-- AP@20 and nDCG@20 (macro): from the answers' positions in the run list, each sampled
-  answer moving up by the number of unsampled relevant answers of its query above it.
+- AP@20 and nDCG@20 (macro): from the answers' positions in the run list.
+
+What becomes of the discarded (unsampled) answers is the protocol's filter applied to the
+subset as the evaluated set. Zhou et al. (Section 5, "Data Sensitivity") discard test
+triples at random and evaluate on what remains; their filter (Section 2) is train + valid
++ the evaluated set's own answers, so under `paper` a discarded answer is no longer
+filtered: it is an unlabelled negative, a candidate like any other (the paper does not
+say so in its stability section; it is its Section 2 applied to the subset). Under
+`all-known` every test answer is known and stays filtered. Hence:
+
+- `all-known`: every micro rank is unchanged; a query keeps its M = num_candidates - 1
+  (micro rows) non-relevant candidates; a sampled answer moves up in the run list by the
+  discarded relevant answers of its query above it (they leave the list);
+- `paper`: a sampled answer's realistic rank rises by the discarded answers of its query
+  scored above it and by half of those tied with it (the item table's ``relevant_above``,
+  its competition rank among the query's relevant answers), its candidates by the D_q
+  discarded answers of its query (micro moments from N + D_q), the query's macro
+  candidates are M + D_q, and the run list keeps every entry at its place, the discarded
+  answers now non-relevant.
 
 The reference ranking is computed by the same code on the whole set (every answer
 sampled), so a fraction of 1 gives tau = 1 exactly. Every subset's expectation and
@@ -33,6 +49,7 @@ from kgrank.errors import KgrankInputError
 from kgrank.metrics import IDENTITY, Variant, derive, lookup
 from kgrank.stats import kendall_tau_b_rows, seed_stream
 from kgrank.studies.ir.aggregate import IR_METRICS, check_aligned, metric_keys
+from kgrank.studies.ir.settings import ALL_KNOWN, PAPER, PROTOCOLS
 
 CUTOFF = 20
 RANK_COLUMN = "arithmetic_mean_rank"  # f(r) = r: the micro rows' realistic rank itself
@@ -79,6 +96,8 @@ def subset_ap_ndcg(
     num_queries: int,
     num_sampled: np.ndarray | None = None,
     cutoff: int = CUTOFF,
+    *,
+    discarded_leave: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per subset and query, AP@cutoff and nDCG@cutoff of the sampled relevant answers.
 
@@ -88,8 +107,10 @@ def subset_ap_ndcg(
     list of the subset's query (it is neither relevant nor a candidate), so every sampled
     answer below it moves up one place. ``num_sampled`` (subsets, queries) gives R_sub
     when the rows are only the top of each query's answers (those that can reach the
-    cut-off); by default it is counted from the rows. Returns (AP, nDCG, R_sub), each
-    (subsets, queries); AP and nDCG are NaN where R_sub = 0.
+    cut-off); by default it is counted from the rows. With ``discarded_leave`` False (the
+    paper protocol) an unsampled answer stays in the list as a non-relevant entry and no
+    answer moves. Returns (AP, nDCG, R_sub), each (subsets, queries); AP and nDCG are NaN
+    where R_sub = 0.
 
     trec_eval's map_cut / ndcg_cut (ir-measures) compute the same on an exported run, but
     a run per subset is thousands of runs; here the subset's positions follow from the
@@ -111,7 +132,9 @@ def subset_ap_ndcg(
     before_group = (running - sampled)[:, starts]
     sampled_at_or_above = running - np.repeat(before_group, group_sizes, axis=1)
     unsampled_above = place + 1 - sampled_at_or_above
-    new_position = positions - unsampled_above
+    new_position = (
+        positions - unsampled_above if discarded_leave else np.broadcast_to(positions, sampled.shape)
+    )
     inside = (sampled > 0) & (new_position <= cutoff)
     with np.errstate(divide="ignore", invalid="ignore"):
         precision_terms = np.where(inside, sampled_at_or_above / new_position, 0.0)
@@ -196,14 +219,20 @@ def best_rank_closed_form(metric: str, num_other: np.ndarray, num_relevant: np.n
     return None
 
 
-def best_rank_tables(rows: MicroRows, metrics: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def best_rank_tables(
+    rows: MicroRows, metrics: Sequence[str], *, discarded_are_candidates: bool = False
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per metric, E[f(K)] and Var[f(K)] of every query for every possible R_sub = 1..R,
     laid out so that query q with R_sub sampled answers is entry group_starts[q] + R_sub - 1.
     R_sub = 1 is the uniform case (the transform's own task moments on 1..M+1); larger
-    R_sub from the closed forms or kgrank.moments.best_rank_moments."""
+    R_sub from the closed forms or kgrank.moments.best_rank_moments. With
+    ``discarded_are_candidates`` (the paper protocol) the R - R_sub discarded answers join
+    the M non-relevant candidates."""
     group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
     num_other = np.repeat(rows.num_other, group_sizes)
     num_relevant = np.arange(rows.query_order.size) - np.repeat(rows.group_starts, group_sizes) + 1
+    if discarded_are_candidates:
+        num_other = num_other + np.repeat(group_sizes, group_sizes) - num_relevant
     single = num_relevant == 1
     tables = {}
     for metric in metrics:
@@ -243,17 +272,71 @@ def _variants(metric: str, values: np.ndarray, expectation: np.ndarray, variance
     return result
 
 
+def overtaking_discarded(rows: MicroRows, relevant_above: np.ndarray, sampled: np.ndarray) -> np.ndarray:
+    """(subsets, micro rows, table order): per answer, the discarded answers of its query
+    scored above it plus half of those tied with it, what its realistic rank rises by when
+    they become candidates (the paper protocol).
+
+    ``relevant_above`` (table order) is each answer's competition rank among its query's
+    relevant answers (0 = none above; equal scores share it), so with the answers of a
+    query sorted by it, those above an answer are the ones before its tie group and those
+    tied with it are the rest of the group; prefix sums of the discarded indicator give both.
+    """
+    sampled = np.atleast_2d(np.asarray(sampled, dtype=float))
+    group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
+    query = np.repeat(np.arange(rows.group_starts.size), group_sizes)
+    tier = np.asarray(relevant_above)[rows.query_order]
+    order = np.lexsort((tier, query))  # query stays sorted: each query keeps its slots
+    sorted_query, sorted_tier = query[order], tier[order]
+    new_tie = np.r_[True, (sorted_query[1:] != sorted_query[:-1]) | (sorted_tier[1:] != sorted_tier[:-1])]
+    tie_starts = np.flatnonzero(new_tie)
+    tie_ends = np.append(tie_starts[1:], order.size)
+    tie = np.cumsum(new_tie) - 1
+    discarded = 1.0 - sampled[:, rows.query_order[order]]
+    before = np.concatenate([np.zeros((len(sampled), 1)), np.cumsum(discarded, axis=1)], axis=1)
+    above = before[:, tie_starts[tie]] - before[:, rows.group_starts[sorted_query]]
+    tied = before[:, tie_ends[tie]] - before[:, tie_starts[tie]] - discarded
+    shift = np.empty_like(discarded)
+    shift[:, rows.query_order[order]] = above + 0.5 * tied
+    return shift
+
+
 def subset_values(
-    rows: MicroRows, tables: Mapping[str, pd.DataFrame], sampled: np.ndarray, best_rank: Mapping
+    rows: MicroRows,
+    tables: Mapping[str, pd.DataFrame],
+    sampled: np.ndarray,
+    best_rank: Mapping,
+    *,
+    discarded_are_candidates: bool = False,
 ) -> dict[tuple[str, str], dict[str, np.ndarray]]:
     """Per (averaging, metric), the variants' values (subsets, systems) on the subsets
-    ``sampled`` ((subsets, micro rows) 0/1, in the micro rows' table order)."""
+    ``sampled`` ((subsets, micro rows) 0/1, in the micro rows' table order); the discarded
+    answers filtered (`all-known`) or, with ``discarded_are_candidates``, unlabelled
+    candidates (`paper`; ``best_rank`` must then come from best_rank_tables with the same
+    flag)."""
     systems = list(tables)
     sampled = np.atleast_2d(np.asarray(sampled, dtype=float))
     in_query_order = sampled[:, rows.query_order]
     num_sampled = sampled.sum(axis=1)
     per_query = np.add.reduceat(in_query_order, rows.group_starts, axis=1)
     has_answer = per_query > 0
+    group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
+    reference_table = tables[systems[0]]
+    # per system the realistic ranks (subsets, rows) of every answer on each subset, and
+    # per row the candidate count N (+ D_q) its micro moments take
+    base_ranks = {system: tables[system][RANK_COLUMN].to_numpy(dtype=float) for system in systems}
+    num_candidates = reference_table["num_candidates"].to_numpy(dtype=float)[None, :]
+    if discarded_are_candidates:
+        discarded = np.empty_like(sampled)
+        discarded[:, rows.query_order] = np.repeat(group_sizes[None, :] - per_query, group_sizes, axis=1)
+        num_candidates = num_candidates + discarded
+        subset_ranks = {
+            system: base_ranks[system][None, :]
+            + overtaking_discarded(rows, tables[system]["relevant_above"].to_numpy(), sampled)
+            for system in systems
+        }
+    else:
+        subset_ranks = {system: np.broadcast_to(base_ranks[system], sampled.shape) for system in systems}
     num_queries = has_answer.sum(axis=1)
     lookup_row = rows.group_starts[None, :] + np.maximum(per_query, 1).astype(int) - 1
     # macro-pykeen weights: 1 / R_sub for each sampled answer, in table order
@@ -265,27 +348,42 @@ def subset_values(
     # (1 where the query has none: masked out by has_answer, and finite for every transform)
     best_ranks = []
     for system in systems:
-        ranks = tables[system][RANK_COLUMN].to_numpy(dtype=float)[rows.query_order]
+        ranks = subset_ranks[system][:, rows.query_order]
         best = np.minimum.reduceat(np.where(in_query_order > 0, ranks, np.inf), rows.group_starts, axis=1)
         best_ranks.append(np.where(has_answer, best, 1.0))
     result = {}
-    reference_table = tables[systems[0]]
     for metric in rows.metrics:
-        expectations = reference_table[f"{metric}_expectation"].to_numpy(dtype=float)
-        variances = reference_table[f"{metric}_variance"].to_numpy(dtype=float)
-        values = np.column_stack([tables[system][metric].to_numpy(dtype=float) for system in systems])
+        transform = lookup(metric).transform
+        if discarded_are_candidates:
+            first, second = transform.task_moments(num_candidates)
+            expectations, variances = first, np.maximum(second - first * first, 0.0)
+            # (subsets, systems): the sums over each subset's rows of f(the subset's rank)
+            micro_sums = np.column_stack(
+                [(sampled * transform.function(subset_ranks[system])).sum(axis=1) for system in systems]
+            )
+            pykeen_sums = np.column_stack(
+                [(weights * transform.function(subset_ranks[system])).sum(axis=1) for system in systems]
+            )
+        else:
+            expectations = reference_table[f"{metric}_expectation"].to_numpy(dtype=float)[None, :]
+            variances = reference_table[f"{metric}_variance"].to_numpy(dtype=float)[None, :]
+            values = np.column_stack([tables[system][metric].to_numpy(dtype=float) for system in systems])
+            micro_sums, pykeen_sums = sampled @ values, weights @ values
         # micro: the mean over the sampled answers
-        micro = sampled @ values / num_sampled[:, None]
+        micro = micro_sums / num_sampled[:, None]
         result["micro", metric] = _variants(
-            metric, micro, sampled @ expectations / num_sampled, sampled @ variances / num_sampled**2
+            metric,
+            micro,
+            (sampled * expectations).sum(axis=1) / num_sampled,
+            (sampled * variances).sum(axis=1) / num_sampled**2,
         )
         # macro-pykeen: per query the mean over its sampled answers, then over the queries
-        pykeen = weights @ values / num_queries[:, None]
+        pykeen = pykeen_sums / num_queries[:, None]
         result["macro-pykeen", metric] = _variants(
-            metric, pykeen, weights @ expectations / num_queries, np.full(len(sampled), np.nan)
+            metric, pykeen, (weights * expectations).sum(axis=1) / num_queries, np.full(len(sampled), np.nan)
         )
         # macro: f of the best sampled rank per query, moments from the best-rank tables
-        transform = lookup(metric).transform.function
+        transform = transform.function
         first, variance = best_rank[metric]
         macro = np.column_stack(
             [np.where(has_answer, transform(best), 0.0).sum(axis=1) / num_queries for best in best_ranks]
@@ -294,7 +392,6 @@ def subset_values(
         macro_variance = np.where(has_answer, variance[lookup_row], 0.0).sum(axis=1) / num_queries**2
         result["macro", metric] = _variants(metric, macro, expectation, macro_variance)
     if all(key in reference_table.columns for key in IR_METRICS):
-        group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
         query = np.repeat(np.arange(rows.group_starts.size), group_sizes)
         place = np.arange(query.size) - np.repeat(rows.group_starts, group_sizes)
         ap = np.empty((len(sampled), len(systems)))
@@ -312,6 +409,7 @@ def subset_values(
                 query[top],
                 rows.group_starts.size,
                 num_sampled=per_query,
+                discarded_leave=not discarded_are_candidates,
             )
             ap[:, column] = np.nansum(average_precision, axis=1) / num_queries
             ndcg[:, column] = np.nansum(gain, axis=1) / num_queries
@@ -340,11 +438,17 @@ def stability(
     repetitions: int,
     seed: int,
     dataset: str = "",
+    protocol: str = ALL_KNOWN,
 ) -> pd.DataFrame:
     """Tau between the whole-set ranking and each subset's, as a tidy table with the
     columns STABILITY_COLUMNS (one row per evaluation, averaging, metric, variant,
     fraction and repetition); ``dataset`` fills the dataset column, so that tables of
-    several datasets (each with its own `test` evaluation) can be stacked."""
+    several datasets (each with its own `test` evaluation) can be stacked. ``protocol``
+    names the protocol of the item tables, which decides what the discarded answers
+    become (the module's docstring); the same draws serve every protocol."""
+    if protocol not in PROTOCOLS:
+        raise KgrankInputError(f"stability: protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
+    candidates = protocol == PAPER
     check_aligned(items_by_system)
     for fraction in fractions:
         if not 0 < fraction <= 1:
@@ -354,12 +458,15 @@ def stability(
     frames = []
     for evaluation in evaluations:
         rows, tables = micro_rows(items_by_system, evaluation)
-        best_rank = best_rank_tables(rows, rows.metrics)
+        best_rank = best_rank_tables(rows, rows.metrics, discarded_are_candidates=candidates)
         num_rows = rows.query_order.size
-        whole = subset_values(rows, tables, np.ones((1, num_rows)), best_rank)
+        whole = subset_values(
+            rows, tables, np.ones((1, num_rows)), best_rank, discarded_are_candidates=candidates
+        )
         for fraction in fractions:
             sampled = draw_subsets(num_rows, fraction, repetitions, seed)
-            for (averaging, metric), variants in subset_values(rows, tables, sampled, best_rank).items():
+            values = subset_values(rows, tables, sampled, best_rank, discarded_are_candidates=candidates)
+            for (averaging, metric), variants in values.items():
                 for variant, values in variants.items():
                     tau = kendall_tau_b_rows(whole[averaging, metric][variant][0], values)
                     frames.append(
