@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from kgrank.candidates import KnownAnswers
+from kgrank.errors import KgrankInputError
 from kgrank.studies.ir import trec
 from kgrank.studies.ir.evaluation import evaluate_scores
 from kgrank.studies.ir.settings import ALL_KNOWN, PAPER, protocol_filter_splits
@@ -318,3 +319,84 @@ def test_stability_subsets_equal_a_brute_force_recomputation(protocol, draw):
                         metric,
                         variant,
                     )
+
+
+# --- the side-by-side tables --------------------------------------------------------------
+
+
+def test_sample_vs_test_by_hand(tmp_path):
+    from kgrank.io import write_report_table
+    from kgrank.studies.ir.protocols import SAMPLE_VS_TEST_COLUMNS, sample_vs_test
+    from kgrank.studies.ir.report import sample_vs_test_caption, sample_vs_test_table
+
+    rows = []
+    values = {(PAPER, "a", "test"): 0.30, (PAPER, "a", "sample"): 0.25, (PAPER, "b", "test"): 0.20}
+    values |= {(PAPER, "b", "sample"): 0.18, (ALL_KNOWN, "a", "test"): 0.30, (ALL_KNOWN, "a", "sample"): 0.31}
+    values |= {(ALL_KNOWN, "b", "test"): 0.20, (ALL_KNOWN, "b", "sample"): 0.19}
+    for (protocol, model, evaluation), value in values.items():
+        for averaging in ("micro", "macro"):
+            rows.append(
+                {
+                    "protocol": protocol,
+                    "model": model,
+                    "evaluation": evaluation,
+                    "averaging": averaging,
+                    "metric": "inverse_harmonic_mean_rank",
+                    "value": value if averaging == "micro" else 1.0,
+                }
+            )
+    table = sample_vs_test(pd.DataFrame(rows))
+    assert list(table.columns) == list(SAMPLE_VS_TEST_COLUMNS)
+    by_key = table.set_index(["protocol", "model"])["sample_minus_test"]
+    assert by_key[(PAPER, "a")] == pytest.approx(-0.05)
+    assert by_key[(PAPER, "b")] == pytest.approx(-0.02)
+    assert by_key[(ALL_KNOWN, "a")] == pytest.approx(0.01)
+    shown = sample_vs_test_table(table)
+    assert list(shown.columns) == [
+        "model",
+        "FB-Test-O (paper)",
+        "FB-Test-S (paper)",
+        "S - O (paper)",
+        "FB-Test-O (all-known)",
+        "FB-Test-S (all-known)",
+        "S - O (all-known)",
+    ]
+    write_report_table(shown, tmp_path / "t.md", tmp_path / "t.tex", caption=sample_vs_test_caption(table))
+    assert "S - O (all-known)" in (tmp_path / "t.md").read_text()
+    with pytest.raises(KgrankInputError, match="no micro inverse_harmonic_mean_rank on evaluation 'sample'"):
+        sample_vs_test(pd.DataFrame(rows).query("evaluation == 'test'"))
+
+
+def test_tau_by_protocol_by_hand():
+    from kgrank.studies.ir.protocols import tau_by_protocol
+    from kgrank.studies.ir.report import tau_by_protocol_table
+
+    rows = []
+    for protocol, tau in ((PAPER, -0.2), (ALL_KNOWN, 1.0)):
+        for comparison, category in (("sample vs pooled", "all"), ("sample vs pooled", "1-1"), ("x", "all")):
+            rows.append(
+                {
+                    "protocol": protocol,
+                    "comparison": comparison,
+                    "category": category,
+                    "side": "both",
+                    "variant": "raw",
+                    "averaging": "micro",
+                    "metric": "inverse_harmonic_mean_rank",
+                    "tau": tau if (comparison, category) == ("sample vs pooled", "all") else 0.5,
+                    "p_value": 0.1,
+                }
+            )
+    table = tau_by_protocol(pd.DataFrame(rows))
+    assert list(table.columns) == [
+        "averaging",
+        "metric",
+        "tau paper",
+        "tau all-known",
+        "p paper",
+        "p all-known",
+    ]
+    assert table[["tau paper", "tau all-known"]].to_numpy().tolist() == [[-0.2, 1.0]]
+    assert tau_by_protocol_table(table)["metric"].tolist() == ["MRR"]
+    with pytest.raises(KgrankInputError, match="no column protocol"):
+        tau_by_protocol(pd.DataFrame(rows).drop(columns="protocol"))

@@ -37,6 +37,8 @@ IR_SYSTEMS_TABLE = table_files("ir_systems")
 IR_SPARSITY_TABLE = table_files("ir_sparsity")
 IR_DISCRIMINATION_TABLE = table_files("ir_discrimination")
 IR_MONTECARLO_TABLE = table_files("ir_montecarlo")
+IR_SAMPLE_VS_TEST_TABLE = table_files("ir_sample_vs_test")
+IR_TAU_BY_PROTOCOL_TABLE = table_files("ir_tau_by_protocol")
 
 
 # Tables, figures and the analyses that take seconds run on the submitting machine.
@@ -103,8 +105,10 @@ rule ir_test_queries:
         " --qrels-dir {output.qrels} --export test 2>&1 | tee {log}"
 
 
-# One scoring pass per system serves every evaluation set: micro and macro items, the
-# registry's metrics on the main sets, and TREC run files.
+# One scoring pass per system serves every evaluation set and both filtering protocols
+# (`paper`: train + valid + the set's own answers, Zhou et al.'s; `all-known`: train + valid
+# + test): micro and macro items, the registry's metrics on the main sets, and TREC run
+# files (the paper protocol's; the all-known one's only where it differs: not FB-Test-O).
 rule ir_evaluate:
     input:
         **split_files(),
@@ -155,6 +159,11 @@ rule ir_systems:
             figure_files("ir_systems")["pdf"], caption="../../report/ir_systems_figure.rst", category="ir"
         ),
         png=figure_files("ir_systems")["png"],
+        gap=f"{IR_DATASET_DIR}/sample_vs_test.tsv",
+        gap_markdown=report(
+            IR_SAMPLE_VS_TEST_TABLE["md"], caption="../../report/ir_sample_vs_test.rst", category="ir"
+        ),
+        gap_latex=IR_SAMPLE_VS_TEST_TABLE["tex"],
     params:
         systems=" ".join(IR_SYSTEMS[IR_DATASET]),
         caption=budget_caption(config["budget"], [IR_DATASET], IR_SYSTEMS[IR_DATASET]),
@@ -167,7 +176,8 @@ rule ir_systems:
     shell:
         "kgrank ir-systems --items {input.item_tables} --systems {params.systems} --micro-metrics {input.metrics}"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex}"
-        " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
+        " --pdf {output.pdf} --png {output.png} --caption {params.caption:q}"
+        " --gap {output.gap} --gap-markdown {output.gap_markdown} --gap-latex {output.gap_latex} 2>&1 | tee {log}"
 
 
 rule ir_sparsity:
@@ -189,6 +199,11 @@ rule ir_sparsity:
             category="ir",
         ),
         values_png=figure_files("ir_sparsity_values")["png"],
+        tau=f"{IR_DATASET_DIR}/tau_by_protocol.tsv",
+        tau_markdown=report(
+            IR_TAU_BY_PROTOCOL_TABLE["md"], caption="../../report/ir_tau_by_protocol.rst", category="ir"
+        ),
+        tau_latex=IR_TAU_BY_PROTOCOL_TABLE["tex"],
     params:
         systems=" ".join(IR_SYSTEMS[IR_DATASET]),
     log:
@@ -201,7 +216,8 @@ rule ir_sparsity:
         "kgrank ir-sparsity --items {input.item_tables} --systems {params.systems} --relations {input.relations}"
         " --out {output.agreement} --values {output.values} --markdown {output.markdown}"
         " --latex {output.latex} --pdf {output.pdf} --png {output.png}"
-        " --values-pdf {output.values_pdf} --values-png {output.values_png} 2>&1 | tee {log}"
+        " --values-pdf {output.values_pdf} --values-png {output.values_png}"
+        " --tau {output.tau} --tau-markdown {output.tau_markdown} --tau-latex {output.tau_latex} 2>&1 | tee {log}"
 
 
 rule ir_stability:

@@ -270,10 +270,14 @@ def _dataset_evaluations(specs: list[str], datasets: set[str]) -> list[tuple[str
 
 def _montecarlo(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.montecarlo import check_evaluations
     from kgrank.studies.ir.report import montecarlo_caption, montecarlo_table
+    from kgrank.studies.ir.settings import PAPER
 
-    tables = _pair_items(args.items, args.pairs)
+    # the macro moments are checked on the paper protocol's query structures (the default
+    # protocol; on FB-Test-O the two coincide, and the formula does not depend on the filter)
+    tables = split_protocols(_pair_items(args.items, args.pairs))[PAPER]
     by_dataset = {dataset: table for (dataset, _), table in tables.items()}
     table = check_evaluations(
         by_dataset,
@@ -284,6 +288,7 @@ def _montecarlo(args: argparse.Namespace) -> None:
         alpha=args.alpha,
         progress=not args.quiet,
     )
+    table.insert(0, "protocol", PAPER)
     write_table(args.out, table)
     write_report_table(
         montecarlo_table(table),
@@ -300,15 +305,37 @@ def _montecarlo(args: argparse.Namespace) -> None:
 
 def _systems(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
-    from kgrank.studies.ir.aggregate import aggregate_items
+    from kgrank.studies.ir.aggregate import aggregate_items, split_protocols, with_protocol
     from kgrank.studies.ir.figures import plot_systems
-    from kgrank.studies.ir.report import systems_caption, systems_table
+    from kgrank.studies.ir.protocols import sample_vs_test
+    from kgrank.studies.ir.report import (
+        sample_vs_test_caption,
+        sample_vs_test_table,
+        systems_caption,
+        systems_table,
+    )
     from kgrank.studies.ir.settings import MAIN_EVALUATIONS
     from kgrank.tables import METRICS, read_tables_of
 
     items = _read_systems(args.items, args.systems)
+    table = with_protocol(
+        {
+            protocol: aggregate_items(tables, evaluations=list(MAIN_EVALUATIONS))
+            for protocol, tables in split_protocols(items).items()
+        }
+    )
+    gap = sample_vs_test(table)
+    write_table(args.gap, gap)
+    write_report_table(
+        sample_vs_test_table(gap),
+        args.gap_markdown,
+        args.gap_latex,
+        caption=sample_vs_test_caption(gap),
+        label="tab:ir-sample-vs-test",
+        floatfmt=".4f",
+        markdown_caption=True,
+    )
     budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
-    table = aggregate_items(items, evaluations=list(MAIN_EVALUATIONS))
     write_table(args.out, table)
     statement = systems_caption(args.caption)
     write_report_table(
@@ -325,16 +352,39 @@ def _systems(args: argparse.Namespace) -> None:
 
 def _sparsity(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.studies.ir.aggregate import split_protocols, with_protocol
     from kgrank.studies.ir.agreement import label_sparsity
     from kgrank.studies.ir.figures import plot_tau_by_depth, plot_values_by_depth
-    from kgrank.studies.ir.report import SPARSITY_VALUES_CAPTION, sparsity_caption, sparsity_table
+    from kgrank.studies.ir.protocols import tau_by_protocol
+    from kgrank.studies.ir.report import (
+        SPARSITY_VALUES_CAPTION,
+        sparsity_caption,
+        sparsity_table,
+        tau_by_protocol_caption,
+        tau_by_protocol_table,
+    )
     from kgrank.tables import read_table
 
     items = _read_systems(args.items, args.systems)
     relations = read_table(args.relations, relations_kind())
-    agreement, values = label_sparsity(items, relations)
+    results = {
+        protocol: label_sparsity(tables, relations) for protocol, tables in split_protocols(items).items()
+    }
+    agreement = with_protocol({protocol: taus for protocol, (taus, _) in results.items()})
+    values = with_protocol({protocol: values for protocol, (_, values) in results.items()})
     write_table(args.out, agreement)
     write_table(args.values, values)
+    taus = tau_by_protocol(agreement)
+    write_table(args.tau, taus)
+    write_report_table(
+        tau_by_protocol_table(taus),
+        args.tau_markdown,
+        args.tau_latex,
+        caption=tau_by_protocol_caption(len(args.systems)),
+        label="tab:ir-tau-by-protocol",
+        floatfmt=".3g",
+        markdown_caption=True,
+    )
     statement = sparsity_caption(len(args.systems))
     write_report_table(
         sparsity_table(agreement),
@@ -350,17 +400,27 @@ def _sparsity(args: argparse.Namespace) -> None:
 
 
 def _stability(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from kgrank.io import write_table
+    from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.stability import stability, stability_summary
 
     items = _read_systems(args.items, args.systems)
-    taus = stability(
-        items,
-        args.evaluations,
-        fractions=args.fractions,
-        repetitions=args.repetitions,
-        seed=args.seed,
-        dataset=args.dataset,
+    taus = pd.concat(
+        [
+            stability(
+                tables,
+                args.evaluations,
+                fractions=args.fractions,
+                repetitions=args.repetitions,
+                seed=args.seed,
+                dataset=args.dataset,
+                protocol=protocol,
+            )
+            for protocol, tables in split_protocols(items).items()
+        ],
+        ignore_index=True,
     )
     write_table(args.out, taus)
     write_table(args.summary, stability_summary(taus))
@@ -379,15 +439,20 @@ def _discrimination(args: argparse.Namespace) -> None:
     import pandas as pd
 
     from kgrank.io import write_report_table, write_table
+    from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.discrimination import discrimination, discrimination_summary
     from kgrank.studies.ir.figures import plot_discrimination
     from kgrank.studies.ir.report import discrimination_caption, discrimination_table
 
     tables = _pair_items(args.items, args.pairs)
     frames = []
-    for dataset, evaluation in _dataset_evaluations(args.evaluations, {d for d, _ in tables}):
-        systems = {model: table for (name, model), table in tables.items() if name == dataset}
-        frames.append(discrimination(systems, evaluation, alpha=args.alpha, dataset=dataset))
+    specs = _dataset_evaluations(args.evaluations, {d for d, _ in tables})
+    for protocol, of_protocol in split_protocols(tables).items():
+        for dataset, evaluation in specs:
+            systems = {model: table for (name, model), table in of_protocol.items() if name == dataset}
+            frames.append(
+                discrimination(systems, evaluation, alpha=args.alpha, dataset=dataset, protocol=protocol)
+            )
     pairs = pd.concat(frames, ignore_index=True)
     write_table(args.out, pairs)
     summary = discrimination_summary(pairs, args.alpha)
@@ -541,6 +606,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_table_paths(command)
     add_figure_paths(command)
     add_caption(command)
+    command.add_argument(
+        "--gap", required=True, help="where to write FB-Test-S vs FB-Test-O micro MRR per protocol (TSV)"
+    )
+    command.add_argument("--gap-markdown", required=True, help="where to write that table as Markdown")
+    command.add_argument("--gap-latex", required=True, help="where to write that table as LaTeX")
     command.set_defaults(handler=_systems)
 
     command = commands.add_parser(
@@ -560,6 +630,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument(
         "--values-png", required=True, help="where to write the values-vs-depth figure as PNG"
     )
+    command.add_argument(
+        "--tau", required=True, help="where to write the S vs S-C tau per metric and protocol (TSV)"
+    )
+    command.add_argument("--tau-markdown", required=True, help="where to write that table as Markdown")
+    command.add_argument("--tau-latex", required=True, help="where to write that table as LaTeX")
     command.set_defaults(handler=_sparsity)
 
     command = commands.add_parser(

@@ -25,6 +25,7 @@ from kgrank.stats import holm, paired_tests
 from kgrank.studies.ir.aggregate import AVERAGINGS, check_aligned, defined_metrics
 
 DISCRIMINATION_COLUMNS = (
+    "protocol",
     "dataset",
     "evaluation",
     "averaging",
@@ -38,6 +39,7 @@ DISCRIMINATION_COLUMNS = (
     "p_holm",
 )
 DISCRIMINATION_SUMMARY_COLUMNS = (
+    "protocol",
     "dataset",
     "evaluation",
     "averaging",
@@ -69,11 +71,13 @@ def discrimination(
     alpha: float,
     dataset: str = "",
     metrics: Sequence[str] | None = None,
+    protocol: str = "",
 ) -> pd.DataFrame:
     """One row per (averaging, metric, pair of systems in the mapping's order) on one
     evaluation, columns DISCRIMINATION_COLUMNS; Holm over the pairs of each averaging and
-    metric. ``dataset`` fills the dataset column, so that tables of several datasets can
-    be stacked; ``metrics`` restricts the metrics (default: every metric of the table).
+    metric. ``dataset`` and ``protocol`` fill their columns, so that tables of several
+    datasets and protocols can be stacked; ``metrics`` restricts the metrics (default:
+    every metric of the table).
 
     statsmodels' Holm calls gc.collect() on every call (a tenth of a second in a process
     holding many objects), so a table of many metrics takes seconds."""
@@ -100,6 +104,7 @@ def discrimination(
                 test = paired_tests(vectors[first], vectors[second])
                 rows.append(
                     {
+                        "protocol": protocol,
                         "dataset": dataset,
                         "evaluation": evaluation,
                         "averaging": averaging,
@@ -121,9 +126,11 @@ def discrimination(
 
 
 def discrimination_summary(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """Per dataset, evaluation, averaging and metric: the number of pairs and of those with p below
-    ``alpha`` before and after Holm (columns DISCRIMINATION_SUMMARY_COLUMNS)."""
-    group = ["dataset", "evaluation", "averaging", "metric"]
+    """Per protocol, dataset, evaluation, averaging and metric: the number of pairs and of those
+    with p below ``alpha`` before and after Holm (columns DISCRIMINATION_SUMMARY_COLUMNS)."""
+    if "protocol" not in pairs.columns:  # a table of one protocol, written without the column
+        pairs = pairs.assign(protocol="")
+    group = ["protocol", "dataset", "evaluation", "averaging", "metric"]
     summary = (
         pairs.assign(below=pairs["p_value"] < alpha, below_holm=pairs["p_holm"] < alpha)
         .groupby(group, sort=False)

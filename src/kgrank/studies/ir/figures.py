@@ -24,6 +24,11 @@ METRIC_LABELS = {"ap_at_20": "MAP@20", "ndcg_at_20": "nDCG@20"}
 ADJUSTED_LABELS = {"arithmetic_mean_rank": "AMRI", "inverse_harmonic_mean_rank": "AMRR"}
 AVERAGING_LABELS = {"micro": "micro", "macro": "macro (best answer)", "macro-pykeen": "macro (PyKEEN)"}
 EVALUATION_LABELS = {"test": "full test set", "sample": "FB-Test-S", "pooled": "FB-Test-S-C"}
+# The filtering protocols (kgrank.studies.ir.settings.PROTOCOLS) as figures and tables name them
+PROTOCOL_LABELS = {
+    "paper": "paper filter (train+valid+set's answers)",
+    "all-known": "all-known filter (train+valid+test)",
+}
 AVERAGING_STYLES = {"micro": "-", "macro": "--", "macro-pykeen": ":"}
 SMALLEST_P = 1e-16  # smaller p-values (and 0) are drawn at this floor of the log axis
 
@@ -50,19 +55,42 @@ def evaluation_label(dataset: str, evaluation: str) -> str:
     return f"{dataset_label(dataset)}, {label}" if dataset else label
 
 
-def _panels(frame: pd.DataFrame) -> list[tuple[str, str]]:
-    """The (dataset, evaluation) pairs of a table, in order; tables without a dataset
-    column have one evaluation per name."""
-    datasets = frame["dataset"] if "dataset" in frame.columns else pd.Series("", index=frame.index)
-    return list(dict.fromkeys(zip(datasets.fillna(""), frame["evaluation"], strict=True)))
+def protocol_label(protocol: str) -> str:
+    return PROTOCOL_LABELS.get(protocol, protocol)
 
 
-def _of_panel(frame: pd.DataFrame, panel: tuple[str, str]) -> pd.Series:
-    dataset, evaluation = panel
+def _protocols(frame: pd.DataFrame) -> list[str]:
+    """The protocols of a table in order ('' for a table without a protocol column)."""
+    return list(dict.fromkeys(frame["protocol"])) if "protocol" in frame.columns else [""]
+
+
+def _of_protocol(frame: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    return frame[frame["protocol"] == protocol] if "protocol" in frame.columns else frame
+
+
+def _panels(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The (dataset, evaluation, protocol) of a table, in order; tables without a dataset
+    or protocol column have '' there."""
+    blank = pd.Series("", index=frame.index)
+    datasets = frame["dataset"].fillna("") if "dataset" in frame.columns else blank
+    protocols = frame["protocol"] if "protocol" in frame.columns else blank
+    return list(dict.fromkeys(zip(datasets, frame["evaluation"], protocols, strict=True)))
+
+
+def _of_panel(frame: pd.DataFrame, panel: tuple[str, str, str]) -> pd.Series:
+    dataset, evaluation, protocol = panel
     mask = frame["evaluation"] == evaluation
     if "dataset" in frame.columns:
         mask &= frame["dataset"].fillna("") == dataset
+    if "protocol" in frame.columns:
+        mask &= frame["protocol"] == protocol
     return mask
+
+
+def _panel_label(panel: tuple[str, str, str]) -> str:
+    dataset, evaluation, protocol = panel
+    label = evaluation_label(dataset, evaluation)
+    return f"{label},\n{protocol_label(protocol)}" if protocol else label
 
 
 def _colours(names: list[str]) -> dict[str, tuple]:
@@ -141,19 +169,23 @@ def plot_tau_by_depth(agreement: pd.DataFrame, pdf: str | Path, png: str | Path,
     from matplotlib.ticker import MaxNLocator
 
     metrics, averagings = _metrics(frame), _averagings(frame)
+    protocols = _protocols(frame)
     colours = _colours(list(AVERAGING_LABELS))
-    columns = min(4, len(metrics))
-    figure, axes = _grid(-(-len(metrics) // columns), columns)
-    for axis in axes.flat[len(metrics) :]:
-        axis.set_visible(False)
+    figure, axes = _grid(len(protocols), len(metrics))
     styles = {"depth vs pooled": ("-", "o", "vs FB-Test-S-C"), "depth vs sample": ("--", "s", "vs FB-Test-S")}
-    for axis, metric in zip(axes.flat, metrics, strict=False):
+    cells = [
+        (axes[row, column], protocol, metric)
+        for row, protocol in enumerate(protocols)
+        for column, metric in enumerate(metrics)
+    ]
+    for axis, protocol, metric in cells:
+        shown = _of_protocol(frame, protocol)
         for averaging in averagings:
             for comparison, (line, marker, text) in styles.items():
-                curve = frame[
-                    (frame["metric"] == metric)
-                    & (frame["averaging"] == averaging)
-                    & (frame["comparison"] == comparison)
+                curve = shown[
+                    (shown["metric"] == metric)
+                    & (shown["averaging"] == averaging)
+                    & (shown["comparison"] == comparison)
                 ].sort_values("depth")
                 if curve.empty:
                     continue
@@ -169,13 +201,17 @@ def plot_tau_by_depth(agreement: pd.DataFrame, pdf: str | Path, png: str | Path,
                 )
         axis.set_ylim(-1.05, 1.05)
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axis.set_title(metric_label(metric))
+        axis.set_title(
+            f"{metric_label(metric)}\n{protocol_label(protocol)}" if protocol else metric_label(metric),
+            fontsize=8,
+        )
         axis.set_xlabel("pooling depth d (rank cut-off)")
         axis.set_ylabel("Kendall's τ (systems)")
     _finish(
         figure,
         axes,
-        "Label sparsity: agreement of the system ranking at pooling depth d with FB-Test-S-C and FB-Test-S",
+        "Label sparsity: agreement of the system ranking at pooling depth d with FB-Test-S-C and FB-Test-S"
+        + (f" (rows: {', '.join(protocol_label(p) for p in protocols)})" if protocols != [""] else ""),
         caption,
         pdf,
         png,
@@ -211,15 +247,22 @@ def plot_values_by_depth(
 
     systems = list(dict.fromkeys(frame["model"]))
     colours = _colours(systems)
-    figure, axes = _grid(1, 2, width=3.8)
+    protocols = _protocols(frame)
+    figure, axes = _grid(len(protocols), 2, width=3.8)
     panels = (
         ("value", metric_label(metric), "raw value"),
         ("adjusted_index", adjusted_label(metric), "adjusted index (0: random, 1: optimum)"),
     )
-    for axis, (column, label, title) in zip(axes.flat, panels, strict=True):
-        axis.set_title(title, fontsize=9)
+    cells = [
+        (axes[row, column], protocol, panel)
+        for row, protocol in enumerate(protocols)
+        for column, panel in enumerate(panels)
+    ]
+    for axis, protocol, (column, label, title) in cells:
+        axis.set_title(f"{title}\n{protocol_label(protocol)}" if protocol else title, fontsize=8)
+        shown = _of_protocol(frame, protocol)
         for system in systems:
-            curve = frame[frame["model"] == system].sort_values("depth")
+            curve = shown[shown["model"] == system].sort_values("depth")
             axis.plot(
                 curve["depth"],
                 curve[column],
@@ -304,7 +347,7 @@ def plot_stability(summary: pd.DataFrame, pdf: str | Path, png: str | Path, capt
             if row == len(panels) - 1:
                 axis.set_xlabel("subset fraction (log)", fontsize=8)
             if column == 0:
-                axis.set_ylabel(f"{evaluation_label(*panel)}\nKendall's τ", fontsize=8)
+                axis.set_ylabel(f"{_panel_label(panel)}\nKendall's τ", fontsize=7)
     _finish(
         figure,
         axes,
@@ -356,7 +399,7 @@ def plot_discrimination(
             if row == len(panels) - 1:
                 axis.set_xlabel("system pairs, sorted by p")
             if column == 0:
-                axis.set_ylabel(f"{evaluation_label(*panel)}\np-value (paired t, log)", fontsize=8)
+                axis.set_ylabel(f"{_panel_label(panel)}\np-value (paired t, log)", fontsize=7)
     _finish(
         figure,
         axes,
@@ -387,12 +430,21 @@ def plot_systems(table: pd.DataFrame, pdf: str | Path, png: str | Path, caption:
         _nothing_to_draw("No evaluation set of the study in this table.", pdf, png, caption)
         return
     systems = list(dict.fromkeys(table["model"]))
+    protocols = _protocols(table)
     colours = _colours([label for _, _, label in SYSTEM_BARS])
-    figure, axes = _grid(1, len(evaluations), width=max(3.2, 0.55 * len(systems) + 1.0), height=3.2)
+    figure, axes = _grid(
+        len(protocols), len(evaluations), width=max(3.2, 0.55 * len(systems) + 1.0), height=3.2
+    )
     width = 0.8 / len(SYSTEM_BARS)
     positions = np.arange(len(systems))
-    for axis, evaluation in zip(axes[0], evaluations, strict=True):
-        shown = table[table["evaluation"] == evaluation]
+    cells = [
+        (axes[row, column], protocol, evaluation)
+        for row, protocol in enumerate(protocols)
+        for column, evaluation in enumerate(evaluations)
+    ]
+    for axis, protocol, evaluation in cells:
+        shown = _of_protocol(table, protocol)
+        shown = shown[shown["evaluation"] == evaluation]
         for offset, (averaging, metric, label) in enumerate(SYSTEM_BARS):
             values = (
                 shown[(shown["averaging"] == averaging) & (shown["metric"] == metric)]
@@ -407,7 +459,12 @@ def plot_systems(table: pd.DataFrame, pdf: str | Path, png: str | Path, caption:
                 label=label,
             )
         axis.set_xticks(positions, [model_label(system) for system in systems], rotation=45, ha="right")
-        axis.set_title(EVALUATION_LABELS[evaluation])
+        title = EVALUATION_LABELS[evaluation]
+        axis.set_title(f"{title}\n{protocol_label(protocol)}" if protocol else title, fontsize=8)
         axis.set_ylim(0, 1)
         axis.set_ylabel("value (higher is better)")
-    _finish(figure, axes, "Micro vs macro metrics of every system (FB15k-237, filtered)", caption, pdf, png)
+    title = "Micro vs macro metrics of every system (FB15k-237"
+    title += (
+        f"; rows: {', '.join(protocol_label(p) for p in protocols)})" if protocols != [""] else ", filtered)"
+    )
+    _finish(figure, axes, title, caption, pdf, png)

@@ -54,6 +54,7 @@ from kgrank.studies.ir.settings import ALL_KNOWN, PAPER, PROTOCOLS
 CUTOFF = 20
 RANK_COLUMN = "arithmetic_mean_rank"  # f(r) = r: the micro rows' realistic rank itself
 STABILITY_COLUMNS = (
+    "protocol",
     "dataset",
     "evaluation",
     "averaging",
@@ -64,6 +65,7 @@ STABILITY_COLUMNS = (
     "tau",
 )
 STABILITY_SUMMARY_COLUMNS = (
+    "protocol",
     "dataset",
     "evaluation",
     "averaging",
@@ -472,6 +474,7 @@ def stability(
                     frames.append(
                         pd.DataFrame(
                             {
+                                "protocol": protocol,
                                 "dataset": dataset,
                                 "evaluation": evaluation,
                                 "averaging": averaging,
@@ -489,9 +492,9 @@ def stability(
 
 
 def stability_summary(taus: pd.DataFrame) -> pd.DataFrame:
-    """Mean tau and its 5th and 95th percentiles over the repetitions, per dataset, evaluation,
-    averaging, metric, variant and fraction (columns STABILITY_SUMMARY_COLUMNS)."""
-    group = ["dataset", "evaluation", "averaging", "metric", "variant", "fraction"]
+    """Mean tau and its 5th and 95th percentiles over the repetitions, per protocol, dataset,
+    evaluation, averaging, metric, variant and fraction (columns STABILITY_SUMMARY_COLUMNS)."""
+    group = ["protocol", "dataset", "evaluation", "averaging", "metric", "variant", "fraction"]
     summary = (
         taus.groupby(group, sort=False)["tau"]
         .agg(
