@@ -16,7 +16,6 @@ from kgrank.studies.ir.figures import (
     EVALUATION_LABELS,
     evaluation_label,
     metric_label,
-    protocol_label,
 )
 from kgrank.studies.ir.settings import MAIN_EVALUATIONS
 
@@ -144,7 +143,6 @@ def sparsity_table(agreement: pd.DataFrame) -> pd.DataFrame:
         mixed[["tau"]].rename(columns={"tau": "tau, S-C at the relation mix of S"})
     )
     table = table.reset_index()
-    table["protocol"] = table["protocol"].map(protocol_label)
     table["averaging"] = table["averaging"].map(AVERAGING_LABELS)
     table["metric"] = table["metric"].map(metric_label)
     return table.rename(columns={"tau": "tau, S vs S-C", "p_value": "p"})
@@ -177,7 +175,6 @@ def stability_caption(summary: pd.DataFrame) -> str:
 def discrimination_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The discrimination summary with printed evaluation, averaging and metric names."""
     return summary.assign(
-        protocol=summary["protocol"].map(protocol_label),
         evaluation=[
             evaluation_label(d, e) for d, e in zip(summary["dataset"], summary["evaluation"], strict=True)
         ],
