@@ -97,6 +97,16 @@ def test_outputs_exist(workdir):
         "figures/openworld_family_tree.pdf",
     ]:
         assert (results / path).stat().st_size > 0, path
+    # the ir study under both filtering protocols, and the runs of the second one only
+    # where they differ from the paper protocol's (not on the full test set)
+    for path in ["tables/ir_sample_vs_test.md", "tables/ir_tau_by_protocol.tex", "ir/nations/systems.tsv"]:
+        assert (results / path).stat().st_size > 0, path
+    assert set(pd.read_csv(results / "ir/nations/systems.tsv", sep="\t")["protocol"]) == {
+        "paper",
+        "all-known",
+    }
+    runs = results / "ir/nations/runs/transe"
+    assert (runs / "sample.all-known.run.gz").is_file() and not (runs / "test.all-known.run.gz").exists()
     checkpoints = pd.read_csv(results / "openworld/family_tree/density-65/complex-d8.tsv", sep="\t")
     assert sorted(set(checkpoints["epoch"])) == [1, 2]
     assert set(checkpoints["evaluation"]) == {"sparse", "full"}
