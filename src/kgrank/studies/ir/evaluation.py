@@ -2,11 +2,13 @@
 the run lists and the qrels.
 
 A query of an evaluation is a unique (side, given entity, relation); its relevant answers
-are the evaluation's answers of it. Its filter is every known true triple (train, valid,
-test) plus its relevant answers. Each relevant answer is ranked against the entities
-outside the filter, itself put back (the micro rank, as kgrank.ranks.compute_ranks), and
-the query's run list holds every entity but the filtered non-relevant ones, by score
-descending, ties by entity id ascending.
+are the evaluation's answers of it. Its filter is its protocol's known triples plus its
+relevant answers: `paper` (Zhou et al.) knows train and valid, so a test answer the
+evaluated set lacks stays a candidate; `all-known` knows train, valid and test
+(kgrank.studies.ir.settings). Each relevant answer is ranked against the entities outside
+the filter, itself put back (the micro rank, as kgrank.ranks.compute_ranks, which the
+all-known protocol equals), and the query's run list holds every entity but the filtered
+non-relevant ones, by score descending, ties by entity id ascending.
 
 Every distinct (side, triple) of all evaluations is scored once by kgrank.scoring.Scorer
 with the triple itself as the batch row, exactly as compute_ranks scores it, so the
