@@ -25,6 +25,7 @@ from kgrank.studies.ir.evaluation import (
     item_columns,
     micro_rank_table,
     plan_items,
+    protocol_runs,
 )
 from kgrank.studies.ir.kgc_sparsity import (
     check_sample,
@@ -372,17 +373,17 @@ def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir
     assert set(items["evaluation"]) == set(data.evaluations["evaluation"])
     assert list(dict.fromkeys(items["protocol"])) == ["paper", "all-known"]
     # the run list holds every relevant answer at its micro position, under each protocol
-    runs = result.runs.set_index(["protocol", "evaluation", "query", "entity"])["position"]
     micro = result.micro[result.micro["evaluation"].isin(["pooled", "test"])]
-    keys = zip(micro["protocol"], micro["evaluation"], micro["query"], micro["answer"], strict=True)
-    assert (runs.loc[list(keys)].to_numpy() == micro["position"].to_numpy()).all()
+    for (protocol, name), chosen in micro.groupby(["protocol", "evaluation"]):
+        runs = protocol_runs(result.runs, protocol, name).set_index(["query", "entity"])["position"]
+        keys = list(zip(chosen["query"], chosen["answer"], strict=True))
+        assert (runs.loc[keys].to_numpy() == chosen["position"].to_numpy()).all()
     # the depth-20 run of the item table gives the values of the full-depth exported run,
     # and the files on disk give them too
     labels = sorted(factories.training.entity_to_id, key=factories.training.entity_to_id.get)
     for protocol, name in itertools.product(("paper", "all-known"), ("pooled", "test")):
         run_path, qrels_path = tmp_path / f"{name}.run", tmp_path / f"{name}.qrels.gz"
-        run = result.runs[(result.runs["evaluation"] == name) & (result.runs["protocol"] == protocol)]
-        trec.write_run(run_path, run, labels)
+        trec.write_run(run_path, protocol_runs(result.runs, protocol, name), labels)
         trec.write_qrels(qrels_path, result.qrels[result.qrels["evaluation"] == name], labels)
         measured = trec.read_trec_files(run_path, qrels_path)
         assert measured.equals(trec.read_trec_files(run_path, qrels_path, depth=20))

@@ -205,9 +205,9 @@ def _evaluate_block(
             values, orders = _rank_block(scores, mask, answer_ids, relevant_pairs, representative, depth)
             values["relevant_above"] = relevant_above
             masks.append((protocol, mask))
+            results[protocol] = (values, orders)
         else:
-            values, orders = results[same]
-        results[protocol] = (values, orders)
+            results[protocol] = results[same]  # the same object: the caller tells reuse by identity
     return results
 
 
@@ -239,7 +239,9 @@ def score_pass(
     Returns the micro detail (protocol + MICRO_COLUMNS) and the run lists (protocol,
     evaluation + trec.RUN_COLUMNS; ``protocol``, ``evaluation`` and ``side`` categorical, as a
     full-depth run has tens of millions of rows): ``run_depth`` deep for the ``export``
-    evaluations, MEASURE_DEPTH deep for the others (enough for AP@20 and nDCG@20).
+    evaluations, MEASURE_DEPTH deep for the others (enough for AP@20 and nDCG@20). The run
+    lists of a later protocol are left out for an evaluation where they equal the first
+    protocol's (FB-Test-O: 23 million rows per protocol); :func:`protocol_runs` reads them.
     """
     filters = protocol_filters(known)
     protocols = list(filters)
@@ -269,7 +271,10 @@ def score_pass(
         name: frame.sort_values("row") for name, frame in items.groupby("evaluation", sort=False)
     }
     measured: list[pd.DataFrame] = []
-    run_parts: list[pd.DataFrame] = []
+    # (protocol, evaluation) -> its blocks' run arrays; a later protocol's are kept only for
+    # the evaluations where some block differs from the first protocol's (``differing``)
+    run_parts: dict[tuple[str, str], list[tuple[np.ndarray, ...]]] = {}
+    differing: set[tuple[str, str]] = set()
     bar = tqdm(total=len(rows), desc="ir evaluation", unit="triple", disable=not progress)
     for side in SIDES:
         side_rows = rows[rows["side"] == side]
@@ -305,14 +310,18 @@ def score_pass(
                 )
                 chosen = block[representative]
                 plain = block.drop(columns=["representative", "row", "given"])
-                for protocol, (values, orders) in by_protocol.items():
+                first_result = by_protocol[protocols[0]]
+                for protocol, result in by_protocol.items():
+                    values, orders = result
                     measured.append(plain.assign(protocol=protocol, **values))
+                    if protocol != protocols[0] and result is not first_result:
+                        differing.add((protocol, name))
                     if not len(orders):
                         continue
                     lengths = np.array([len(order) for order in orders])
                     # codes, not categoricals: a DataFrame per block costs more than the ranking
                     # on small sets; the categoricals are built once at the end
-                    run_parts.append(
+                    run_parts.setdefault((protocol, name), []).append(
                         (
                             np.full(lengths.sum(), protocols.index(protocol), dtype=np.int8),
                             np.full(lengths.sum(), names.index(name), dtype=np.int16),
@@ -330,7 +339,13 @@ def score_pass(
         drop=True
     )
     micro["protocol"] = micro["protocol"].astype(str)
-    columns = list(zip(*run_parts, strict=True)) if run_parts else [[np.empty(0, dtype=np.int64)]] * 6
+    kept = [
+        part
+        for (protocol, name), parts in run_parts.items()
+        if protocol == protocols[0] or (protocol, name) in differing
+        for part in parts
+    ]
+    columns = list(zip(*kept, strict=True)) if kept else [[np.empty(0, dtype=np.int64)]] * 6
     protocol_codes, evaluation_codes, query, side_codes, entity, position = (
         np.concatenate(parts) for parts in columns
     )
@@ -363,6 +378,17 @@ def _moment_columns(
     return columns
 
 
+def protocol_runs(runs: pd.DataFrame, protocol: str, evaluation: str) -> pd.DataFrame:
+    """The run lists of one protocol and evaluation (trec.RUN_COLUMNS): the protocol's own,
+    or the first protocol's where the pass left them out as equal to it."""
+    chosen = runs[(runs["evaluation"] == evaluation) & (runs["protocol"] == protocol)]
+    if len(chosen) or not len(runs):
+        return chosen[list(trec.RUN_COLUMNS)].reset_index(drop=True)
+    first = runs["protocol"].iloc[0]
+    chosen = runs[(runs["evaluation"] == evaluation) & (runs["protocol"] == first)]
+    return chosen[list(trec.RUN_COLUMNS)].reset_index(drop=True)
+
+
 def _by_evaluation(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, pd.DataFrame]:
     return {
         str(name): part[list(columns)].reset_index(drop=True)
@@ -387,19 +413,24 @@ def item_table(
     first = protocol_items(first_micro, first_runs, labels, hits)
     frames = [first.assign(protocol=protocols[0])]
     reference_micro = _by_evaluation(first_micro, micro_columns)
-    reference_runs = _by_evaluation(first_runs, run_columns)
     averaging_order = {name: place for place, name in enumerate(("micro", "macro", "macro-pykeen"))}
     for protocol in protocols[1:]:
         chosen_micro = micro[micro["protocol"] == protocol]
         chosen_runs = runs[runs["protocol"] == protocol]
         own_micro = _by_evaluation(chosen_micro, micro_columns)
         own_runs = _by_evaluation(chosen_runs, run_columns)
+        # the pass leaves out a later protocol's runs where they equal the first one's
         same = [
             name
             for name, frame in own_micro.items()
             if name in reference_micro
             and frame.equals(reference_micro[name])
-            and own_runs.get(name, pd.DataFrame()).equals(reference_runs.get(name, pd.DataFrame()))
+            and (
+                name not in own_runs
+                or own_runs[name].equals(
+                    first_runs.loc[first_runs["evaluation"] == name, run_columns].reset_index(drop=True)
+                )
+            )
         ]
         differing = chosen_micro[~chosen_micro["evaluation"].isin(same)]
         parts = [first[first["evaluation"].isin(same)]]
