@@ -361,6 +361,14 @@ SLOTS = [
                 lambda i, o: [
                     *("--systems", "transe", "complex", "--micro-metrics", i["micro"]),
                     *("--out", str(o / "s.tsv"), *_tables(o), *_fig(o)),
+                    *(
+                        "--gap",
+                        str(o / "g.tsv"),
+                        "--gap-markdown",
+                        str(o / "g.md"),
+                        "--gap-latex",
+                        str(o / "g.tex"),
+                    ),
                 ],
             ),
             (
@@ -369,6 +377,14 @@ SLOTS = [
                     *("--systems", "transe", "complex", "--relations", i["relations"]),
                     *("--out", str(o / "s.tsv"), "--values", str(o / "v.tsv"), *_tables(o), *_fig(o)),
                     *("--values-pdf", str(o / "v.pdf"), "--values-png", str(o / "v.png")),
+                    *(
+                        "--tau",
+                        str(o / "t.tsv"),
+                        "--tau-markdown",
+                        str(o / "t.md"),
+                        "--tau-latex",
+                        str(o / "t.tex"),
+                    ),
                 ],
             ),
             (
@@ -398,6 +414,7 @@ SLOTS = [
         lambda i, o: [
             *("ir-systems", "--items", i["items"], i["items2"], "--systems", "transe", "complex"),
             *("--micro-metrics", i["micro"], "--out", str(o / "s.tsv"), *_tables(o), *_fig(o)),
+            *("--gap", str(o / "g.tsv"), "--gap-markdown", str(o / "g.md"), "--gap-latex", str(o / "g.tex")),
         ],
     ),
     Slot(
@@ -411,6 +428,7 @@ SLOTS = [
             *_tables(o),
             *_fig(o),
             *("--values-pdf", str(o / "v.pdf"), "--values-png", str(o / "v.png")),
+            *("--tau", str(o / "t.tsv"), "--tau-markdown", str(o / "t.md"), "--tau-latex", str(o / "t.tex")),
         ],
     ),
     Slot(

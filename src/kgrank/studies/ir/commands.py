@@ -318,6 +318,7 @@ def _systems(args: argparse.Namespace) -> None:
     from kgrank.tables import METRICS, read_tables_of
 
     items = _read_systems(args.items, args.systems)
+    budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
     table = with_protocol(
         {
             protocol: aggregate_items(tables, evaluations=list(MAIN_EVALUATIONS))
@@ -335,7 +336,6 @@ def _systems(args: argparse.Namespace) -> None:
         floatfmt=".4f",
         markdown_caption=True,
     )
-    budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
     write_table(args.out, table)
     statement = systems_caption(args.caption)
     write_report_table(
