@@ -341,8 +341,10 @@ def read_archive_splits(
                     )
                 result[split] = parse_triples(io.BytesIO(data), f"{archive}:{member.name}", header)
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
+        # tarfile lists every compression it tried, one per line
+        reason = " ".join(str(error).split())
         raise KgrankInputError(
-            f"{archive}: not a readable .tar.gz ({error}); replace it with a complete copy"
+            f"{archive}: not a readable .tar.gz ({reason}); replace it with a complete copy"
         ) from None
     return result
 

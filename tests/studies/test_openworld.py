@@ -489,6 +489,28 @@ def test_family_tree_settings_caption_and_check():
         check_family_tree_settings({**settings, "configurations": {}})
 
 
+def test_family_tree_folders_are_checked_before_any_job(tmp_path):
+    from kgrank.studies.openworld.settings import check_family_tree_folders
+
+    folder = tmp_path / "independent" / "density-65"
+    folder.mkdir(parents=True)
+    settings = {"enabled": True, "graphs": ["independent"], "densities": [0.65]}
+    with pytest.raises(
+        KgrankInputError, match=r"densities: 0\.65 needs .*density-65/train\.tsv, which is missing"
+    ):
+        check_family_tree_folders(settings, tmp_path)
+    for name in ("train.tsv", "test_answers.tsv"):
+        (folder / name).write_text("")
+    check_family_tree_folders(settings, tmp_path)
+    with pytest.raises(KgrankInputError, match=r"0\.5 needs .* \(independent has: density-65\); use one of"):
+        check_family_tree_folders({**settings, "densities": [0.5]}, tmp_path)
+    with pytest.raises(
+        KgrankInputError, match=r"graphs: 'correlated' is no folder of .* \(it has: independent\)"
+    ):
+        check_family_tree_folders({**settings, "graphs": ["correlated"]}, tmp_path)
+    check_family_tree_folders({**settings, "enabled": False, "graphs": ["correlated"]}, tmp_path)
+
+
 def test_family_tree_densities_are_fractions_named_by_their_folder():
     from kgrank.studies.openworld.settings import density_percentages
 

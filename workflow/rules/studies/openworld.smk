@@ -23,6 +23,8 @@ OPENWORLD_WORLD_ARGUMENTS = (
 # Relative to the repository (the Snakefile's folder), like hyperparameters_dir, so that
 # a run in another working directory (--directory) still finds the data beside the clone.
 OPENWORLD_FAMILY_TREE_ROOT = Path(workflow.basedir) / OPENWORLD_FAMILY_TREE["root"]
+if enabled("openworld"):
+    openworld_settings.check_family_tree_folders(OPENWORLD_FAMILY_TREE, OPENWORLD_FAMILY_TREE_ROOT, CONFIG_SOURCE)
 # The densities are fractions in the config, per cent in the data's and the outputs'
 # folder names (0.65: density-65).
 OPENWORLD_FAMILY_TREE_PERCENTAGES = openworld_settings.density_percentages(
@@ -130,7 +132,7 @@ rule openworld_family_tree:
         expand(
             f"{OPENWORLD_FAMILY_TREE_ROOT}/{{graph}}/density-{{{{density}}}}/{{split}}.tsv",
             graph=OPENWORLD_FAMILY_TREE["graphs"],
-            split=["train", "test_answers"],
+            split=[name.removesuffix(".tsv") for name in openworld_settings.FAMILY_TREE_FILES],
         ),
     output:
         OPENWORLD_CHECKPOINTS,

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import validate_pipeline
 
 DENSITIES_KEY = "studies.openworld.family_tree.densities"
+# the files a family-tree job reads from each graph's density folder
+FAMILY_TREE_FILES = ("train.tsv", "test_answers.tsv")
 
 
 def density_percentage(fraction: float) -> int:
@@ -72,6 +75,31 @@ def check_family_tree_settings(settings: Mapping[str, Any], source: str = "the c
     density_percentages(settings["densities"])
     for name, pipeline in settings["configurations"].items():
         validate_pipeline(pipeline, source, f"studies.openworld.family_tree.configurations.{name}")
+
+
+def check_family_tree_folders(settings: Mapping[str, Any], root: Path, source: str = "the config") -> None:
+    """At parse time: every graph and density names a folder of ``root`` with the two files a
+    family-tree job reads; Snakemake would otherwise stop with a missing-input listing."""
+    if not settings["enabled"]:
+        return
+    for graph in settings["graphs"]:
+        graph_dir = Path(root) / graph
+        if not graph_dir.is_dir():
+            present = sorted(path.name for path in Path(root).glob("*") if path.is_dir())
+            raise KgrankInputError(
+                f"{source}: key studies.openworld.family_tree.graphs: {graph!r} is no folder of {root} "
+                f"(it has: {', '.join(present) or 'none'}); name one of those or fix family_tree.root"
+            )
+        for percentage in density_percentages(settings["densities"]):
+            folder = graph_dir / f"density-{percentage}"
+            missing = [name for name in FAMILY_TREE_FILES if not (folder / name).is_file()]
+            if missing:
+                present = sorted(path.name for path in graph_dir.glob("density-*"))
+                raise KgrankInputError(
+                    f"{source}: key {DENSITIES_KEY}: {percentage / 100:g} needs {folder}/{missing[0]}, "
+                    f"which is missing ({graph} has: {', '.join(present) or 'none'}); "
+                    "use one of those densities"
+                )
 
 
 def strength_count(start: float, stop: float, step: float) -> int:
