@@ -129,32 +129,6 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         ) from None
 
 
-def read_parquet_table(path: str | os.PathLike[str], columns: Sequence[str], producer: str) -> pd.DataFrame:
-    """A parquet table a step wrote, with ``columns``; a missing, unreadable or incomplete
-    file stops with one line naming it and ``producer``, the step that writes it."""
-    import pandas as pd
-    import pyarrow
-
-    from kgrank.errors import KgrankInputError
-
-    if not Path(path).is_file():
-        raise KgrankInputError(f"{path}: no such file; check the path, or run {producer} first")
-    try:
-        table = pd.read_parquet(path)
-    except (pyarrow.ArrowException, OSError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise KgrankInputError(
-            f"{path}: not a readable parquet file ({reason}); pass the table {producer} wrote, or rerun it"
-        ) from None
-    missing = [column for column in columns if column not in table.columns]
-    if missing:
-        raise KgrankInputError(
-            f"{path}: column(s) {missing} missing; {producer} writes {list(columns)} "
-            "(pass its file, or rerun it)"
-        )
-    return table
-
-
 def read_tables(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str] = ()) -> pd.DataFrame:
     """Several tidy TSV tables of one layout (one per dataset, pair, ...) as one frame;
     each must have ``columns``."""

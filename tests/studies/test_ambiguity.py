@@ -222,6 +222,20 @@ def test_reproduced_by_names_the_counts_within_the_printed_digit():
     ) == ("paper's entities; filtered on paper's entities")
 
 
+def test_a_published_row_without_entity_count_leaves_its_columns_empty():
+    published = pd.DataFrame(
+        [{"dataset": "toy", "model": "m", "mean_rank": 101, "entities": np.nan, "amri_percent": 80.0}]
+    )
+    ranks = _tasks([900] * 4).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
+    row = table1(published, {("toy", "x"): ranks}, {"toy": 991}, alpha=0.05).iloc[0]
+    assert np.isnan(row["amri_published_count"]) and np.isnan(row["amri_filtered_published_entities"])
+    assert row["amri_full"] == pytest.approx(1 - 200 / 990)
+    assert row["reproduced_by"] == "none"
+    # neither stated nor in this run: nothing to compute, no traceback
+    row = table1(published, {}, {}, alpha=0.05).iloc[0]
+    assert np.isnan(row["amri_full"]) and row["reproduced_by"] == ""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["fb15k237", "wn18rr"])
 def test_published_amri_is_the_filtered_counts_on_the_papers_entities(dataset, request):

@@ -109,6 +109,12 @@ class ClaimError(Exception):
     """A claim that cannot be evaluated on the tables at hand (its reason is the verdict's)."""
 
 
+class BrokenClaim(ClaimError):
+    """A claim that no table could satisfy: a selector or expression that does not parse, an
+    unknown function, a column the table lacks, a selector that matches several rows. It
+    stops the scorecard instead of hiding among the not-checkable claims."""
+
+
 # --- the claims files ----------------------------------------------------------------------
 
 
@@ -192,7 +198,7 @@ def parse_selector(text: str) -> list[tuple[str, str, list[str]]]:
     for clause in filter(None, parts):
         match = re.fullmatch(r"([^=!<>]+?)\s*(!=|<=|>=|=|<|>)\s*(.*)", clause)
         if match is None:
-            raise ClaimError(
+            raise BrokenClaim(
                 f"selector clause {clause!r} is not column<op>value, op one of {SELECTOR_OPERATORS}"
             )
         column, sign, values = match.groups()
@@ -200,7 +206,7 @@ def parse_selector(text: str) -> list[tuple[str, str, list[str]]]:
             try:
                 float(values)
             except ValueError:
-                raise ClaimError(f"selector clause {clause!r}: {sign} needs a number") from None
+                raise BrokenClaim(f"selector clause {clause!r}: {sign} needs a number") from None
         clauses.append((column.strip(), sign, [value.strip() for value in values.split("|")]))
     return clauses
 
@@ -235,7 +241,7 @@ def select_rows(
     mask = pd.Series(True, index=frame.index)
     for column, sign, values in clauses:
         if column not in frame.columns:
-            raise ClaimError(f"no column {column!r} (the table has {list(frame.columns)})")
+            raise BrokenClaim(f"no column {column!r} (the table has {list(frame.columns)})")
         if sign in ("=", "!="):
             hit = _matches(frame[column], values)
             mask &= ~hit if sign == "!=" else hit
@@ -326,6 +332,8 @@ PURE_FUNCTIONS: dict[str, Callable[..., float]] = {
     "sqrt": math.sqrt,
     "floor": math.floor,
     "round": round,
+    # of printed numbers (a consistency claim over a table's cells); `max` is the column's
+    "largest": lambda *numbers: float(max(numbers)),
     "harmonic": _harmonic,
     "constant_scorer_realistic_rank": constant_scorer_realistic_rank,
 }
@@ -333,7 +341,7 @@ PURE_FUNCTIONS: dict[str, Callable[..., float]] = {
 
 def _column(rows: pd.DataFrame, column: str) -> pd.Series:
     if column not in rows.columns:
-        raise ClaimError(f"no column {column!r} (the table has {list(rows.columns)})")
+        raise BrokenClaim(f"no column {column!r} (the table has {list(rows.columns)})")
     values = rows[column]
     if pd.api.types.is_bool_dtype(values) or values.dtype == object:
         mapped = values.map(lambda cell: {"True": 1.0, "False": 0.0, True: 1.0, False: 0.0}.get(cell, cell))
@@ -344,7 +352,7 @@ def _column(rows: pd.DataFrame, column: str) -> pd.Series:
 def _table_functions(rows: pd.DataFrame | None) -> dict[str, Callable[..., float]]:
     def subset(where: str, allow_empty: bool = False) -> pd.DataFrame:
         if rows is None:
-            raise ClaimError("a table function in a claim without a source")
+            raise BrokenClaim("a table function in a claim without a source")
         chosen = select_rows(rows, where, defaults={})
         if chosen.empty and not allow_empty:
             raise ClaimError(f"no row matches the selector{f' and {where!r}' if where else ''}")
@@ -353,7 +361,7 @@ def _table_functions(rows: pd.DataFrame | None) -> dict[str, Callable[..., float
     def value(column: str, where: str = "") -> float:
         chosen = subset(where)
         if len(chosen) != 1:
-            raise ClaimError(f"{len(chosen)} rows match {where or 'the selector'!r}; value() needs one")
+            raise BrokenClaim(f"{len(chosen)} rows match {where or 'the selector'!r}; value() needs one")
         return float(_column(chosen, column).iloc[0])
 
     def aggregate(name: str) -> Callable[..., float]:
@@ -433,20 +441,20 @@ def evaluate_expression(text: str, rows: pd.DataFrame | None) -> float:
             return float(all(values) if isinstance(node.op, ast.And) else any(values))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
             if node.func.id not in functions:
-                raise ClaimError(f"unknown function {node.func.id!r} in {text!r}")
+                raise BrokenClaim(f"unknown function {node.func.id!r} in {text!r}")
             return functions[node.func.id](*(walk(argument) for argument in node.args))
-        raise ClaimError(f"{text!r}: {ast.dump(node)[:60]} is not allowed in a claim's expression")
+        raise BrokenClaim(f"{text!r}: {ast.dump(node)[:60]} is not allowed in a claim's expression")
 
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as error:
-        raise ClaimError(f"{text!r} is not an expression ({error.msg})") from None
+        raise BrokenClaim(f"{text!r} is not an expression ({error.msg})") from None
     try:
         result = walk(tree)
     except ZeroDivisionError:
         raise ClaimError(f"{text!r} divides by zero") from None
     if isinstance(result, str):
-        raise ClaimError(f"{text!r} is a string, not a number")
+        raise BrokenClaim(f"{text!r} is a string, not a number")
     return float(result)
 
 
@@ -499,6 +507,11 @@ def judge(
         value = evaluate_expression(claim["value"], rows)
         published = evaluate_expression(claim["published_value"], None)
         tolerance = parse_tolerance(claim["tolerance"], published)
+    except BrokenClaim as error:
+        raise KgrankInputError(
+            f"claim {claim['id']} ({claim['source']}): {error}; fix the claim in "
+            f"{claims_dir()}/{claim['paper'].replace('-', '_')}.tsv, or rerun the study that writes its table"
+        ) from None
     except ClaimError as error:
         return Outcome(None, NOT_CHECKABLE, str(error))
     if math.isnan(value):

@@ -129,29 +129,38 @@ def table1(
     rows = []
     for record in published.itertuples(index=False):
         filtered = counts.get(record.dataset)
-        full_count = entities.get(record.dataset, record.entities)
-        full = amri(record.mean_rank, np.array([full_count]))
+        # a paper that states no entity count leaves it NaN: its columns stay empty
+        stated = float(record.entities)
+        full_count = float(entities.get(record.dataset, stated))
+        full = amri(record.mean_rank, np.array([full_count])) if full_count == full_count else np.nan
         per_task = amri(record.mean_rank, filtered) if filtered is not None else np.nan
         # the entities our preparation dropped are unseen in training: every task's candidates
-        dropped = int(record.entities) - int(full_count)
-        on_published = amri(record.mean_rank, filtered + dropped) if filtered is not None else np.nan
+        on_published = (
+            amri(record.mean_rank, filtered + (stated - full_count))
+            if filtered is not None and stated == stated
+            else np.nan
+        )
         row = {
             "source": SOURCE,
             "dataset": record.dataset,
             "model": record.model,
-            "entities_published": int(record.entities),
-            "entities": int(full_count),
+            "entities_published": stated,
+            "entities": full_count,
             "mean_rank": float(record.mean_rank),
             "amri_published": float(record.amri_percent) / 100,
-            "amri_published_count": amri(record.mean_rank, np.array([record.entities])),
+            "amri_published_count": amri(record.mean_rank, np.array([stated]))
+            if stated == stated
+            else np.nan,
             "amri_full": full,
             "amri_filtered": per_task,
             "amri_filtered_published_entities": on_published,
             "amri_difference": per_task - full,
         }
-        tolerance = amri_tolerance(np.array([record.entities]))
-        printed = row["amri_published"] == row["amri_published"]
-        row["reproduced_by"] = reproduced_by(row, row["amri_published"], tolerance) if printed else ""
+        count = stated if stated == stated else full_count
+        printed = row["amri_published"] == row["amri_published"] and count == count
+        row["reproduced_by"] = (
+            reproduced_by(row, row["amri_published"], amri_tolerance(np.array([count]))) if printed else ""
+        )
         rows.append(row)
     for (dataset, model), table in sorted(rank_tables.items()):
         ours = model_row(table)

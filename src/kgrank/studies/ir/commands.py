@@ -69,17 +69,23 @@ def items_kind() -> TableKind:
     """The item table of `kgrank ir-evaluate` (one row per micro answer or macro query)."""
     from kgrank.rank_table import SIDES
     from kgrank.studies.ir.evaluation import ITEM_ID_COLUMNS
+    from kgrank.studies.ir.settings import PROTOCOLS
     from kgrank.tables import table_kind
 
     return table_kind(
         "item table",
         "`kgrank ir-evaluate`",
         ITEM_ID_COLUMNS,
-        strings=("evaluation", "averaging", "side"),
-        ints=("item", "query", "relation", "num_relevant", "num_candidates", "position"),
+        strings=("protocol", "evaluation", "averaging", "side"),
+        ints=("item", "query", "relation", "num_relevant", "num_candidates", "position", "relevant_above"),
         floats=("weight",),
-        choices={"side": SIDES},
-        ranges={"num_relevant": (1, None), "num_candidates": (1, None), "weight": (0, 1)},
+        choices={"side": SIDES, "protocol": PROTOCOLS},
+        ranges={
+            "num_relevant": (1, None),
+            "num_candidates": (1, None),
+            "relevant_above": (0, None),
+            "weight": (0, 1),
+        },
         check=_no_infinite_value,
     )
 
@@ -277,7 +283,13 @@ def _montecarlo(args: argparse.Namespace) -> None:
 
     # the macro moments are checked on the paper protocol's query structures (the default
     # protocol; on FB-Test-O the two coincide, and the formula does not depend on the filter)
-    tables = split_protocols(_pair_items(args.items, args.pairs))[PAPER]
+    by_protocol = split_protocols(_pair_items(args.items, args.pairs))
+    if PAPER not in by_protocol:
+        raise KgrankInputError(
+            f"{args.items[0]}: no rows of protocol {PAPER!r} (it has {', '.join(by_protocol)}); "
+            "rerun `kgrank ir-evaluate`, which ranks under every protocol"
+        )
+    tables = by_protocol[PAPER]
     by_dataset = {dataset: table for (dataset, _), table in tables.items()}
     table = check_evaluations(
         by_dataset,
