@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from kgrank.errors import KgrankInputError
-from kgrank.io import atomic_path, write_json
+from kgrank.io import atomic_path, text_lines, write_json
 
 SPLITS = ("train", "valid", "test")
 # The names archives use for their split files (the layout PyKEEN's own loaders expect).
@@ -96,14 +96,7 @@ def parse_triples(lines: Iterable[bytes], source: str, header: Any = False) -> n
     header = _header_mode(header, source)
     rows: list[list[str]] = []
     first, skipped = True, False
-    for line_number, raw in enumerate(lines, start=1):
-        try:
-            line = raw.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError as error:
-            raise KgrankInputError(
-                f"{source}:{line_number}: byte {raw[error.start]:#04x} at column {error.start + 1} is not "
-                "UTF-8; save the file as UTF-8"
-            ) from None
+    for line_number, line in text_lines(lines, source):
         if not line.strip():
             continue
         if first:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,3 +183,19 @@ def read_stats(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
         }
     )
     return frame.sort_values("entities", kind="stable").reset_index(drop=True)
+
+
+def text_lines(lines: Iterable[bytes], source: str) -> Iterator[tuple[int, str]]:
+    """Numbered lines (from 1) of a text file read as bytes, without their line ends; a line
+    that is not UTF-8 stops with ``source``, its line and column. The study-data readers
+    and the triple parser share it so that every message counts lines the way an editor does."""
+    from kgrank.errors import KgrankInputError
+
+    for line_number, raw in enumerate(lines, start=1):
+        try:
+            yield line_number, raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            raise KgrankInputError(
+                f"{source}:{line_number}: byte {raw[error.start]:#04x} at column {error.start + 1} is not "
+                "UTF-8; save the file as UTF-8"
+            ) from None

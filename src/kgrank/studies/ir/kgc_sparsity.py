@@ -34,6 +34,7 @@ import pandas as pd
 
 from kgrank.datasets import load_factories, pykeen_test_triples, read_archive_splits, read_triples
 from kgrank.errors import KgrankInputError
+from kgrank.io import text_lines
 
 SAMPLES = "FB-Test-S/samples.txt"
 SAMPLE_INDICES = "FB-Test-S/sample_idxs.txt"
@@ -141,11 +142,7 @@ def read_fields(
         raise KgrankInputError(f"{source}: file not found; restore the kgc-sparsity folder")
     rows = []
     with path.open("rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError:
-                raise KgrankInputError(f"{source}:{line_number}: not UTF-8; save the file as UTF-8") from None
+        for line_number, line in text_lines(handle, source):
             fields = line.split("\t")
             required = fields[:-1] if empty_last else fields
             if len(fields) != num_fields or any(not field.strip() for field in required):

@@ -27,6 +27,7 @@ import torch
 from pykeen.training.callbacks import TrainingCallback
 
 from kgrank.errors import KgrankInputError
+from kgrank.io import text_lines
 from kgrank.metrics import Metric, Variant, derived_values, macro_mean_moments
 from kgrank.stats import kendall_tau
 
@@ -58,11 +59,7 @@ def _read_integers(path: Path, names: tuple[str, ...], header: bool) -> np.ndarr
     row_pattern = re.compile("\t".join([id_field] * len(names)))
     rows: list[str] = []
     with path.open("rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError:
-                raise KgrankInputError(f"{path}:{line_number}: not UTF-8; save the file as UTF-8") from None
+        for line_number, line in text_lines(handle, str(path)):
             if header and line_number == 1:
                 if line.split("\t") != list(names):
                     raise KgrankInputError(
