@@ -256,6 +256,8 @@ def test_deleted_ranks_remake_only_their_dependants(workdir):
         "metrics": 1,
         "paper_figure1": 1,
         "all": 1,
+        # it judges claims on the metric and ambiguity tables
+        "scorecard": 1,
         **{f"ambiguity_{rule}": 1 for rule in ambiguity},
     }
     assert snakemake(workdir, "--cores", "2").returncode == 0
