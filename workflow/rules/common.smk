@@ -18,6 +18,7 @@ from kgrank.config import (
     check_budget,
     check_config,
     check_datasets,
+    check_sampled_candidates,
     check_external_systems,
     check_pairs,
     external_system_paths,
@@ -316,3 +317,8 @@ HITS = " ".join(str(k) for k in config["metrics"]["hits"])
 BUDGET_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS)
 # for the figures that show the external systems too (Figure 1, the ambiguity drift)
 EVALUATED_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS, EXTERNAL_PAIRS)
+# Each trained dataset's entity count as far as it is known before any job (None: a local
+# dataset not prepared yet), for the parse-time checks of candidate sizes.
+KNOWN_ENTITY_COUNTS = {
+    name: known_entity_count(name, config["datasets"][name], stats_file(name)) for name in TRAIN_DATASETS
+}

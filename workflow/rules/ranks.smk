@@ -37,13 +37,7 @@ rule ranks:
 # answers (num_candidates = k + 1), for the k listed in ranks.sampled_candidates or any
 # k asked for by file name. A k that would keep every candidate of a dataset stops the
 # plan (where the dataset's entity count is known yet), else the ranks job.
-from kgrank.config import check_sampled_candidates
-
-check_sampled_candidates(
-    config["ranks"]["sampled_candidates"],
-    {name: known_entity_count(name, config["datasets"][name], stats_file(name)) for name in TRAIN_DATASETS},
-    CONFIG_SOURCE,
-)
+check_sampled_candidates(config["ranks"]["sampled_candidates"], KNOWN_ENTITY_COUNTS, CONFIG_SOURCE)
 use rule ranks as sampled_ranks with:
     output:
         sampled_rank_file(),

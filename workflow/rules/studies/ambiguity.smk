@@ -15,9 +15,7 @@ AMBIGUITY_BOOTSTRAP = ambiguity_settings.bootstrap_arguments(AMBIGUITY)
 # dataset is not prepared yet its count is unknown, and the drift job checks the sizes.
 if enabled("ambiguity"):
     ambiguity_settings.check_candidate_sizes(
-        AMBIGUITY["candidate_sizes"],
-        {name: known_entity_count(name, config["datasets"][name], stats_file(name)) for name in TRAIN_DATASETS},
-        CONFIG_SOURCE,
+        AMBIGUITY["candidate_sizes"], KNOWN_ENTITY_COUNTS, CONFIG_SOURCE
     )
 AMBIGUITY_TABLES = {
     name: table_files(f"ambiguity_{name}") for name in ("variants", "ties", "slopes", "table1", "pairwise")
