@@ -1,0 +1,150 @@
+"""The LCWA losses from the positives' indices equal PyKEEN's losses on the dense labels."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgrank.lcwa_loss import fused_loss_name, lcwa_loss_from_positives
+
+LOSSES = ["crossentropy", "bceaftersigmoid"]
+
+
+def _pykeen_loss(name: str, **kwargs):
+    from pykeen.losses import loss_resolver
+
+    return loss_resolver.make(name, **kwargs)
+
+
+def _both(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float):
+    """(PyKEEN's loss, its score gradient) and the same from the positives' indices."""
+    results = []
+    for fused in (False, True):
+        leaf = scores.clone().requires_grad_(True)
+        if fused:
+            rows, columns = labels.nonzero(as_tuple=True)
+            value = lcwa_loss_from_positives(loss, leaf, rows, columns, label_smoothing)
+        else:
+            value = loss.process_lcwa_scores(
+                predictions=leaf, labels=labels, label_smoothing=label_smoothing, num_entities=labels.shape[1]
+            )
+        value.backward()
+        results.append((value.detach(), leaf.grad))
+    return results
+
+
+def _exact(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float):
+    """The loss PyKEEN defines, in float64 and in a form stable for any score: PyKEEN's
+    own cross-entropy (a log-softmax), and for BCE after a sigmoid PyKEEN's smoothed
+    labels under torch's BCE with logits (PyKEEN's log of a sigmoid loses digits as the
+    sigmoid nears 1, in float64 too)."""
+    from pykeen.losses import apply_label_smoothing
+
+    leaf = scores.double().requires_grad_(True)
+    labels = labels.double()
+    if fused_loss_name(loss) == "CrossEntropyLoss":
+        value = loss.process_lcwa_scores(
+            predictions=leaf, labels=labels, label_smoothing=label_smoothing, num_entities=labels.shape[1]
+        )
+    else:
+        targets = apply_label_smoothing(labels, epsilon=label_smoothing, num_classes=labels.shape[1])
+        value = torch.nn.functional.binary_cross_entropy_with_logits(leaf, targets, reduction=loss.reduction)
+    value.backward()
+    return value.detach(), leaf.grad
+
+
+def _check(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float, rtol: float):
+    """In float64 the fused form equals the exact loss to rounding (the identity); in
+    float32 it is within fp32 rounding of it, and never further off than PyKEEN's own
+    float32 loss on the dense labels."""
+    expected, expected_grad = _exact(loss, scores, labels, label_smoothing)
+    (_, _), (value, grad) = _both(loss, scores.double(), labels.double(), label_smoothing)
+    # torch's softplus returns the score itself above 20: off by less than e^-20 per
+    # score, far below fp32 rounding
+    weight = 1.0 / scores.numel() if loss.reduction == "mean" else 1.0
+    torch.testing.assert_close(value, expected, rtol=1e-12, atol=scores.numel() * 2.1e-9 * weight)
+    torch.testing.assert_close(grad, expected_grad, rtol=1e-10, atol=2.1e-9 * weight)
+    (pykeen_value, pykeen_grad), (value32, grad32) = _both(loss, scores, labels, label_smoothing)
+    torch.testing.assert_close(value32.double(), expected, rtol=rtol, atol=1e-6)
+    # a gradient element is (probability - target) times the reduction's weight: its fp32
+    # rounding is relative to that weight (probability - target cancels near 1), and a
+    # softmax's grows with the scores (exp(s - logsumexp s), both rounded)
+    grad_scale = 2 * torch.finfo(torch.float32).eps * (1.0 + float(scores.abs().max()))
+    if loss.reduction == "mean":
+        grad_scale /= scores.numel() if fused_loss_name(loss) == "BCEAfterSigmoidLoss" else scores.shape[0]
+    torch.testing.assert_close(grad32.double(), expected_grad, rtol=10 * rtol, atol=grad_scale)
+    assert (
+        abs(float(value32) - float(expected))
+        <= abs(float(pykeen_value) - float(expected)) + rtol * abs(float(expected)) + 1e-6
+    )
+    return pykeen_value, pykeen_grad, value32, grad32, grad_scale
+
+
+def _labels(num_rows: int, num_entities: int, generator: torch.Generator) -> torch.Tensor:
+    # between 1 and 5 positives per row, as LCWA rows have at least one
+    labels = (torch.rand(num_rows, num_entities, generator=generator) < 0.08).float()
+    labels[torch.arange(num_rows), torch.randint(num_entities, (num_rows,), generator=generator)] = 1.0
+    return labels
+
+
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1, 0.93])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_loss_and_gradient_equal_pykeens(name, label_smoothing, reduction):
+    generator = torch.Generator().manual_seed(11)
+    scores = 3.0 * torch.randn(9, 57, generator=generator)
+    labels = _labels(9, 57, generator)
+    pykeen_value, pykeen_grad, value, grad, grad_scale = _check(
+        _pykeen_loss(name, reduction=reduction), scores, labels, label_smoothing, rtol=2e-6
+    )
+    # on scores this size PyKEEN's own float32 loss agrees too
+    torch.testing.assert_close(value, pykeen_value, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(grad, pykeen_grad, rtol=1e-4, atol=10 * grad_scale)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(LOSSES),
+    num_rows=st.integers(1, 12),
+    num_entities=st.integers(2, 80),
+    label_smoothing=st.floats(0.0, 0.99),
+    scale=st.floats(0.01, 8.0),
+    seed=st.integers(0, 2**16),
+)
+def test_any_batch_shape_and_smoothing(name, num_rows, num_entities, label_smoothing, scale, seed):
+    generator = torch.Generator().manual_seed(seed)
+    scores = scale * torch.randn(num_rows, num_entities, generator=generator)
+    labels = _labels(num_rows, num_entities, generator)
+    _check(_pykeen_loss(name), scores, labels, label_smoothing, rtol=5e-6)
+
+
+def test_a_saturated_sigmoid_keeps_its_exact_loss_and_gradient():
+    # PyKEEN's BCE takes log(1 - sigmoid(30)) of an fp32 sigmoid that rounded to 1: torch
+    # clamps that log at -100 and the score gets no gradient. The fused form is exact.
+    scores = torch.tensor([[30.0, 0.5, -1.0]])
+    labels = torch.tensor([[0.0, 1.0, 0.0]])
+    loss = _pykeen_loss("bceaftersigmoid", reduction="sum")
+    (pykeen_value, pykeen_grad), (value, grad) = _both(loss, scores, labels, 0.0)
+    exact = torch.nn.functional.binary_cross_entropy_with_logits(
+        scores.double(), labels.double(), reduction="sum"
+    )
+    torch.testing.assert_close(value.double(), exact, rtol=1e-6, atol=0.0)
+    assert float(grad[0, 0]) == pytest.approx(1.0)
+    assert float(pykeen_grad[0, 0]) == 0.0 and float(pykeen_value) > 100.0
+
+
+def test_only_pykeens_own_losses_are_fused():
+    from pykeen.losses import BCEAfterSigmoidLoss, BCEWithLogitsLoss, CrossEntropyLoss, SoftplusLoss
+
+    class Tempered(CrossEntropyLoss):
+        pass
+
+    assert fused_loss_name(CrossEntropyLoss()) == "CrossEntropyLoss"
+    assert fused_loss_name(BCEAfterSigmoidLoss(reduction="sum")) == "BCEAfterSigmoidLoss"
+    assert fused_loss_name(SoftplusLoss()) is None
+    assert fused_loss_name(BCEWithLogitsLoss()) is None
+    assert fused_loss_name(Tempered()) is None
+    with pytest.raises(ValueError, match="SoftplusLoss has no fused LCWA form"):
+        lcwa_loss_from_positives(SoftplusLoss(), torch.zeros(1, 2), torch.tensor([0]), torch.tensor([1]), 0.0)
