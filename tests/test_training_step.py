@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kgrank.lcwa_loss import lcwa_loss_from_positives
 from kgrank.training_step import _collate, dense_labels, fast_family, fast_scores, sparse_label_batches
 
 FAMILIES = {
@@ -42,7 +43,8 @@ def _kinships():
     return Kinships(create_inverse_triples=True).training
 
 
-def _random_graph():
+def _random_graph(unique: bool = False):
+    """40 entities, 5 relations, 300 random triples (with their duplicates, or not)."""
     from pykeen.triples import CoreTriplesFactory
 
     generator = torch.Generator().manual_seed(3)
@@ -55,6 +57,8 @@ def _random_graph():
         ],
         dim=1,
     )
+    if unique:
+        triples = torch.unique(triples, dim=0)
     return CoreTriplesFactory.create(
         mapped_triples=triples, num_entities=num_entities, num_relations=num_relations
     )
@@ -168,23 +172,26 @@ def test_zero_distance_has_a_zero_gradient():
     assert torch.isfinite(query.grad).all() and float(query.grad.abs().max()) == 0.0
 
 
-def _two_epochs(factory, *, sparse: bool, sub_batch_size: int | None):
+def _two_epochs(
+    factory, *, sparse: bool, sub_batch_size: int | None, fused: bool = False, loss: str = "crossentropy"
+):
     """Two seeded LCWA epochs with kgrank's scores, with PyKEEN's dense label rows or
-    with kgrank's sparse ones; returns the losses and the trained weights."""
-    from pykeen.losses import CrossEntropyLoss
+    with kgrank's sparse ones (and PyKEEN's loss or the fused one); returns the losses
+    and the trained weights."""
+    from pykeen.losses import loss_resolver
     from pykeen.models import DistMult
     from pykeen.training import LCWATrainingLoop
     from pykeen.utils import set_random_seed
 
     set_random_seed(7)
-    model = DistMult(triples_factory=factory, embedding_dim=8, loss=CrossEntropyLoss(), random_seed=7)
+    model = DistMult(triples_factory=factory, embedding_dim=8, loss=loss_resolver.make(loss), random_seed=7)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     with fast_scores(model):
         loop = LCWATrainingLoop(
             model=model, triples_factory=factory, optimizer=optimizer, automatic_memory_optimization=False
         )
         if sparse:
-            assert sparse_label_batches(loop)
+            assert sparse_label_batches(loop, fused_loss=fused)
         losses = loop.train(
             triples_factory=factory,
             num_epochs=2,
@@ -203,6 +210,48 @@ def test_sparse_label_batches_train_as_pykeen_to_the_bit(sub_batch_size):
     losses, weights = _two_epochs(factory, sparse=True, sub_batch_size=sub_batch_size)
     assert losses == pykeen_losses
     assert weights.keys() == pykeen_weights.keys()
+    for name, expected in pykeen_weights.items():
+        assert torch.equal(weights[name], expected), name
+
+
+@pytest.mark.parametrize("loss", ["crossentropy", "bceaftersigmoid"])
+@pytest.mark.parametrize("sub_batch_size", [None, 24])
+def test_the_fused_loss_trains_as_pykeen_to_fp32_rounding(loss, sub_batch_size, monkeypatch):
+    import kgrank.training_step
+
+    fused_calls = []
+
+    def counted(*args, **kwargs):
+        fused_calls.append(1)
+        return lcwa_loss_from_positives(*args, **kwargs)
+
+    monkeypatch.setattr(kgrank.training_step, "lcwa_loss_from_positives", counted)
+    factory = _random_graph(unique=True)
+    pykeen_losses, pykeen_weights = _two_epochs(
+        factory, sparse=False, sub_batch_size=sub_batch_size, loss=loss
+    )
+    assert not fused_calls
+    losses, weights = _two_epochs(factory, sparse=True, sub_batch_size=sub_batch_size, fused=True, loss=loss)
+    # every (sub-)batch of both epochs went through the fused loss: 149 (head, relation)
+    # pairs in batches of 64, 64 and 21, or sub-batches of 24, 24, 16, 24, 24, 16, 21
+    assert len(fused_calls) == 2 * (3 if sub_batch_size is None else 7)
+    assert losses == pytest.approx(pykeen_losses, rel=1e-5)
+    for name, expected in pykeen_weights.items():
+        torch.testing.assert_close(weights[name], expected, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_a_duplicate_triple_keeps_pykeens_loss(monkeypatch):
+    # its label is 2: PyKEEN's cross-entropy weighs it twice, so the batch is PyKEEN's
+    import kgrank.training_step
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the fused loss ran on a duplicate label")
+
+    monkeypatch.setattr(kgrank.training_step, "lcwa_loss_from_positives", refuse)
+    factory = _random_graph()
+    pykeen_losses, pykeen_weights = _two_epochs(factory, sparse=False, sub_batch_size=None)
+    losses, weights = _two_epochs(factory, sparse=True, sub_batch_size=None, fused=True)
+    assert losses == pykeen_losses
     for name, expected in pykeen_weights.items():
         assert torch.equal(weights[name], expected), name
 

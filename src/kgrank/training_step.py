@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+from kgrank.lcwa_loss import fused_loss_name, lcwa_loss_from_positives
 from kgrank.scoring import as_complex, conve_query, product_form_family, real_view
 
 # (interaction, anchor representations, relation representations, all entities,
@@ -212,10 +213,11 @@ def _collate(instances: Any) -> Callable[[list[int]], dict[str, torch.Tensor]]:
     return collate
 
 
-def dense_labels(
-    batch: dict[str, torch.Tensor], start: int | None, stop: int | None, num_targets: int
-) -> torch.Tensor:
-    """Rows ``start:stop`` of a sparse-label batch as the dense labels PyKEEN's loss takes."""
+def positives(
+    batch: dict[str, torch.Tensor], start: int | None, stop: int | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(row, entity) of each positive in rows ``start:stop`` of a sparse-label batch,
+    rows counted from ``start``."""
     indptr = batch["indptr"]
     start = 0 if start is None else start
     stop = len(indptr) - 1 if stop is None else stop
@@ -223,20 +225,42 @@ def dense_labels(
     rows = torch.repeat_interleave(
         torch.arange(stop - start), indptr[start + 1 : stop + 1] - indptr[start:stop]
     )
-    labels = torch.zeros(stop - start, num_targets, dtype=batch["values"].dtype)
-    labels[rows, batch["indices"][first:last]] = batch["values"][first:last]
+    return rows, batch["indices"][first:last]
+
+
+def dense_labels(
+    batch: dict[str, torch.Tensor], start: int | None, stop: int | None, num_targets: int
+) -> torch.Tensor:
+    """Rows ``start:stop`` of a sparse-label batch as the dense labels PyKEEN's loss takes."""
+    rows, columns = positives(batch, start, stop)
+    indptr = batch["indptr"]
+    first = int(indptr[start or 0])
+    num_rows = (len(indptr) - 1 if stop is None else stop) - (start or 0)
+    labels = torch.zeros(num_rows, num_targets, dtype=batch["values"].dtype)
+    labels[rows, columns] = batch["values"][first : first + len(columns)]
     return labels
 
 
-def sparse_label_batches(loop: Any) -> bool:
+def _all_ones(batch: dict[str, torch.Tensor], start: int | None, count: int) -> bool:
+    # A triple listed twice labels its entity 2 (PyKEEN sums duplicates into the label
+    # row): its cross-entropy weighs that entity twice and its BCE refuses the label,
+    # so such a (sub-)batch goes through PyKEEN's own loss.
+    first = int(batch["indptr"][start or 0])
+    return bool((batch["values"][first : first + count] == 1).all())
+
+
+def sparse_label_batches(loop: Any, fused_loss: bool = True) -> bool:
     """Give a PyKEEN LCWA loop batches whose labels stay sparse until the step needs them.
 
     PyKEEN's LCWA instances hand out each pair's label row dense (one row of the
     number of entities per pair, densified and stacked by the data loader: 75-88 ms of a
     WN18RR batch of 512); here the batch carries the CSR rows, and the step makes the
-    dense label block of its (sub-)batch in one scatter. The data loader, its shuffling,
-    PyKEEN's step (``_process_batch_static``) and its loss are PyKEEN's, so the labels,
-    the loss and the gradients are the same to the bit. Returns False, changing
+    dense label block of its (sub-)batch in one scatter. The data loader and its
+    shuffling are PyKEEN's. With ``fused_loss`` (the default) a cross-entropy or
+    BCE-after-sigmoid loss is computed from the positives' indices and the dense block
+    is never made (:mod:`kgrank.lcwa_loss`, equal to PyKEEN's loss to fp32 rounding);
+    any other loss, or ``fused_loss=False``, goes through PyKEEN's step
+    (``_process_batch_static``) and loss, the same to the bit. Returns False, changing
     nothing, for a loop that is not LCWA over tails or weights its losses.
     """
     from pykeen.training import LCWATrainingLoop
@@ -253,6 +277,8 @@ def sparse_label_batches(loop: Any) -> bool:
             dataset=_PairIndices(instances), collate_fn=_collate(instances), **kwargs
         )
 
+    fused = fused_loss and fused_loss_name(loop.loss) is not None
+
     def process_batch(
         batch: dict[str, torch.Tensor],
         start: int | None,
@@ -261,6 +287,15 @@ def sparse_label_batches(loop: Any) -> bool:
         slice_size: int | None = None,
     ) -> torch.Tensor:
         device = loop.model.device
+        rows, columns = positives(batch, start, stop)
+        if fused and _all_ones(batch, start, len(columns)):
+            scores = loop.score_method(
+                batch["pairs"][start:stop].to(device), slice_size=slice_size, mode=loop.mode
+            )
+            loss = lcwa_loss_from_positives(
+                loop.loss, scores, rows.to(device), columns.to(device), label_smoothing
+            )
+            return loss + loop.model.collect_regularization_term()
         return LCWATrainingLoop._process_batch_static(
             model=loop.model,
             score_method=loop.score_method,
