@@ -1,0 +1,89 @@
+"""Milliseconds of the LCWA loss, forward and backward: PyKEEN's on the dense label block
+against kgrank's from the positives' indices (kgrank.lcwa_loss).
+
+For each dataset's (batch x entities) score block (FB15k-237 14,505 entities, WN18RR
+40,943; batch 512) and each loss the published LCWA configurations use (cross-entropy
+and BCE after a sigmoid, label smoothing 0.1), both sides start from the same scores and
+the same positives (LCWA rows of FB15k-237 hold 1-4 tails typically; here 1-8 at random)
+and end with the gradient of the scores. PyKEEN's side includes the scatter of the
+positives into its dense label block, which kgrank's 1-N step no longer makes. Times are
+medians of ``--repeats`` runs after one warm-up, in one process, so the ratio is the
+measurement.
+
+    python benchmarks/lcwa_loss.py [--repeats 7] [--threads 2] [--batch 512]
+
+Prints one row per (entities, loss): PyKEEN ms, kgrank ms, PyKEEN / kgrank. Correctness
+is in tests/test_lcwa_loss.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import time
+
+import torch
+
+ENTITIES = {"fb15k237": 14505, "wn18rr": 40943}
+LOSSES = ("crossentropy", "bceaftersigmoid")
+
+
+def _time(function, repeats: int) -> float:
+    function()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - start)
+    return 1000 * statistics.median(samples)
+
+
+def _pykeen_step(loss, scores, rows, columns) -> None:
+    leaf = scores.clone().requires_grad_(True)
+    labels = torch.zeros_like(scores)
+    labels[rows, columns] = 1.0
+    value = loss.process_lcwa_scores(
+        predictions=leaf, labels=labels, label_smoothing=0.1, num_entities=scores.shape[1]
+    )
+    value.backward()
+
+
+def _fused_step(loss, scores, rows, columns) -> None:
+    from kgrank.lcwa_loss import lcwa_loss_from_positives
+
+    leaf = scores.clone().requires_grad_(True)
+    lcwa_loss_from_positives(loss, leaf, rows, columns, 0.1).backward()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=512)
+    arguments = parser.parse_args()
+    torch.set_num_threads(arguments.threads)
+    from pykeen.losses import loss_resolver
+
+    generator = torch.Generator().manual_seed(0)
+    print("| dataset (entities) | loss | PyKEEN ms | kgrank ms | PyKEEN / kgrank |")
+    print("|---|---|---|---|---|")
+    for dataset, num_entities in ENTITIES.items():
+        scores = torch.randn(arguments.batch, num_entities, generator=generator)
+        counts = torch.randint(1, 9, (arguments.batch,), generator=generator)
+        rows = torch.repeat_interleave(torch.arange(arguments.batch), counts)
+        columns = torch.randint(num_entities, (len(rows),), generator=generator)
+        for name in LOSSES:
+            loss = loss_resolver.make(name)
+            pykeen = functools.partial(_pykeen_step, loss, scores, rows, columns)
+            fused = functools.partial(_fused_step, loss, scores, rows, columns)
+            pykeen_ms = _time(pykeen, arguments.repeats)
+            fused_ms = _time(fused, arguments.repeats)
+            print(
+                f"| {dataset} ({num_entities:,}) | {name} | {pykeen_ms:.1f} | {fused_ms:.1f} | "
+                f"{pykeen_ms / fused_ms:.2f}x |"
+            )
+
+
+if __name__ == "__main__":
+    main()
