@@ -224,7 +224,7 @@ def test_metrics_agree_with_ranks(workdir):
     assert len(sampled) == len(ranks) and sampled["num_candidates"].max() == 6
     assert (sampled["pessimistic"] <= sampled["num_candidates"]).all()
     # the groups partition the ranks: count-weighted group MRRs give the overall MRR
-    groups = pd.read_csv(workdir / "results/metrics/nations/transe.groups.tsv", sep="\t")
+    groups = pd.read_parquet(workdir / "results/metrics/nations/transe.groups.parquet")
     for aggregation in ("relation", "relation_category"):
         mrr = groups[
             (groups["aggregation"] == aggregation)

@@ -5,7 +5,7 @@ configuration becomes a folder or file name under ``results/`` (``ranks/<dataset
 or under a command's output folder, so it may not climb out of it (``..``, ``/``, an absolute
 path) nor hide a file (a leading ``.``). The rule also keeps a dot out: ``<model>.parquet``
 and ``<model>.sampled-<k>.parquet`` share a folder (as do ``<model>.tsv`` and
-``<model>.groups.tsv``), so a model named ``transe.sampled-5`` would overwrite TransE's
+``<model>.groups.parquet``), so a model named ``transe.sampled-5`` would overwrite TransE's
 sampled ranks; and the names join into the regular expressions of Snakemake's wildcard
 constraints, where a dot matches any character. A leading ``-`` would read as an option
 on a command line. The JSON schemas of the config (workflow/schemas/) carry the same

@@ -11,7 +11,7 @@ rule metrics:
         train=split_files()["train"],
     output:
         table=metrics_file(),
-        groups=f"{RESULTS}/metrics/{{dataset}}/{{model}}.groups.tsv",
+        groups=f"{RESULTS}/metrics/{{dataset}}/{{model}}.groups.parquet",
     params:
         system=lambda wildcards: f"--model-dir {model_dir(wildcards.dataset, wildcards.model)}",
         dataset_dir=of_wildcards(dataset_dir),
