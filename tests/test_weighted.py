@@ -454,6 +454,8 @@ def test_other_bad_input():
         weighted_metric_rows([1.0, 6.0], [3, 4], [1.0, 1.0])
     with pytest.raises(KgrankInputError, match="not a rank of at least 1"):
         weighted_geometric_mean_rank([0.5, 2.0], [1.0, 1.0])
+    with pytest.raises(KgrankInputError, match="give a vector of ranks"):
+        weighted_geometric_mean_rank(3.0, [1.0])
     with pytest.raises(KgrankInputError, match="at least 1"):
         negative_count_weights([3, 0])
     with pytest.raises(KgrankInputError, match="unknown weight scheme"):

@@ -143,7 +143,9 @@ def _log_weighted_mean(ranks: np.ndarray, fractions: np.ndarray) -> np.ndarray |
 
 def _checked(ranks: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[float]) -> tuple:
     ranks = np.asarray(ranks, dtype=float)
-    fractions = check_weights(weights, ranks.shape[-1] if ranks.ndim else -1)
+    if ranks.ndim == 0:
+        raise KgrankInputError(f"ranks: got the single number {float(ranks)}; give a vector of ranks")
+    fractions = check_weights(weights, ranks.shape[-1])
     bad = ~np.isfinite(ranks) | (ranks < 1)
     if bad.any():
         raise KgrankInputError(
