@@ -15,6 +15,7 @@ from kgrank.moments import (
     log_expected_power,
     median_and_deviation,
     median_moments_iid,
+    product_of_powers,
     rank_variance_moments,
     sample_mean_variance,
     sampled_moments_of_subsets,
@@ -215,3 +216,25 @@ def test_best_rank_moments_keep_the_task_shape_and_refuse_bad_counts():
     assert first[1, 1] == second[1, 1] == 1.0
     with pytest.raises(ValueError):
         best_rank_moments(lambda k: k, np.array([3]), np.array([0]))
+
+
+def test_geometric_mean_rank_moments_against_fifty_digit_arithmetic():
+    """GMR's per-task exponent 1/n is tiny for thousands of tasks, and its variance is the
+    exponential of a sum of tiny per-task differences: a logsumexp-minus-ln N form keeps
+    about six digits of it here; the running expm1 sum keeps ten."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    distinct, counts = np.array([300, 750, 1200, 2000]), np.array([1500, 1000, 1000, 1500])
+    num_ranks = int(counts.sum())
+    log_first, excess = mpmath.mpf(0), mpmath.mpf(0)
+    for n, count in zip(distinct, counts, strict=True):
+        logs = [mpmath.log(k) for k in range(1, int(n) + 1)]
+        first = mpmath.log(mpmath.fsum(mpmath.exp(x / num_ranks) for x in logs) / int(n))
+        second = mpmath.log(mpmath.fsum(mpmath.exp(2 * x / num_ranks) for x in logs) / int(n))
+        log_first += int(count) * first
+        excess += int(count) * (second - 2 * first)
+    expectation = mpmath.exp(log_first)
+    moments = product_of_powers(np.repeat(distinct, counts), 1.0 / num_ranks)
+    assert moments.expectation == pytest.approx(float(expectation), rel=1e-13)
+    assert moments.variance == pytest.approx(float(expectation**2 * mpmath.expm1(excess)), rel=1e-10)

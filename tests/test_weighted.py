@@ -185,10 +185,7 @@ def test_log_expected_powers_in_small_chunks_equal_one_chunk():
     [
         (np.array([1, 2, 3]), 1e-12),
         (np.arange(1, 40), 1e-12),
-        # with N up to 2,000 the registry's running logaddexp and its subtraction of ln N
-        # leave ~2e-11 of relative error in its variance (ours: 1e-14, both against 40-digit
-        # arithmetic), so the comparison is only as tight as the registry
-        (np.random.default_rng(0).integers(1, 2000, size=50), 1e-10),
+        (np.random.default_rng(0).integers(1, 2000, size=50), 1e-12),
     ],
 )
 def test_equal_weights_give_the_registry_gmr_moments(num_candidates, variance_tolerance):

@@ -86,12 +86,16 @@ def finite_sum_moments(transform: Callable[[np.ndarray], np.ndarray]) -> Callabl
 def log_expected_power(values: np.ndarray, exponent: float) -> np.ndarray:
     """log E[r^s] for r uniform on 1..N, for each N in ``values`` (Eq. 24 of the paper).
 
-    log E[r^s] = -log N + logsumexp_{k<=N}(s log k); the running logsumexp over k gives
-    every N at once, which scipy's logsumexp (one reduction per call) cannot.
+    Computed as log1p(mean_{k<=N} expm1(s ln k)), one running sum over k serving every N.
+    The textbook form logsumexp_{k<=N}(s ln k) - ln N gets the small result of a small s
+    (GMR's s = 1/n) as the difference of two numbers near ln N and keeps about six
+    correct digits of the GMR variance at FB15k-237's size (relative error 9e-6 against
+    50-digit arithmetic); every expm1(s ln k) has the sign of s, so this sum has no
+    cancellation (kgrank.weighted.log_expected_powers does the same per task exponent).
     """
     support = np.arange(1, values.max() + 1, dtype=float)
-    running = np.logaddexp.accumulate(exponent * np.log(support))
-    return running[values - 1] - np.log(values)
+    running = np.cumsum(np.expm1(exponent * np.log(support)))
+    return np.log1p(running[values - 1] / values)
 
 
 def product_of_powers(num_candidates: np.ndarray, exponent_per_task: float) -> Moments:
