@@ -1,0 +1,46 @@
+"""The study's settings as the rule file reads them at parse time (free of pandas and torch).
+
+The study has parts; each part is a key under ``studies.protocols`` with its own
+``enabled`` switch, a command ``kgrank protocols-<part>...``, rules ``protocols_<part>...``
+and outputs named ``protocols_<part>...`` under results/protocols/, results/tables/ and
+results/figures/. :data:`PARTS` lists the parts this code wires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kgrank.errors import KgrankInputError
+
+# The parts wired so far (part 3 of issue #31); `sampled` (part 1) and `ties` (part 2) join
+# here when their analysis modules, commands and rules are added.
+PARTS = ("weighted",)
+# Results of part 3, relative to results/
+WEIGHTED_VALUES = "protocols/weighted.tsv"
+WEIGHTED_CHECK = "protocols/weighted_montecarlo.tsv"
+# Report tables and the figure (table_files / figure_files names in common.smk)
+WEIGHTED_TABLE = "protocols_weighted"
+WEIGHTED_CHECK_TABLE = "protocols_weighted_montecarlo"
+WEIGHTED_FIGURE = "protocols_weighted"
+
+
+def part_enabled(settings: Mapping[str, Any], part: str) -> bool:
+    """Whether a part of the study runs: the study's and the part's own ``enabled``."""
+    if part not in PARTS:
+        raise KgrankInputError(f"studies.protocols: no part {part!r}; the parts are {', '.join(PARTS)}")
+    return bool(settings.get("enabled", True)) and bool(settings[part].get("enabled", True))
+
+
+def scheme_arguments(schemes: Sequence[str]) -> str:
+    """The weight schemes as the command line takes them."""
+    return " ".join(schemes)
+
+
+def dataset_representatives(datasets: Sequence[str], models: Sequence[str]) -> list[tuple[str, str]]:
+    """One (dataset, model) pair per dataset whose rank table gives the dataset's candidate
+    counts: in the filtered setting N_i depends on the test task alone, not on the model,
+    so the first trained model's table serves (the check command refuses two of a dataset)."""
+    if not models:
+        raise KgrankInputError("models: none trained; the protocols study needs one rank table per dataset")
+    return [(dataset, models[0]) for dataset in datasets]
