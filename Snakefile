@@ -38,6 +38,7 @@ try:
     include: "workflow/rules/studies/openworld.smk"
     include: "workflow/rules/studies/ambiguity.smk"
     include: "workflow/rules/studies/ir.smk"
+    include: "workflow/rules/studies/protocols.smk"
     # Every study's published claims against its tables (after the studies: it reads them).
     include: "workflow/rules/scorecard.smk"
 except KgrankInputError as error:

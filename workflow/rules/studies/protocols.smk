@@ -1,0 +1,121 @@
+# Study `protocols` (issue #31): the field's open questions about the evaluation protocol,
+# one part per block below. Part 3: the weighted geometric mean rank (Tiwari, Bansal &
+# Rivero 2021) with exact moments, and its Monte Carlo check on each dataset's candidate
+# counts. Parts 1 (sampled negatives) and 2 (ties) are to be wired as blocks of their own:
+# a key studies.protocols.<part> in the schema, rules protocols_<part>..., their TARGETS.
+# Logic: src/kgrank/studies/protocols/. Settings: studies.protocols
+# (workflow/schemas/studies/protocols.schema.yaml).
+import kgrank.studies.protocols.settings as protocols_settings
+
+PROTOCOLS = settings("protocols")
+PROTOCOLS_DIR = f"{RESULTS}/protocols"
+
+
+# --- part 3: weighted geometric mean rank ---------------------------------------------
+
+PROTOCOLS_WEIGHTED = PROTOCOLS["weighted"]
+PROTOCOLS_WEIGHTED_SCHEMES = protocols_settings.scheme_arguments(PROTOCOLS_WEIGHTED["schemes"])
+PROTOCOLS_WEIGHTED_TABLES = {
+    "values": table_files(protocols_settings.WEIGHTED_TABLE),
+    "check": table_files(protocols_settings.WEIGHTED_CHECK_TABLE),
+}
+PROTOCOLS_WEIGHTED_FIGURE = figure_files(protocols_settings.WEIGHTED_FIGURE)
+
+
+rule protocols_weighted:
+    input:
+        evaluated_pairs(rank_file),
+    output:
+        table=f"{RESULTS}/{protocols_settings.WEIGHTED_VALUES}",
+        markdown=report(
+            PROTOCOLS_WEIGHTED_TABLES["values"]["md"],
+            caption="../../report/protocols_weighted.rst",
+            category="protocols",
+        ),
+        latex=PROTOCOLS_WEIGHTED_TABLES["values"]["tex"],
+    params:
+        schemes=PROTOCOLS_WEIGHTED_SCHEMES,
+    # exact moments per pair, scheme and side: seconds per pair on FB15k-237's ~40k tasks
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    log:
+        log_file("protocols", "weighted"),
+    benchmark:
+        benchmark_file("protocols", "weighted")
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank protocols-weighted --ranks {input} --schemes {params.schemes} --out {output.table}"
+        " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
+
+
+# The candidate counts of a dataset are the model's business only through filtering, which
+# is the same for every trained model: one rank table per dataset gives them.
+rule protocols_weighted_check:
+    input:
+        [
+            rank_file(dataset, model)
+            for dataset, model in protocols_settings.dataset_representatives(TRAIN_DATASETS, MODELS)
+        ],
+    output:
+        table=f"{RESULTS}/{protocols_settings.WEIGHTED_CHECK}",
+        markdown=report(
+            PROTOCOLS_WEIGHTED_TABLES["check"]["md"],
+            caption="../../report/protocols_weighted_montecarlo.rst",
+            category="protocols",
+        ),
+        latex=PROTOCOLS_WEIGHTED_TABLES["check"]["tex"],
+    params:
+        schemes=PROTOCOLS_WEIGHTED_SCHEMES,
+        replicates=PROTOCOLS_WEIGHTED["montecarlo_replicates"],
+        seed=config["seed"],
+        alpha=PROTOCOLS_WEIGHTED["alpha"],
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    log:
+        log_file("protocols", "weighted_check"),
+    benchmark:
+        benchmark_file("protocols", "weighted_check")
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank protocols-weighted-check --ranks {input} --schemes {params.schemes}"
+        " --montecarlo-replicates {params.replicates} --seed {params.seed} --alpha {params.alpha}"
+        " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
+
+
+rule protocols_weighted_figure:
+    input:
+        weighted=rules.protocols_weighted.output.table,
+    output:
+        pdf=report(
+            PROTOCOLS_WEIGHTED_FIGURE["pdf"],
+            caption="../../report/protocols_weighted_figure.rst",
+            category="protocols",
+        ),
+        png=PROTOCOLS_WEIGHTED_FIGURE["png"],
+    params:
+        caption=EVALUATED_CAPTION,
+    log:
+        log_file("protocols", "weighted_figure"),
+    benchmark:
+        benchmark_file("protocols", "weighted_figure")
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank protocols-weighted-figure --weighted {input.weighted} --caption {params.caption:q}"
+        " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+
+
+# Light rules run where Snakemake runs, not as cluster jobs.
+localrules:
+    protocols_weighted_figure,
+
+
+if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "weighted"):
+    TARGETS += [
+        *(files["md"] for files in PROTOCOLS_WEIGHTED_TABLES.values()),
+        *PROTOCOLS_WEIGHTED_FIGURE.values(),
+    ]
