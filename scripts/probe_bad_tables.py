@@ -82,6 +82,7 @@ R = {
     "relations": "ir/nations/relations.tsv",
     "summary": "ir/nations/stability_summary.tsv",
     "audit": "published/audit.tsv",  # made by the probe's setup (paper-published)
+    "weighted": "protocols/weighted.tsv",
 }
 
 
@@ -438,6 +439,34 @@ SLOTS = [
         "fraction",
         lambda i, o: ["ir-stability-figure", "--summaries", i["summary"], *_fig(o)],
     ),
+    Slot(
+        "protocols-weighted",
+        "ranks",
+        "num_candidates",
+        "realistic",
+        lambda i, o: [
+            *("protocols-weighted", "--ranks", i["ranks"], "--schemes", "negatives", "uniform"),
+            *("--out", str(o / "w.tsv"), *_tables(o)),
+        ],
+    ),
+    Slot(
+        "protocols-weighted-check",
+        "ranks",
+        "num_candidates",
+        "realistic",
+        lambda i, o: [
+            *("protocols-weighted-check", "--ranks", i["ranks"], "--schemes", "negatives", "uniform"),
+            *("--montecarlo-replicates", "20", "--seed", "1", "--alpha", "0.01"),
+            *("--out", str(o / "c.tsv"), *_tables(o)),
+        ],
+    ),
+    Slot(
+        "protocols-weighted-figure",
+        "weighted",
+        "metric",
+        "expectation",
+        lambda i, o: ["protocols-weighted-figure", "--weighted", i["weighted"], *_fig(o)],
+    ),
 ]
 
 # which fixture each slot damages
@@ -460,6 +489,7 @@ SLOT_FIXTURE = {
     "micro-metrics": "micro",
     "relations": "relations",
     "summaries": "summary",
+    "weighted": "weighted",
 }
 
 

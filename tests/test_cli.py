@@ -230,6 +230,20 @@ DAMAGED_RANK_TABLES = {
 }
 
 
+def _two_rank_tables_of_one_dataset(tmp: Path) -> list[str]:
+    """Two intact rank tables named nations/<model>.parquet (one dataset twice)."""
+    import shutil
+
+    source = Path(_damaged_rank_table(tmp, "none"))
+    paths = []
+    for model in ("transe", "complex"):
+        target = tmp / "nations" / f"{model}.parquet"
+        target.parent.mkdir(exist_ok=True)
+        shutil.copyfile(source, target)
+        paths.append(str(target))
+    return paths
+
+
 def _damaged_rank_table(tmp: Path, problem: str) -> str:
     import pandas as pd
 
@@ -1237,6 +1251,55 @@ CASES = [
         ],
         ("transe.parquet", "no such file"),
     ),
+    # --- protocols
+    Case(
+        "protocols-weighted",
+        "unknown-scheme",
+        lambda tmp, _: [
+            *("protocols-weighted", "--ranks", _damaged_rank_table(tmp, "none"), "--schemes", "negative"),
+            *("--out", str(tmp / "w.tsv"), "--markdown", str(tmp / "w.md"), "--latex", str(tmp / "w.tex")),
+        ],
+        ("--schemes", "invalid choice: 'negative'"),
+    ),
+    Case(
+        "protocols-weighted",
+        "rank-above-candidates",
+        lambda tmp, _: [
+            *("protocols-weighted", "--ranks", _damaged_rank_table(tmp, "rank-above-candidates")),
+            *("--schemes", "negatives", "uniform", "--out", str(tmp / "w.tsv")),
+            *("--markdown", str(tmp / "w.md"), "--latex", str(tmp / "w.tex")),
+        ],
+        ("ranks.parquet", "realistic 9.0"),
+    ),
+    Case(
+        "protocols-weighted-check",
+        "one-replicate",
+        lambda tmp, _: [
+            *("protocols-weighted-check", "--ranks", _damaged_rank_table(tmp, "none")),
+            *("--schemes", "negatives", "uniform", "--montecarlo-replicates", "1", "--seed", "1"),
+            *("--alpha", "0.01", "--out", str(tmp / "c.tsv")),
+            *("--markdown", str(tmp / "c.md"), "--latex", str(tmp / "c.tex")),
+        ],
+        ("--montecarlo-replicates", "give at least 2"),
+    ),
+    Case(
+        "protocols-weighted-check",
+        "two-tables-of-a-dataset",
+        lambda tmp, _: [
+            "protocols-weighted-check",
+            *("--ranks", *_two_rank_tables_of_one_dataset(tmp)),
+            *("--schemes", "negatives", "uniform", "--montecarlo-replicates", "20", "--seed", "1"),
+            *("--alpha", "0.01", "--out", str(tmp / "c.tsv")),
+            *("--markdown", str(tmp / "c.md"), "--latex", str(tmp / "c.tex")),
+        ],
+        ("two rank tables of dataset nations", "pass one per dataset"),
+    ),
+    Case(
+        "protocols-weighted-figure",
+        "malformed-weighted",
+        lambda tmp, _: ["protocols-weighted-figure", "--weighted", _bad_tsv(tmp), *_figure(tmp)],
+        ("bad.tsv", "missing"),
+    ),
     # --- ir
     Case(
         "ir-queries",
@@ -1603,6 +1666,7 @@ def _kinds() -> dict:
     from kgrank.studies.ir import commands as ir
     from kgrank.studies.openworld import commands as openworld
     from kgrank.studies.paper.commands import AUDIT
+    from kgrank.studies.protocols.inputs import weighted_kind
 
     return {
         "ranks": tables.RANKS,
@@ -1625,6 +1689,7 @@ def _kinds() -> dict:
         "relations": ir.relations_kind(),
         "summary": ir.stability_summary_kind(),
         "audit": AUDIT,
+        "weighted": weighted_kind(),
     }
 
 
