@@ -322,3 +322,103 @@ EVALUATED_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS, EXT
 KNOWN_ENTITY_COUNTS = {
     name: known_entity_count(name, config["datasets"][name], stats_file(name)) for name in TRAIN_DATASETS
 }
+
+
+# --- job priorities: the longest jobs start first ------------------------------------
+# On 2 cores a long job that starts last runs alone at the end. Snakemake starts the ready
+# job of highest priority first, so each long rule's `priority:` is its estimated seconds
+# (kgrank.scheduling), a training's raised by the long jobs waiting for it, and a job that
+# gates them (preparing a dataset, the IR queries) takes the highest priority it gates.
+# Estimates only order jobs; every other rule stays at priority 0. Evaluated when the DAG
+# is built (study globals defined in later rule files exist by then).
+from functools import cache
+
+from kgrank import scheduling
+
+
+@cache
+def _dataset_size(dataset):
+    return scheduling.dataset_size(dataset, stats_file(dataset))
+
+
+@cache
+def _trained_pair(dataset, model):
+    path = hyperparameter_path(HYPERPARAMETERS_DIR, dataset, model)
+    return scheduling.trained_pair(path, config["budget"], dataset, model)
+
+
+def _seconds_after_training(dataset, model):
+    """The long jobs that start only once the pair is trained: ranks, IR pass, subsets."""
+    pair, size = _trained_pair(dataset, model), _dataset_size(dataset)
+    seconds = []
+    if dataset in TRAIN_DATASETS and model in MODELS:
+        seconds.append(scheduling.ranking_seconds(pair.pipeline, size))
+    if enabled("ir") and model in IR_SYSTEMS.get(dataset, []):
+        seconds.append(scheduling.ir_pass_seconds(pair.pipeline, size, IR_SETTINGS["run_depth"]))
+    if enabled("ambiguity") and (dataset, model) in AMBIGUITY_SUBSET_PAIRS:
+        seconds.append(scheduling.ranking_seconds(pair.pipeline, size))
+    return seconds
+
+
+def _train_priority(dataset, model):
+    size = _dataset_size(dataset)
+    if size is None:  # a local dataset not prepared yet: no estimate, no preference
+        return 0
+    own = scheduling.pair_training_seconds(_trained_pair(dataset, model), size)
+    return scheduling.priority([own, *_seconds_after_training(dataset, model)])
+
+
+def _ir_evaluate_priority(dataset, model):
+    size = _dataset_size(dataset)
+    if size is None:
+        return 0
+    pipeline = _trained_pair(dataset, model).pipeline
+    return scheduling.priority(scheduling.ir_pass_seconds(pipeline, size, IR_SETTINGS["run_depth"]))
+
+
+def train_priority(wildcards):
+    return _train_priority(wildcards.dataset, wildcards.model)
+
+
+def ranks_priority(wildcards):
+    """Also for ambiguity_subsets: one scoring pass of the test set."""
+    size = _dataset_size(wildcards.dataset)
+    if size is None:
+        return 0
+    pipeline = _trained_pair(wildcards.dataset, wildcards.model).pipeline
+    return scheduling.priority(scheduling.ranking_seconds(pipeline, size))
+
+
+def ir_evaluate_priority(wildcards):
+    return _ir_evaluate_priority(wildcards.dataset, wildcards.model)
+
+
+def prepare_priority(wildcards):
+    """Above every training the dataset gates: otherwise the jobs that need no dataset (the
+    family-tree trainings) would all start before FB15k-237 is prepared."""
+    dataset = wildcards.dataset
+    pairs = [(dataset, model) for model in MODELS] if dataset in TRAIN_DATASETS else []
+    pairs += [pair for pair in STUDY_PAIRS if pair[0] == dataset]
+    return max((_train_priority(*pair) for pair in pairs), default=-1) + 1
+
+
+def ir_queries_priority(dataset):
+    """As urgent as the most urgent training whose IR pass waits for these queries: a short
+    job, run early so that each pass can start as soon as its model is trained."""
+    return max((_train_priority(dataset, model) for model in IR_SYSTEMS.get(dataset, [])), default=0)
+
+
+def family_tree_priority(wildcards):
+    """One family-tree training: the configuration's pipeline on the density's graph,
+    evaluated every `evaluate_every` epochs on the full and each graph's sparse answers."""
+    graphs = OPENWORLD_FAMILY_TREE["graphs"]
+    folder = OPENWORLD_FAMILY_TREE_ROOT / graphs[0] / f"density-{wildcards.density}"
+    train, entities = scheduling.triples_file_size(str(folder / "train.tsv"))
+    answers, _ = scheduling.triples_file_size(str(folder / "test_answers.tsv"), header=True)
+    pipeline = OPENWORLD_FAMILY_TREE["configurations"][wildcards.configuration]
+    size = scheduling.DatasetSize(entities, train, 0, 0)
+    epochs = int(pipeline["training_kwargs"]["num_epochs"])
+    seconds = scheduling.training_seconds(
+        pipeline, size, epochs, OPENWORLD_FAMILY_TREE["evaluate_every"], answers * (1 + len(graphs))
+    )
+    return scheduling.priority(seconds)

@@ -11,6 +11,7 @@ rule prepare_dataset:
     params:
         source=dataset_source_arguments,
         out_dir=of_wildcards(dataset_dir),
+    priority: prepare_priority
     log:
         log_file("data", "{dataset}"),
     benchmark:

@@ -16,6 +16,7 @@ rule ranks:
         filter_splits=FILTER_SPLITS,
         scoring=config["ranks"]["scoring"],
         sampled="",
+    priority: ranks_priority
     threads: 1
     resources:
         mem_mb=4000,

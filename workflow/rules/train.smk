@@ -21,6 +21,7 @@ rule train:
         device=config["device"],
         sub_batch=f"--sub-batch-size {config['sub_batch_size']}" if config.get("sub_batch_size") else "",
         scoring=config["training"]["scoring"],
+    priority: train_priority
     threads: 1
     resources:
         mem_mb=4000,

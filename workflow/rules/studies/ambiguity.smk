@@ -79,6 +79,7 @@ rule ambiguity_subsets:
         repetitions=AMBIGUITY["repetitions"],
         batch_size=config["ranks"]["batch_size"],
         filter_splits=FILTER_SPLITS,
+    priority: ranks_priority
     threads: 1
     resources:
         mem_mb=4000,

@@ -69,6 +69,7 @@ rule ir_queries:
         kgc_dir=lambda wildcards: IR_DATA_DIR,
         raw_test=ir_settings.raw_test_argument(config["datasets"], IR_DATASET),
         export=" ".join(ir_settings.MAIN_EVALUATIONS),
+    priority: lambda wildcards: ir_queries_priority(IR_DATASET)
     log:
         log_file("ir", "queries"),
     benchmark:
@@ -94,6 +95,7 @@ rule ir_test_queries:
         dataset_dir=of_wildcards(dataset_dir),
     wildcard_constraints:
         dataset="|".join(IR_OTHER_DATASETS) or "(?!)",
+    priority: lambda wildcards: ir_queries_priority(wildcards.dataset)
     log:
         log_file("ir", "queries-{dataset}"),
     benchmark:
@@ -129,6 +131,7 @@ rule ir_evaluate:
         seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
+    priority: ir_evaluate_priority
     threads: 1
     resources:
         mem_mb=6000,

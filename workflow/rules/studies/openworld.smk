@@ -148,6 +148,7 @@ rule openworld_family_tree:
         ),
         every=OPENWORLD_FAMILY_TREE["evaluate_every"],
         seed=config["seed"],
+    priority: family_tree_priority
     threads: 1
     resources:
         mem_mb=3000,
