@@ -100,3 +100,103 @@ def plot_weighted(weighted: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
     figure.tight_layout()
     add_caption(figure, caption)
     save_figure(figure, pdf, png)
+
+
+# --- part 1: sampled negatives --------------------------------------------------------------
+
+SAMPLED_FIGURE_METRIC = "inverse_harmonic_mean_rank"
+
+
+def sampled_bias_lines(estimates: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, k and estimator: the MRR estimate's bias and standard deviation over the
+    independent draws, mean over the dataset's systems (rows with moments only)."""
+    from kgrank.studies.protocols.sampled import ESTIMATORS
+
+    shown = estimates[
+        (estimates["variant"] == "independent")
+        & (estimates["metric"] == SAMPLED_FIGURE_METRIC)
+        & estimates["estimator"].isin(ESTIMATORS)
+        & (estimates["method"] != "skipped")
+    ]
+    if shown.empty:
+        raise KgrankInputError(
+            "--estimates: no MRR estimate with moments (every k skipped?); pass sample sizes below the "
+            "datasets' candidate counts in studies.protocols.sampled.num_samples"
+        )
+    return (
+        shown.groupby(["dataset", "estimator", "num_samples"], sort=False)[["bias", "standard_deviation"]]
+        .mean()
+        .reset_index()
+    )
+
+
+def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: str = "") -> None:
+    """One panel per dataset: the bias of each estimator of the full MRR against k (log
+    scale), a band of one standard deviation around it, and the fixed-set naive value."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from kgrank.studies.protocols.report import estimator_label
+    from kgrank.studies.protocols.sampled import ESTIMATORS
+
+    lines = sampled_bias_lines(estimates)
+    set_style()
+    datasets = list(dict.fromkeys(lines["dataset"]))
+    colours = dict(zip(ESTIMATORS, sns.color_palette(PALETTE, len(ESTIMATORS)), strict=True))
+    figure, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.8), squeeze=False)
+    fixed = estimates[
+        (estimates["variant"] == "fixed-set")
+        & (estimates["metric"] == SAMPLED_FIGURE_METRIC)
+        & (estimates["estimator"] == "naive")
+    ]
+    for axis, dataset in zip(axes[0], datasets, strict=True):
+        cell = lines[lines["dataset"] == dataset]
+        axis.axhline(0.0, color="grey", linewidth=0.8, linestyle="--")
+        for index, estimator in enumerate(ESTIMATORS):
+            line = cell[cell["estimator"] == estimator].sort_values("num_samples")
+            if line.empty:
+                continue
+            axis.plot(
+                line["num_samples"],
+                line["bias"],
+                color=colours[estimator],
+                marker=MARKERS[index],
+                label=estimator_label(estimator),
+            )
+            axis.fill_between(
+                line["num_samples"],
+                line["bias"] - line["standard_deviation"],
+                line["bias"] + line["standard_deviation"],
+                color=colours[estimator],
+                alpha=0.2,
+                linewidth=0,
+            )
+        shared = fixed[fixed["dataset"] == dataset]
+        if len(shared):
+            points = shared.groupby("num_samples")["bias"].mean()
+            axis.scatter(
+                points.index,
+                points.to_numpy(),
+                color=colours["naive"],
+                marker="*",
+                s=120,
+                edgecolor="black",
+                linewidth=0.5,
+                zorder=5,
+                label="naive, fixed set per query (one draw)",
+            )
+        axis.set_xscale("log")
+        axis.set_xlabel("k, sampled negatives per task (log scale)")
+        axis.set_ylabel("bias of the MRR estimate (estimate − full MRR)")
+        axis.set_title(dataset_label(dataset), fontsize=9)
+    handles, labels = [], []
+    for axis in axes[0]:
+        for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    axes[0, -1].legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    figure.suptitle("Sampled negatives: bias of estimators of the full MRR (band: ± 1 SD over draws)")
+    figure.tight_layout()
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)

@@ -77,3 +77,124 @@ def read_dataset_tables(paths: Sequence[str | Path]) -> dict[str, pd.DataFrame]:
             )
         tables[dataset] = table
     return tables
+
+
+# --- part 1: sampled negatives ------------------------------------------------------------
+
+# results/protocols/sampled.tsv: per pair, k, variant, estimator and metric, the full value
+# and the estimate's mean, bias, standard deviation and RMSE over the draw of negatives
+SAMPLED_COLUMNS = (
+    "dataset",
+    "model",
+    "num_samples",
+    "variant",
+    "estimator",
+    "metric",
+    "full_value",
+    "estimate_mean",
+    "bias",
+    "standard_deviation",
+    "rmse",
+    "method",
+    "replicates",
+    "sampled_share",
+    "note",
+    "settings",
+)
+# results/protocols/sampled_agreement.tsv: per dataset, k, variant, estimator and metric,
+# the share of draws ordering a pair of systems as the full ranking does, over pairs (on
+# fixed-set rows also the independent draws' share over the same pairs)
+SAMPLED_AGREEMENT_COLUMNS = (
+    "dataset",
+    "num_samples",
+    "variant",
+    "estimator",
+    "metric",
+    "system_pairs",
+    "tied_pairs",
+    "replicates",
+    "agreement",
+    "lowest_pair_agreement",
+    "independent_agreement",
+    "settings",
+)
+
+
+def sampled_kind() -> TableKind:
+    """The estimates table of `kgrank protocols-sampled` (NaN moments on skipped rows, a NaN
+    standard deviation on one-draw rows)."""
+    from kgrank.sampled import ESTIMATORS
+
+    return table_kind(
+        "sampled-negatives estimates table",
+        "`kgrank protocols-sampled`",
+        SAMPLED_COLUMNS,
+        ints=("num_samples", "replicates"),
+        floats=("full_value", "estimate_mean", "bias", "standard_deviation", "rmse", "sampled_share"),
+        strings=("dataset", "model", "variant", "estimator", "metric", "method", "note", "settings"),
+        nan=("estimate_mean", "bias", "standard_deviation", "rmse"),
+        choices={
+            "variant": ("independent", "fixed-set"),
+            "estimator": (*ESTIMATORS, "adjusted-index"),
+            "method": ("exact", "replicates", "one draw", "skipped"),
+        },
+        ranges={
+            "num_samples": (1, None),
+            "replicates": (0, None),
+            "standard_deviation": (0, None),
+            "rmse": (0, None),
+            "sampled_share": (0, 1),
+        },
+    )
+
+
+def sampled_agreement_kind() -> TableKind:
+    """The order-agreement table of `kgrank protocols-sampled` (NaN where a dataset has no
+    pair of systems with different full values)."""
+    from kgrank.sampled import ESTIMATORS
+
+    return table_kind(
+        "sampled-negatives order agreement table",
+        "`kgrank protocols-sampled`",
+        SAMPLED_AGREEMENT_COLUMNS,
+        ints=("num_samples", "system_pairs", "tied_pairs", "replicates"),
+        floats=("agreement", "lowest_pair_agreement", "independent_agreement"),
+        strings=("dataset", "variant", "estimator", "metric", "settings"),
+        nan=("agreement", "lowest_pair_agreement", "independent_agreement"),
+        choices={"variant": ("independent", "fixed-set"), "estimator": (*ESTIMATORS, "adjusted-index")},
+        ranges={
+            "num_samples": (1, None),
+            "system_pairs": (0, None),
+            "tied_pairs": (0, None),
+            "replicates": (1, None),
+            "agreement": (0, 1),
+            "lowest_pair_agreement": (0, 1),
+            "independent_agreement": (0, 1),
+        },
+    )
+
+
+def fixed_set_of(path: str | Path) -> tuple[str, str, int]:
+    """(dataset, model, k) of a rank engine's sampled table ``.../<dataset>/<model>.sampled-<k>.parquet``."""
+    path = Path(path)
+    model, _, size = path.stem.partition(".sampled-")
+    if path.suffix != ".parquet" or not size.isdigit() or "." in model or not model or not path.parent.name:
+        raise KgrankInputError(
+            f"{path}: expected sampled ranks named <dataset>/<model>.sampled-<k>.parquet "
+            "(as `kgrank ranks --sampled-candidates k` writes them under results/ranks/)"
+        )
+    return path.parent.name, model, int(size)
+
+
+def read_fixed_set_tables(paths: Sequence[str | Path]) -> dict[tuple[str, str], tuple[int, pd.DataFrame]]:
+    """The rank engine's sampled rank tables keyed by (dataset, model), each with its k,
+    checked by the core's rank-table reader."""
+    tables: dict[tuple[str, str], tuple[int, pd.DataFrame]] = {}
+    for path in paths:
+        dataset, model, size = fixed_set_of(path)
+        if (dataset, model) in tables:
+            raise KgrankInputError(
+                f"{path}: sampled ranks of {dataset}/{model} given twice; pass one k per dataset"
+            )
+        tables[(dataset, model)] = (size, read_rank_table(path))
+    return tables

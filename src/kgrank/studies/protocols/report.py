@@ -122,3 +122,88 @@ def check_caption(check: pd.DataFrame) -> str:
         "counts (every test task, both sides), per weighting: z of the simulated mean, ratio of the "
         "simulated to the exact variance and its z. " + check_summary(check)
     )
+
+
+# --- part 1: sampled negatives --------------------------------------------------------------
+
+SAMPLED_METRIC_LABELS = {"inverse_harmonic_mean_rank": "MRR", "hits_at_10": "Hits@10"}
+ESTIMATOR_LABELS = {
+    "naive": "naive (sampled metric)",
+    "rescaled": "rescaled rank",
+    "posterior-rank": "posterior mean rank",
+    "corrected": "corrected (Krichene & Rendle)",
+    "adjusted-index": "adjusted index (sampled vs full)",
+}
+VARIANT_LABELS = {"independent": "independent draws", "fixed-set": "fixed set per query"}
+
+
+def estimator_label(estimator: str) -> str:
+    return ESTIMATOR_LABELS.get(estimator, estimator)
+
+
+def _skip_reason(note: str) -> str:
+    if note.startswith("skipped: k ="):
+        return "skipped: every task keeps all its negatives"
+    if note.startswith("corrected estimator skipped"):
+        return note.replace("corrected estimator skipped", "skipped")
+    return ""
+
+
+def sampled_report(estimates: pd.DataFrame, agreement: pd.DataFrame, limits: str) -> pd.DataFrame:
+    """One row per (dataset, k, protocol, estimator): per metric the bias and RMSE of the
+    estimate (mean over the dataset's systems; for the adjusted index: of the sampled index
+    against the full one) and the share of system pairs ordered as the full ranking orders
+    them (mean over pairs and draws), the share of tasks that draw, why a row is empty, and
+    the profile's ``limits`` (where the laptop and paper configurations differ)."""
+    keys = ["dataset", "num_samples", "variant", "estimator"]
+    order = list(dict.fromkeys(map(tuple, estimates[keys].itertuples(index=False, name=None))))
+    means = estimates.groupby([*keys, "metric"], sort=False)[["bias", "rmse"]].mean()
+    shares = estimates.groupby(keys, sort=False)["sampled_share"].mean()
+    notes = estimates.groupby(keys, sort=False)["note"].first()
+    agreed = agreement.set_index([*keys, "metric"])
+    rows = []
+    for key in order:
+        dataset, num_samples, variant, estimator = key
+        row = {
+            "dataset": dataset_label(dataset),
+            "k": num_samples,
+            "protocol": VARIANT_LABELS.get(variant, variant),
+            "estimator": estimator_label(estimator),
+            "tasks drawing %": 100.0 * shares[key],
+        }
+        for metric, label in SAMPLED_METRIC_LABELS.items():
+            cell = means.loc[(*key, metric)] if (*key, metric) in means.index else None
+            row[f"{label} bias"] = cell["bias"] if cell is not None else float("nan")
+            row[f"{label} RMSE"] = cell["rmse"] if cell is not None else float("nan")
+        for metric, label in SAMPLED_METRIC_LABELS.items():
+            index = (*key, metric)
+            row[f"{label} pairs ordered"] = (
+                agreed.loc[index, "agreement"] if index in agreed.index else float("nan")
+            )
+        row["system pairs"] = (
+            int(agreed.loc[(*key, "inverse_harmonic_mean_rank"), "system_pairs"])
+            if (*key, "inverse_harmonic_mean_rank") in agreed.index
+            else 0
+        )
+        row["note"] = _skip_reason(str(notes[key]))
+        row["settings"] = limits
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sampled_caption(estimates: pd.DataFrame, profile: str, limits: str) -> str:
+    pairs = estimates[["dataset", "model"]].drop_duplicates()
+    return (
+        f"Sampled negatives (Krichene & Rendle 2020) on {len(pairs)} (dataset, model) pair(s), filtered "
+        "optimistic ranks, head and tail tasks together. For each k every task ranks its true answer "
+        "against min(k, N_i − 1) of its N_i − 1 negatives drawn without replacement: the number drawn "
+        "above it is hypergeometric, so the bias, standard deviation and RMSE of each estimator of the "
+        "full MRR and Hits@10 are exact sums over that law (no simulation), as a mean over the dataset's "
+        "systems. 'Adjusted index' compares the sampled adjusted index (the sampled metric adjusted by "
+        "its expectation on the k_i + 1 sampled candidates, over replicate draws) with the full adjusted "
+        "index. 'Pairs ordered': the share of draws in which an estimator orders two systems as the full "
+        "ranking does, mean over system pairs; independent draws give each system its own negatives, "
+        "the fixed set per query (OGB's protocol) gives every system the same ones (one draw, from the "
+        "rank engine). A k with k ≥ N_i − 1 for every task of a dataset is skipped. "
+        f"Profile: {profile}; {limits}."
+    )

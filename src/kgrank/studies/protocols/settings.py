@@ -44,3 +44,51 @@ def dataset_representatives(datasets: Sequence[str], models: Sequence[str]) -> l
     if not models:
         raise KgrankInputError("models: none trained; the protocols study needs one rank table per dataset")
     return [(dataset, models[0]) for dataset in datasets]
+
+
+# --- part 1: sampled negatives ------------------------------------------------------------
+
+PARTS += ("sampled",)
+# Results of part 1, relative to results/
+SAMPLED_VALUES = "protocols/sampled.tsv"
+SAMPLED_AGREEMENT = "protocols/sampled_agreement.tsv"
+# Report table and figure (table_files / figure_files names in common.smk)
+SAMPLED_TABLE = "protocols_sampled"
+SAMPLED_FIGURE = "protocols_sampled"
+
+
+def sampled_arguments(sampled: Mapping[str, Any]) -> dict[str, str]:
+    """The settings of part 1 as the command line takes them."""
+    largest = sampled["corrected_max_k"]
+    return {
+        "num_samples": " ".join(str(int(size)) for size in sampled["num_samples"]),
+        "estimators": " ".join(sampled["estimators"]),
+        "corrected_max_k": "none" if largest is None else str(int(largest)),
+    }
+
+
+def fixed_set_pairs(
+    fixed_set: Mapping[str, int],
+    datasets: Sequence[str],
+    models: Sequence[str],
+    entity_counts: Mapping[str, int | None],
+) -> list[tuple[str, str, int]]:
+    """(dataset, model, k) of every sampled rank table the fixed-set variant reads: every
+    trained model of each dataset named in ``studies.protocols.sampled.fixed_set``. A dataset
+    that is not trained, or a k that would keep every candidate of it (k >= entities - 1,
+    where the count is known), stops the plan."""
+    pairs = []
+    for dataset, size in fixed_set.items():
+        if dataset not in datasets:
+            raise KgrankInputError(
+                f"studies.protocols.sampled.fixed_set: dataset {dataset!r} is not trained here; use some of "
+                f"{', '.join(datasets)}"
+            )
+        count = entity_counts.get(dataset)
+        if count is not None and size >= count - 1:
+            raise KgrankInputError(
+                f"studies.protocols.sampled.fixed_set: k = {size} for {dataset}, which has {count} entities: "
+                f"every task would keep all its candidates; use k below {count - 1}"
+            )
+        pairs += [(dataset, model, int(size)) for model in models]
+    return pairs
