@@ -83,6 +83,7 @@ R = {
     "summary": "ir/nations/stability_summary.tsv",
     "audit": "published/audit.tsv",  # made by the probe's setup (paper-published)
     "weighted": "protocols/weighted.tsv",
+    "sampled": "protocols/sampled.tsv",
 }
 
 
@@ -467,6 +468,24 @@ SLOTS = [
         "expectation",
         lambda i, o: ["protocols-weighted-figure", "--weighted", i["weighted"], *_fig(o)],
     ),
+    Slot(
+        "protocols-sampled",
+        "ranks",
+        "num_candidates",
+        "optimistic",
+        lambda i, o: [
+            *("protocols-sampled", "--ranks", i["ranks"], "--num-samples", "3", "--estimators", "naive"),
+            *("--regularisation", "0.1", "--corrected-max-k", "none", "--replicates", "3", "--seed", "1"),
+            *("--profile", "probe", "--out", str(o / "s.tsv"), "--agreement", str(o / "a.tsv"), *_tables(o)),
+        ],
+    ),
+    Slot(
+        "protocols-sampled-figure",
+        "sampled",
+        "estimator",
+        "bias",
+        lambda i, o: ["protocols-sampled-figure", "--estimates", i["sampled"], *_fig(o)],
+    ),
 ]
 
 # which fixture each slot damages
@@ -490,6 +509,7 @@ SLOT_FIXTURE = {
     "relations": "relations",
     "summaries": "summary",
     "weighted": "weighted",
+    "sampled": "sampled",
 }
 
 

@@ -1300,6 +1300,49 @@ CASES = [
         lambda tmp, _: ["protocols-weighted-figure", "--weighted", _bad_tsv(tmp), *_figure(tmp)],
         ("bad.tsv", "missing"),
     ),
+    Case(
+        "protocols-sampled",
+        "fixed-set-not-a-sampled-table",
+        lambda tmp, _: [
+            *("protocols-sampled", "--ranks", _damaged_rank_table(tmp, "none")),
+            *("--fixed-set", _damaged_rank_table(tmp, "none"), "--num-samples", "3"),
+            *("--estimators", "naive", "--regularisation", "0.1", "--corrected-max-k", "none"),
+            *("--replicates", "3", "--seed", "1", "--profile", "p", "--out", str(tmp / "s.tsv")),
+            *(
+                "--agreement",
+                str(tmp / "a.tsv"),
+                "--markdown",
+                str(tmp / "s.md"),
+                "--latex",
+                str(tmp / "s.tex"),
+            ),
+        ],
+        ("ranks.parquet", "sampled-<k>.parquet"),
+    ),
+    Case(
+        "protocols-sampled",
+        "regularisation-above-one",
+        lambda tmp, _: [
+            *("protocols-sampled", "--ranks", _damaged_rank_table(tmp, "none"), "--num-samples", "3"),
+            *("--estimators", "naive", "--regularisation", "2", "--corrected-max-k", "none"),
+            *("--replicates", "3", "--seed", "1", "--profile", "p", "--out", str(tmp / "s.tsv")),
+            *(
+                "--agreement",
+                str(tmp / "a.tsv"),
+                "--markdown",
+                str(tmp / "s.md"),
+                "--latex",
+                str(tmp / "s.tex"),
+            ),
+        ],
+        ("--regularisation", "not a number in [0, 1]"),
+    ),
+    Case(
+        "protocols-sampled-figure",
+        "malformed-estimates",
+        lambda tmp, _: ["protocols-sampled-figure", "--estimates", _bad_tsv(tmp), *_figure(tmp)],
+        ("bad.tsv", "missing"),
+    ),
     # --- ir
     Case(
         "ir-queries",
@@ -1666,7 +1709,7 @@ def _kinds() -> dict:
     from kgrank.studies.ir import commands as ir
     from kgrank.studies.openworld import commands as openworld
     from kgrank.studies.paper.commands import AUDIT
-    from kgrank.studies.protocols.inputs import weighted_kind
+    from kgrank.studies.protocols.inputs import sampled_kind, weighted_kind
 
     return {
         "ranks": tables.RANKS,
@@ -1690,6 +1733,7 @@ def _kinds() -> dict:
         "summary": ir.stability_summary_kind(),
         "audit": AUDIT,
         "weighted": weighted_kind(),
+        "sampled": sampled_kind(),
     }
 
 

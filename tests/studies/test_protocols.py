@@ -303,11 +303,227 @@ def test_read_dataset_tables_keys_by_dataset(tmp_path):
 
 
 def test_settings():
-    assert settings.PARTS == ("weighted",)
+    assert settings.PARTS[0] == "weighted"  # the parts join in the order they are wired
     assert settings.part_enabled({"enabled": True, "weighted": {"enabled": True}}, "weighted")
     assert not settings.part_enabled({"enabled": True, "weighted": {"enabled": False}}, "weighted")
     assert not settings.part_enabled({"enabled": False, "weighted": {"enabled": True}}, "weighted")
-    with pytest.raises(KgrankInputError, match="no part 'ties'"):
-        settings.part_enabled({"weighted": {}}, "ties")
+    with pytest.raises(KgrankInputError, match="no part 'bogus'"):
+        settings.part_enabled({"weighted": {}}, "bogus")
     assert settings.dataset_representatives(["a", "b"], ["x", "y"]) == [("a", "x"), ("b", "x")]
     assert settings.scheme_arguments(["negatives", "uniform"]) == "negatives uniform"
+
+
+# --- part 1: sampled negatives ------------------------------------------------------------------
+
+from kgrank.sampled import FullRanks, exact_moments, sample_ranks_from_full  # noqa: E402
+from kgrank.studies.protocols import sampled as sampled_part  # noqa: E402
+from kgrank.studies.protocols.inputs import (  # noqa: E402
+    SAMPLED_AGREEMENT_COLUMNS,
+    SAMPLED_COLUMNS,
+    fixed_set_of,
+    sampled_agreement_kind,
+    sampled_kind,
+)
+from kgrank.studies.protocols.sampled import (  # noqa: E402
+    SampledSettings,
+    exact_moments_of,
+    fixed_set_ranks,
+    sampled_analysis,
+)
+
+ALL_ESTIMATORS = ("naive", "rescaled", "posterior-rank", "corrected")
+
+
+def _settings(**changes) -> SampledSettings:
+    values = {
+        "num_samples": (3, 6),
+        "estimators": ALL_ESTIMATORS,
+        "regularisation": 0.1,
+        "corrected_max_k": None,
+        "replicates": 6,
+        "seed": 3,
+        "profile": "test",
+    }
+    return SampledSettings(**(values | changes))
+
+
+def test_exact_moments_of_is_kgrank_sampled_exact_moments_in_blocks(monkeypatch):
+    # small blocks, and tasks that keep all their negatives (N_i - 1 <= k), summed directly
+    monkeypatch.setattr(sampled_part, "TASK_BLOCK", 7)
+    table = _rank_table(5, tasks=30, max_candidates=15)
+    full = FullRanks.from_table(table)
+    assert (full.num_candidates - 1 <= 4).any() and (full.num_candidates - 1 > 4).any()
+    ours = exact_moments_of(full, 4, ALL_ESTIMATORS, regularisation=0.1)
+    for (estimator, metric), (mean, variance, value) in ours.items():
+        direct = exact_moments(metric, full, 4, estimator, rank_type="optimistic", regularisation=0.1)
+        assert mean == pytest.approx(direct.expectation, rel=1e-12, abs=1e-14)
+        assert variance == pytest.approx(direct.variance, rel=1e-10, abs=1e-16)
+        assert value == pytest.approx(direct.full_value, rel=1e-14)
+
+
+def test_sampled_table_values_skipped_k_and_corrected_limit():
+    tables = {("d", "m1"): _rank_table(6, max_candidates=10), ("d", "m2"): _rank_table(7, max_candidates=10)}
+    # k = 20 >= N_i - 1 for every task (N_i <= 10): skipped; the corrected estimator above k = 3 skipped
+    settings = _settings(num_samples=(3, 6, 20), corrected_max_k=3)
+    estimates, agreement = sampled_analysis(tables, settings)
+    assert list(estimates.columns) == list(SAMPLED_COLUMNS)
+    assert list(agreement.columns) == list(SAMPLED_AGREEMENT_COLUMNS)
+    skipped = estimates[estimates["num_samples"] == 20]
+    assert (skipped["method"] == "skipped").all() and skipped["note"].str.contains("every task keeps").all()
+    assert skipped["bias"].isna().all() and 20 not in set(agreement["num_samples"])
+    corrected_6 = estimates[(estimates["num_samples"] == 6) & (estimates["estimator"] == "corrected")]
+    assert (corrected_6["method"] == "skipped").all()
+    assert corrected_6["note"].str.contains("above k = 3").all()
+    full = FullRanks.from_table(tables[("d", "m2")])
+    for estimator in ("naive", "rescaled", "posterior-rank"):
+        for metric in ("inverse_harmonic_mean_rank", "hits_at_10"):
+            direct = exact_moments(metric, full, 6, estimator, rank_type="optimistic")
+            row = estimates[
+                (estimates["model"] == "m2")
+                & (estimates["num_samples"] == 6)
+                & (estimates["estimator"] == estimator)
+                & (estimates["metric"] == metric)
+            ].iloc[0]
+            assert row["method"] == "exact"
+            assert row["bias"] == pytest.approx(direct.bias, rel=1e-10, abs=1e-14)
+            assert row["standard_deviation"] == pytest.approx(np.sqrt(direct.variance), rel=1e-8)
+            assert row["rmse"] == pytest.approx(direct.rmse, rel=1e-10)
+    assert (estimates["settings"].str.startswith("test; corrected estimator")).all()
+
+
+def _flip_tables(tasks: int = 40) -> dict[tuple[str, str], pd.DataFrame]:
+    """Two systems on tasks of 1001 candidates: A ranks every answer 2nd (MRR 0.5), B half
+    1st and half 500th (MRR 0.501, better). Against 10 sampled negatives A's answer is
+    almost always first (naive MRR ~ 0.99) and B's 500th-ranked answers are not (~0.59):
+    the naive estimator orders them the wrong way round in (almost) every draw."""
+    rows = {"a": [], "b": []}
+    for triple in range(tasks):
+        for side in ("head", "tail"):
+            base = {"triple_id": triple, "side": side, "num_candidates": 1001}
+            rank_b = 1 if (2 * triple + (side == "tail")) % 2 == 0 else 500
+            for model, rank in (("a", 2), ("b", rank_b)):
+                rows[model].append(
+                    base | {"optimistic": rank, "pessimistic": rank, "realistic": rank, "random": rank}
+                )
+    return {("d", model): pd.DataFrame(rows[model]) for model in rows}
+
+
+def test_the_naive_estimator_flips_a_constructed_pair():
+    tables = _flip_tables()
+    settings = _settings(num_samples=(10,), estimators=("naive", "rescaled"), replicates=20)
+    _, agreement = sampled_analysis(tables, settings)
+    mrr = agreement[agreement["metric"] == "inverse_harmonic_mean_rank"].set_index("estimator")
+    assert mrr.loc["naive", "agreement"] == 0.0
+    assert mrr.loc["naive", "system_pairs"] == 1 and mrr.loc["naive", "replicates"] == 20
+    # the adjusted index is an increasing map of the sampled metric when the candidate
+    # counts are the same for both systems: it orders them as the naive estimate does
+    assert mrr.loc["adjusted-index", "agreement"] == mrr.loc["naive", "agreement"]
+    # the same by hand from kgrank.sampled: independent seeds per system
+    full = {model: FullRanks.from_table(table) for (_, model), table in tables.items()}
+    draws = {
+        model: sampled_part.estimate(
+            "inverse_harmonic_mean_rank",
+            sample_ranks_from_full(full[model], 10, sampled_part.system_seed(3, "d", model), 20),
+            "rescaled",
+            rank_type="optimistic",
+        )
+        for model in full
+    }
+    by_hand = sampled_part.order_agreement(0.5, 0.501, draws["a"], draws["b"])
+    assert mrr.loc["rescaled", "agreement"] == pytest.approx(by_hand)
+
+
+def _fixed_set_table(full_table: pd.DataFrame, num_samples: int, seed: int) -> pd.DataFrame:
+    """A rank engine's sampled table of one draw (the law it has), from the full ranks."""
+    draw = sample_ranks_from_full(FullRanks.from_table(full_table), num_samples, seed, 1)
+    table = full_table.copy()
+    table["optimistic"] = draw.optimistic[0].astype(float)
+    table["pessimistic"] = draw.pessimistic[0].astype(float)
+    table["realistic"] = (table["optimistic"] + table["pessimistic"]) / 2
+    table["random"] = table["optimistic"]
+    table["num_candidates"] = draw.num_candidates
+    return table
+
+
+def test_fixed_set_rows_and_a_table_of_another_k_refused():
+    tables = {("d", "m1"): _rank_table(8), ("d", "m2"): _rank_table(9), ("d", "ext"): _rank_table(10)}
+    fixed = {("d", m): (4, _fixed_set_table(tables[("d", m)], 4, seed)) for m, seed in (("m1", 1), ("m2", 2))}
+    estimates, agreement = sampled_analysis(tables, _settings(num_samples=(3,)), fixed)
+    rows = estimates[estimates["variant"] == "fixed-set"]
+    assert set(rows["model"]) == {"m1", "m2"} and set(rows["num_samples"]) == {4}
+    assert (rows["method"] == "one draw").all() and rows["standard_deviation"].isna().all()
+    naive = rows[(rows["model"] == "m1") & (rows["estimator"] == "naive")]
+    naive = naive[naive["metric"] == "inverse_harmonic_mean_rank"].iloc[0]
+    assert naive["estimate_mean"] == pytest.approx(np.mean(1.0 / fixed[("d", "m1")][1]["optimistic"]))
+    # the independent draws also run at the fixed set's k, over all three systems
+    assert {3, 4} <= set(estimates[estimates["variant"] == "independent"]["num_samples"])
+    fixed_rows = agreement[agreement["variant"] == "fixed-set"]
+    assert (fixed_rows["system_pairs"] <= 1).all() and fixed_rows["independent_agreement"].notna().any()
+    with pytest.raises(KgrankInputError, match="candidates on task"):
+        fixed_set_ranks(tables[("d", "m1")], fixed[("d", "m1")][1], 5)
+
+
+def test_settings_and_file_names_of_part_1():
+    with pytest.raises(KgrankInputError, match="names a k twice"):
+        _settings(num_samples=(3, 3))
+    with pytest.raises(KgrankInputError, match="at most once"):
+        _settings(estimators=("naive", "naive"))
+    assert fixed_set_of("results/ranks/fb15k237/transe.sampled-100.parquet") == ("fb15k237", "transe", 100)
+    with pytest.raises(KgrankInputError, match="sampled-<k>.parquet"):
+        fixed_set_of("results/ranks/fb15k237/transe.parquet")
+    assert "sampled" in settings.PARTS
+    pairs = settings.fixed_set_pairs({"nations": 5}, ["nations"], ["transe", "complex"], {"nations": 14})
+    assert pairs == [("nations", "transe", 5), ("nations", "complex", 5)]
+    with pytest.raises(KgrankInputError, match="every task would keep"):
+        settings.fixed_set_pairs({"nations": 13}, ["nations"], ["transe"], {"nations": 14})
+    with pytest.raises(KgrankInputError, match="not trained here"):
+        settings.fixed_set_pairs({"wn18rr": 5}, ["nations"], ["transe"], {"nations": 14})
+    arguments = settings.sampled_arguments(
+        {"num_samples": [3, 5], "estimators": ["naive"], "corrected_max_k": None}
+    )
+    assert arguments == {"num_samples": "3 5", "estimators": "naive", "corrected_max_k": "none"}
+
+
+def test_sampled_commands_end_to_end(tmp_path, capsys):
+    full = {m: _rank_table(seed) for m, seed in (("transe", 11), ("complex", 12))}
+    ranks = [_write_pair(tmp_path / "ranks", "nations", m, table) for m, table in full.items()]
+    fixed = []
+    for index, (model, table) in enumerate(full.items()):
+        path = tmp_path / "ranks" / "nations" / f"{model}.sampled-4.parquet"
+        _fixed_set_table(table, 4, index).to_parquet(path)
+        fixed.append(str(path))
+    out = tmp_path / "out"
+    code = main(
+        [
+            *("protocols-sampled", "--ranks", *ranks, "--fixed-set", *fixed, "--num-samples", "3", "20"),
+            *("--estimators", *ALL_ESTIMATORS, "--regularisation", "0.1", "--corrected-max-k", "3"),
+            *("--replicates", "4", "--seed", "1", "--profile", "laptop (test)"),
+            *("--out", str(out / "s.tsv"), "--agreement", str(out / "a.tsv")),
+            *("--markdown", str(out / "s.md"), "--latex", str(out / "s.tex")),
+        ]
+    )
+    assert code in (0, None)
+    estimates = read_table(out / "s.tsv", sampled_kind())
+    read_table(out / "a.tsv", sampled_agreement_kind())
+    assert set(estimates["variant"]) == {"independent", "fixed-set"}
+    markdown = (out / "s.md").read_text()
+    assert "Profile: laptop (test)" in markdown and "k <= 3" in markdown and "every task keeps" in markdown
+    code = main(
+        [
+            *("protocols-sampled-figure", "--estimates", str(out / "s.tsv"), "--caption", "test"),
+            *("--pdf", str(out / "f.pdf"), "--png", str(out / "f.png")),
+        ]
+    )
+    assert code in (0, None) and (out / "f.png").stat().st_size > 0 and (out / "f.pdf").is_file()
+
+
+def test_sampled_command_bad_inputs_are_one_line(tmp_path, capsys):
+    rank = _write_pair(tmp_path, "nations", "transe", _rank_table(13))
+    common = ["--num-samples", "3", "--estimators", "naive", "--regularisation", "0.1"]
+    common += ["--corrected-max-k", "none", "--replicates", "3", "--seed", "1", "--profile", "p"]
+    common += ["--out", str(tmp_path / "s.tsv"), "--agreement", str(tmp_path / "a.tsv")]
+    common += ["--markdown", str(tmp_path / "s.md"), "--latex", str(tmp_path / "s.tex")]
+    assert main(["protocols-sampled", "--ranks", rank, "--fixed-set", rank, *common]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "sampled-<k>.parquet" in err
+    assert not (tmp_path / "s.tsv").exists()
