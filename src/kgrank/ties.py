@@ -28,6 +28,7 @@ from scipy.stats import nhypergeom
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import SIDES_AND_BOTH, select_side
 from kgrank.ranks import ranks_from_scores
+from kgrank.stats import seed_stream
 
 # ---------------------------------------------------------------------------------------
 # 1. Rank width
@@ -459,7 +460,8 @@ def trec_tie_sensitivity(
     names = pd.unique(pd.concat([run["doc_id"], qrels["doc_id"]], ignore_index=True))
     run_codes = pd.Index(names).get_indexer(run["doc_id"])
     qrels_codes = pd.Index(names).get_indexer(qrels["doc_id"])
-    generator = np.random.default_rng(seed)
+    # the house seed derivation (kgrank.stats), one named stream for the renamings
+    generator = seed_stream(seed, "tie-renamings")
     values = [trec_values(run, qrels, measures).assign(renaming=0)]
     for renaming in range(1, num_renamings + 1):
         renamed = names[generator.permutation(len(names))]
