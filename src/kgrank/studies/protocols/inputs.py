@@ -198,3 +198,78 @@ def read_fixed_set_tables(paths: Sequence[str | Path]) -> dict[tuple[str, str], 
             )
         tables[(dataset, model)] = (size, read_rank_table(path))
     return tables
+
+
+# --- part 2: ties ---------------------------------------------------------------------------
+
+# results/protocols/ties/<dataset>/<model>.tsv (one trained pair's scoring pass) and
+# results/protocols/ties.tsv (every pair's gathered): per scorer, tolerance, measure and
+# statistic one value over ``tasks`` tasks (rank rows) or queries (IR rows)
+TIES_COLUMNS = (
+    "dataset",
+    "model",
+    "scorer",
+    "tolerance",
+    "measure",
+    "statistic",
+    "value",
+    "tasks",
+    "settings",
+)
+# results/protocols/ties_widths.tsv: kgrank.ties.rank_width_summary of every evaluated pair
+TIES_WIDTH_COLUMNS = ("dataset", "model", "side", "num_tasks", "mean_width", "tied_share", "max_width")
+
+
+def ties_kind() -> TableKind:
+    """The tidy table of `kgrank protocols-ties-pair` (and its gathering by `kgrank
+    protocols-ties`); no NaN: every statistic is defined on the tasks and queries it names."""
+    from kgrank.studies.protocols.ties import SCORERS
+
+    return table_kind(
+        "tie analysis table",
+        "`kgrank protocols-ties-pair`",
+        TIES_COLUMNS,
+        ints=("tasks",),
+        floats=("value",),
+        strings=("dataset", "model", "scorer", "tolerance", "measure", "statistic", "settings"),
+        choices={"scorer": SCORERS},
+        ranges={"tasks": (1, None)},
+    )
+
+
+def ties_width_kind() -> TableKind:
+    """The rank-width table of `kgrank protocols-ties`."""
+    return table_kind(
+        "rank width table",
+        "`kgrank protocols-ties`",
+        TIES_WIDTH_COLUMNS,
+        ints=("num_tasks", "max_width"),
+        floats=("mean_width", "tied_share"),
+        strings=("dataset", "model", "side"),
+        choices={"side": SIDES_AND_BOTH},
+        ranges={
+            "num_tasks": (1, None),
+            "mean_width": (0, None),
+            "tied_share": (0, 1),
+            "max_width": (0, None),
+        },
+    )
+
+
+def read_ties_tables(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """The pair tables of `kgrank protocols-ties-pair`, checked, one pair each, concatenated."""
+    from kgrank.tables import read_table
+
+    if not paths:
+        raise KgrankInputError(
+            "--pairs: no table given; pass results/protocols/ties/<dataset>/<model>.tsv files"
+        )
+    frames, seen = [], set()
+    for path in paths:
+        table = read_table(path, ties_kind())
+        for pair in map(tuple, table[["dataset", "model"]].drop_duplicates().itertuples(index=False)):
+            if pair in seen:
+                raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
+            seen.add(pair)
+        frames.append(table)
+    return pd.concat(frames, ignore_index=True)

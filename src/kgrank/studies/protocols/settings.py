@@ -13,8 +13,8 @@ from typing import Any
 
 from kgrank.errors import KgrankInputError
 
-# The parts wired so far (part 3 of issue #31); `sampled` (part 1) and `ties` (part 2) join
-# here when their analysis modules, commands and rules are added.
+# The parts wired so far: part 3 of issue #31 here; `sampled` (part 1) and `ties` (part 2)
+# join below with their analysis modules, commands and rules.
 PARTS = ("weighted",)
 # Results of part 3, relative to results/
 WEIGHTED_VALUES = "protocols/weighted.tsv"
@@ -92,3 +92,31 @@ def fixed_set_pairs(
             )
         pairs += [(dataset, model, int(size)) for model in models]
     return pairs
+
+
+# --- part 2: ties ---------------------------------------------------------------------------
+
+PARTS += ("ties",)
+# Results of part 2, relative to results/: one scoring pass per trained pair, then the
+# gathered table and the rank widths of every evaluated pair
+TIES_PAIR = "protocols/ties/{dataset}/{model}.tsv"
+TIES_VALUES = "protocols/ties.tsv"
+TIES_WIDTHS = "protocols/ties_widths.tsv"
+# Report table and figure (table_files / figure_files names in common.smk)
+TIES_TABLE = "protocols_ties"
+TIES_FIGURE = "protocols_ties"
+
+
+def ties_arguments(ties: Mapping[str, Any]) -> dict[str, str]:
+    """The settings of part 2 as the command line takes them."""
+
+    def limit(value: Any) -> str:
+        return "none" if value is None else str(int(value))
+
+    return {
+        "scorers": " ".join(ties["scorers"]),
+        "tolerances": " ".join(ties["tolerances"]),
+        "measures": " ".join(ties["measures"]),
+        "max_test_triples": limit(ties["max_test_triples"]),
+        "max_queries": limit(ties["max_queries"]),
+    }
