@@ -14,9 +14,13 @@ import argparse
 
 from kgrank.cli_options import (
     add_caption,
+    add_dataset_dir,
     add_figure_paths,
+    add_filter_splits,
+    add_model_dir,
     add_seed,
     add_table_paths,
+    add_threads,
     int_at_least,
     open_probability,
     positive_int,
@@ -147,6 +151,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.set_defaults(handler=_weighted_figure)
 
     add_sampled_commands(commands)
+    add_ties_commands(commands)
 
 
 # --- part 1: sampled negatives ------------------------------------------------------------
@@ -274,3 +279,190 @@ def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
     add_caption(command)
     add_figure_paths(command)
     command.set_defaults(handler=_sampled_figure)
+
+
+# --- part 2: ties -----------------------------------------------------------------------------
+
+
+def _ties_pair(args: argparse.Namespace) -> None:
+    import numpy as np
+    import torch
+
+    from kgrank.candidates import known_answers
+    from kgrank.io import write_table
+    from kgrank.scoring import Scorer
+    from kgrank.studies.protocols.ties import TiesSettings, pair_ties
+    from kgrank.training import load_model
+
+    settings = TiesSettings(
+        scorers=tuple(args.scorers),
+        decimals=args.decimals,
+        tolerances=tuple(args.tolerances),
+        max_test_triples=args.max_test_triples,
+        depth=args.depth,
+        measures=tuple(args.measures),
+        renamings=args.renamings,
+        max_queries=args.max_queries,
+        max_run_rows=args.max_run_rows,
+        seed=args.seed,
+        profile=args.profile,
+    )
+    torch.set_num_threads(args.threads)
+    model, factories = load_model(args.model_dir, args.dataset_dir)
+    model.eval()  # dropout off, batch norm frozen, as the rank stage scores
+    scorer = Scorer(model)
+    table = pair_ties(
+        lambda batch, side: scorer(torch.as_tensor(batch), side),
+        np.asarray(factories.testing.mapped_triples, dtype=np.int64),
+        known_answers(factories, args.filter_splits),
+        args.dataset,
+        args.model,
+        settings,
+        batch_size=args.batch_size,
+    )
+    write_table(args.out, table)
+
+
+def _ties(args: argparse.Namespace) -> None:
+    from kgrank.io import write_report_table, write_table
+    from kgrank.studies.protocols import report
+    from kgrank.studies.protocols.inputs import read_pair_tables, read_ties_tables
+    from kgrank.studies.protocols.ties import width_table
+
+    widths = width_table(read_pair_tables(args.ranks))
+    ties = read_ties_tables(args.pairs)
+    write_table(args.out, ties)
+    write_table(args.widths, widths)
+    limits = str(ties["settings"].iloc[0]).partition("; ")[2]
+    write_report_table(
+        report.ties_report(ties, widths, limits),
+        args.markdown,
+        args.latex,
+        caption=report.ties_caption(ties, args.profile, limits),
+        label="tab:protocols-ties",
+        floatfmt=".4g",
+        markdown_caption=True,
+    )
+    print(report.ties_summary(ties))
+
+
+def _ties_figure(args: argparse.Namespace) -> None:
+    from kgrank.studies.protocols.figures import plot_ties
+    from kgrank.studies.protocols.inputs import ties_kind
+    from kgrank.tables import read_table
+
+    plot_ties(read_table(args.ties, ties_kind()), args.pdf, args.png, caption=args.caption)
+
+
+def _tolerance(text: str) -> str:
+    """An argparse type: exact, absolute:<a> or relative:<r>."""
+    from kgrank.errors import KgrankInputError
+    from kgrank.studies.protocols.ties import parse_tolerance
+
+    try:
+        return parse_tolerance(text).name
+    except KgrankInputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _limit(text: str) -> int | None:
+    """An argparse type: a positive count, or ``none`` for no limit."""
+    return None if text == "none" else int_at_least(text, 1, "is no count")
+
+
+def add_ties_commands(commands: argparse._SubParsersAction) -> None:
+    from kgrank.studies.protocols.ties import SCORERS
+
+    command = commands.add_parser(
+        "protocols-ties-pair",
+        help="one trained pair's test tasks under the model, quantised and constant scorers: ranks under "
+        "each tie tolerance, and trec_eval against tie-neutral IR measures under renamed entities",
+    )
+    command.add_argument("--dataset", required=True, help="the dataset's name (written into every row)")
+    command.add_argument("--model", required=True, help="the model's name (written into every row)")
+    add_dataset_dir(command)
+    add_model_dir(command)
+    command.add_argument(
+        "--scorers",
+        nargs="+",
+        choices=SCORERS,
+        required=True,
+        help="scorers (studies.protocols.ties.scorers)",
+    )
+    command.add_argument(
+        "--decimals",
+        type=int,
+        required=True,
+        help="decimals of the quantised scorer (studies.protocols.ties.decimals)",
+    )
+    command.add_argument(
+        "--tolerances",
+        nargs="+",
+        type=_tolerance,
+        required=True,
+        help="tie tolerances: exact, absolute:<a>, relative:<r> (studies.protocols.ties.tolerances)",
+    )
+    command.add_argument(
+        "--max-test-triples",
+        type=_limit,
+        required=True,
+        help="seeded subsample of test triples, or none for all (studies.protocols.ties.max_test_triples)",
+    )
+    command.add_argument(
+        "--depth", type=positive_int, required=True, help="run depth per query (studies.protocols.ties.depth)"
+    )
+    command.add_argument(
+        "--measures", nargs="+", required=True, help="ir-measures names (studies.protocols.ties.measures)"
+    )
+    command.add_argument(
+        "--renamings",
+        type=positive_int,
+        required=True,
+        help="random renamings of the entities for trec_eval (studies.protocols.ties.renamings)",
+    )
+    command.add_argument(
+        "--max-queries",
+        type=_limit,
+        required=True,
+        help="IR queries per scorer at most, or none (studies.protocols.ties.max_queries)",
+    )
+    command.add_argument(
+        "--max-run-rows",
+        type=positive_int,
+        required=True,
+        help="rows of each scorer's run at most (studies.protocols.ties.max_run_rows)",
+    )
+    add_seed(command, "the test subsample and the renamings")
+    command.add_argument("--profile", required=True, help="which configuration produced the numbers")
+    command.add_argument(
+        "--batch-size",
+        type=positive_int,
+        required=True,
+        help="test triples scored at once (ranks.batch_size)",
+    )
+    add_filter_splits(command)
+    add_threads(command)
+    command.add_argument("--out", required=True, help="tidy TSV of the pair")
+    command.set_defaults(handler=_ties_pair)
+
+    command = commands.add_parser(
+        "protocols-ties",
+        help="rank widths of every evaluated pair and the tie analysis of the trained ones, as one table",
+    )
+    command.add_argument(
+        "--ranks", nargs="+", required=True, help="rank tables <dataset>/<model>.parquet of the rank stage"
+    )
+    command.add_argument("--pairs", nargs="+", required=True, help="TSVs of protocols-ties-pair")
+    command.add_argument("--profile", required=True, help="which configuration produced the numbers")
+    command.add_argument("--out", required=True, help="gathered tie analysis TSV")
+    command.add_argument("--widths", required=True, help="rank width TSV")
+    add_table_paths(command)
+    command.set_defaults(handler=_ties)
+
+    command = commands.add_parser(
+        "protocols-ties-figure", help="trec_eval's nDCG@20 under renamings against the tie-neutral value"
+    )
+    command.add_argument("--ties", required=True, help="gathered tie analysis TSV of protocols-ties")
+    add_caption(command)
+    add_figure_paths(command)
+    command.set_defaults(handler=_ties_figure)

@@ -200,3 +200,71 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
     figure.tight_layout()
     add_caption(figure, caption)
     save_figure(figure, pdf, png)
+
+
+# --- part 2: ties -----------------------------------------------------------------------------
+
+TIES_SCORERS = ("model", "quantised", "constant")
+
+
+def ties_points(ties: pd.DataFrame, measure: str = "nDCG@20") -> pd.DataFrame:
+    """Per (dataset, model, scorer): trec_eval's value under the given names, its min and
+    max over the renamings, and the tie-neutral value of ``measure``."""
+    shown = ties[(ties["measure"] == measure) & (ties["tolerance"] == "exact")]
+    if shown.empty:
+        raise KgrankInputError(
+            f"--ties: no {measure} rows; list {measure} in studies.protocols.ties.measures"
+        )
+    wide = shown.pivot_table(
+        index=["dataset", "model", "scorer"], columns="statistic", values="value", sort=False
+    ).reset_index()
+    return wide
+
+
+def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: str = "") -> None:
+    """One panel per dataset: trec_eval's nDCG@20 (its range over renamings as a bar, the
+    value under the real names as the point) against the tie-neutral value, per pair and
+    scorer (colour: scorer, marker: model), with the diagonal where ties change nothing."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from kgrank.studies.protocols.report import TIES_MEASURE, scorer_label
+
+    points = ties_points(ties, TIES_MEASURE)
+    set_style()
+    datasets = list(dict.fromkeys(points["dataset"]))
+    models = list(dict.fromkeys(points["model"]))
+    colours = dict(zip(TIES_SCORERS, sns.color_palette(PALETTE, len(TIES_SCORERS)), strict=True))
+    markers = {model: MARKERS[index % len(MARKERS)] for index, model in enumerate(models)}
+    figure, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 4.0), squeeze=False)
+    for axis, dataset in zip(axes[0], datasets, strict=True):
+        cell = points[points["dataset"] == dataset]
+        high = max(float(cell[["maximum", "tie_neutral"]].max().max()), 1e-3) * 1.08
+        axis.plot((0, high), (0, high), color="grey", linewidth=0.8, linestyle="--")
+        for row in cell.itertuples():
+            axis.vlines(row.tie_neutral, row.minimum, row.maximum, color=colours[row.scorer], linewidth=2)
+            axis.scatter(
+                row.tie_neutral, row.trec_eval, color=colours[row.scorer], marker=markers[row.model],
+                s=40, edgecolor="black", linewidth=0.4, zorder=3,
+            )  # fmt: skip
+        axis.set_xlim(0, high)
+        axis.set_ylim(0, high)
+        axis.set_aspect("equal")
+        axis.set_xlabel(f"tie-neutral {TIES_MEASURE} (expected over tie orders)")
+        axis.set_ylabel(f"trec_eval {TIES_MEASURE} (bar: range over renamings)")
+        axis.set_title(dataset_label(dataset), fontsize=9)
+    handles = [
+        plt.Line2D([], [], color=colours[scorer], linewidth=2, label=scorer_label(scorer))
+        for scorer in TIES_SCORERS
+        if scorer in set(points["scorer"])
+    ] + [
+        plt.Line2D([], [], color="black", marker=markers[model], linestyle="", fillstyle="none",
+                   label=model_label(model))
+        for model in models
+    ]  # fmt: skip
+    handles.append(plt.Line2D([], [], color="grey", linestyle="--", label="no tie effect (y = x)"))
+    axes[0, -1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    figure.suptitle(f"Ties: trec_eval's {TIES_MEASURE} under renamed entities against the tie-neutral value")
+    figure.tight_layout()
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)

@@ -207,3 +207,118 @@ def sampled_caption(estimates: pd.DataFrame, profile: str, limits: str) -> str:
         "rank engine). A k with k ≥ N_i − 1 for every task of a dataset is skipped. "
         f"Profile: {profile}; {limits}."
     )
+
+
+# --- part 2: ties -----------------------------------------------------------------------------
+
+SCORER_LABELS = {
+    "stage": "rank stage (every task)",
+    "model": "model scores",
+    "quantised": "quantised scores",
+    "constant": "constant score",
+}
+TIES_MEASURE = "nDCG@20"
+
+
+def scorer_label(scorer: str, decimals: str = "") -> str:
+    label = SCORER_LABELS.get(scorer, scorer)
+    return f"{label} ({decimals})" if scorer == "quantised" and decimals else label
+
+
+def _value(cell: pd.DataFrame, **keys: str) -> float:
+    """The one value of ``cell`` at ``keys`` (NaN where the table has none)."""
+    mask = pd.Series(True, index=cell.index)
+    for column, value in keys.items():
+        mask &= cell[column] == value
+    values = cell.loc[mask, "value"]
+    return float(values.iloc[0]) if len(values) else float("nan")
+
+
+def ties_report(ties: pd.DataFrame, widths: pd.DataFrame, limits: str) -> pd.DataFrame:
+    """One row per evaluated pair from its rank table (scorer 'rank stage': width and tied
+    share of every task), then per trained pair and scorer of the scoring pass: tied share and
+    MRR of realistic ranks under exact equality and under the largest tolerance listed,
+    the MRR gap optimistic − pessimistic, and nDCG@20: trec_eval's range over the renamings,
+    the tie-neutral value and the share of queries whose trec_eval value changed."""
+    rows = []
+    for record in widths[widths["side"] == "both"].itertuples(index=False):
+        rows.append(
+            {
+                "dataset": dataset_label(record.dataset),
+                "model": model_label(record.model),
+                "scorer": scorer_label("stage"),
+                "tasks": int(record.num_tasks),
+                "mean width": record.mean_width,
+                "tied %": 100.0 * record.tied_share,
+            }
+        )
+    tolerances = list(dict.fromkeys(ties["tolerance"]))
+    loosest = tolerances[-1]
+    keys = list(dict.fromkeys(zip(ties["dataset"], ties["model"], ties["scorer"], strict=True)))
+    for dataset, model, scorer in keys:
+        cell = ties[(ties["dataset"] == dataset) & (ties["model"] == model) & (ties["scorer"] == scorer)]
+        exact = cell[cell["tolerance"] == "exact"]
+        loose = cell[cell["tolerance"] == loosest]
+        width = exact[exact["measure"] == "rank_width"]
+        rows.append(
+            {
+                "dataset": dataset_label(dataset),
+                "model": model_label(model),
+                "scorer": scorer_label(scorer),
+                "tasks": int(width["tasks"].iloc[0]) if len(width) else 0,
+                "mean width": _value(exact, measure="rank_width", statistic="mean"),
+                "tied %": 100.0 * _value(exact, measure="rank_width", statistic="tied_share"),
+                f"tied % ({loosest})": 100.0 * _value(loose, measure="rank_width", statistic="tied_share"),
+                "MRR realistic": _value(exact, measure="MRR", statistic="realistic"),
+                f"MRR realistic ({loosest})": _value(loose, measure="MRR", statistic="realistic"),
+                "MRR opt − pess": _value(exact, measure="MRR", statistic="optimistic")
+                - _value(exact, measure="MRR", statistic="pessimistic"),
+                "queries": int(exact.loc[exact["measure"] == TIES_MEASURE, "tasks"].iloc[0])
+                if (exact["measure"] == TIES_MEASURE).any()
+                else 0,
+                f"{TIES_MEASURE} trec_eval min": _value(exact, measure=TIES_MEASURE, statistic="minimum"),
+                f"{TIES_MEASURE} trec_eval max": _value(exact, measure=TIES_MEASURE, statistic="maximum"),
+                f"{TIES_MEASURE} tie-neutral": _value(exact, measure=TIES_MEASURE, statistic="tie_neutral"),
+                "queries changed %": 100.0 * _value(exact, measure=TIES_MEASURE, statistic="changed_share"),
+            }
+        )
+    table = pd.DataFrame(rows)
+    table["settings"] = limits
+    return table
+
+
+def ties_summary(ties: pd.DataFrame) -> str:
+    """The closing note: how often trec_eval's tie order changed a system's nDCG@20."""
+    spread = ties[(ties["measure"] == TIES_MEASURE) & (ties["statistic"] == "spread")]
+    changed = ties[(ties["measure"] == TIES_MEASURE) & (ties["statistic"] == "changed_share")]
+    parts = []
+    for scorer in dict.fromkeys(spread["scorer"]):
+        systems = spread[spread["scorer"] == scorer]
+        shares = changed[changed["scorer"] == scorer]["value"]
+        parts.append(
+            f"{scorer_label(scorer)}: {int((systems['value'] > 0).sum())} of {len(systems)} systems, "
+            f"largest spread {systems['value'].max():.3g}, mean share of queries changed "
+            f"{100 * shares.mean():.1f} %"
+        )
+    return (
+        f"Renaming the entities changed trec_eval's system-level {TIES_MEASURE} (its tie order) for "
+        + "; ".join(parts)
+        + ". The tie-neutral values do not depend on the names."
+    )
+
+
+def ties_caption(ties: pd.DataFrame, profile: str, limits: str) -> str:
+    tolerances = ", ".join(dict.fromkeys(ties["tolerance"]))
+    return (
+        "Tied scores (McSherry & Najork 2008). 'Rank stage' rows: the rank width pessimistic − optimistic "
+        "of every test task of every evaluated pair (external systems included) and the share with "
+        "width > 0. The other rows rescore the trained pairs' test tasks with the model's scores, the same "
+        "scores rounded (quantised) and a constant score, and rank the true answer among its filtered "
+        f"candidates with a tie tolerance ({tolerances}; math.isclose semantics: |a − b| ≤ max(abs, "
+        "rel·max(|a|, |b|))). Each task is also an IR query whose true answer is its one relevant document: "
+        "the run holds the top 20 candidates with their scores, extended to the end of the tie group at the "
+        f"cut-off; trec_eval's {TIES_MEASURE} (ir-measures/pytrec_eval, ties broken by document id) over "
+        "random renamings of the entities (min and max) against the tie-neutral expectation over random "
+        f"orders of each tie group, and the share of queries whose trec_eval value changed. "
+        f"{ties_summary(ties)} Profile: {profile}; {limits}."
+    )
