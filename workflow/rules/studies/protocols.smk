@@ -211,3 +211,121 @@ localrules:
 
 if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "sampled"):
     TARGETS += [PROTOCOLS_SAMPLED_TABLE["md"], *PROTOCOLS_SAMPLED_FIGURE.values()]
+
+
+# --- part 2: ties ----------------------------------------------------------------------
+# Rank widths of every evaluated pair's rank table; per trained pair a scoring pass under
+# the model, quantised and constant scorers: ranks under each tie tolerance, and trec_eval's
+# IR measures under renamed entities against the tie-neutral ones (McSherry & Najork 2008).
+
+PROTOCOLS_TIES = PROTOCOLS["ties"]
+PROTOCOLS_TIES_ARGUMENTS = protocols_settings.ties_arguments(PROTOCOLS_TIES)
+PROTOCOLS_TIES_PAIR = f"{RESULTS}/{protocols_settings.TIES_PAIR}"
+PROTOCOLS_TIES_TABLE = table_files(protocols_settings.TIES_TABLE)
+PROTOCOLS_TIES_FIGURE = figure_files(protocols_settings.TIES_FIGURE)
+
+
+rule protocols_ties_pair:
+    input:
+        **split_files(),
+        model=f"{model_dir()}/model.pt",
+        config=f"{model_dir()}/config.json",
+    output:
+        PROTOCOLS_TIES_PAIR,
+    params:
+        model_dir=of_wildcards(model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
+        scorers=PROTOCOLS_TIES_ARGUMENTS["scorers"],
+        decimals=PROTOCOLS_TIES["decimals"],
+        tolerances=PROTOCOLS_TIES_ARGUMENTS["tolerances"],
+        max_test_triples=PROTOCOLS_TIES_ARGUMENTS["max_test_triples"],
+        depth=PROTOCOLS_TIES["depth"],
+        measures=PROTOCOLS_TIES_ARGUMENTS["measures"],
+        renamings=PROTOCOLS_TIES["renamings"],
+        max_queries=PROTOCOLS_TIES_ARGUMENTS["max_queries"],
+        max_run_rows=PROTOCOLS_TIES["max_run_rows"],
+        seed=config["seed"],
+        profile=config["profile"],
+        batch_size=config["ranks"]["batch_size"],
+        filter_splits=FILTER_SPLITS,
+    threads: 1
+    # laptop profile, measured on a shared 2-core machine with random scores of FB15k-237's
+    # and WN18RR's sizes (300 test triples): ~7 s and ~20 s CPU per pair, Nations ~7 s
+    # (start-up); trec_eval through ir-measures costs ~7.5 µs per run row
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    log:
+        log_file("protocols", "ties/{dataset}/{model}"),
+    benchmark:
+        benchmark_file("protocols", "ties/{dataset}/{model}")
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank protocols-ties-pair --dataset {wildcards.dataset} --model {wildcards.model}"
+        " --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
+        " --scorers {params.scorers} --decimals {params.decimals} --tolerances {params.tolerances}"
+        " --max-test-triples {params.max_test_triples} --depth {params.depth} --measures {params.measures}"
+        " --renamings {params.renamings} --max-queries {params.max_queries}"
+        " --max-run-rows {params.max_run_rows} --seed {params.seed} --profile {params.profile:q}"
+        " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
+        " --out {output} 2>&1 | tee {log}"
+
+
+rule protocols_ties:
+    input:
+        ranks=evaluated_pairs(rank_file),
+        pairs=expand(PROTOCOLS_TIES_PAIR, dataset=TRAIN_DATASETS, model=MODELS),
+    output:
+        table=f"{RESULTS}/{protocols_settings.TIES_VALUES}",
+        widths=f"{RESULTS}/{protocols_settings.TIES_WIDTHS}",
+        markdown=report(
+            PROTOCOLS_TIES_TABLE["md"],
+            caption="../../report/protocols_ties.rst",
+            category="protocols",
+        ),
+        latex=PROTOCOLS_TIES_TABLE["tex"],
+    params:
+        profile=config["profile"],
+    log:
+        log_file("protocols", "ties"),
+    benchmark:
+        benchmark_file("protocols", "ties")
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank protocols-ties --ranks {input.ranks} --pairs {input.pairs} --profile {params.profile:q}"
+        " --out {output.table} --widths {output.widths}"
+        " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
+
+
+rule protocols_ties_figure:
+    input:
+        ties=rules.protocols_ties.output.table,
+    output:
+        pdf=report(
+            PROTOCOLS_TIES_FIGURE["pdf"],
+            caption="../../report/protocols_ties_figure.rst",
+            category="protocols",
+        ),
+        png=PROTOCOLS_TIES_FIGURE["png"],
+    params:
+        caption=EVALUATED_CAPTION,
+    log:
+        log_file("protocols", "ties_figure"),
+    benchmark:
+        benchmark_file("protocols", "ties_figure")
+    conda:
+        "../../envs/kgrank.yaml"
+    shell:
+        "kgrank protocols-ties-figure --ties {input.ties} --caption {params.caption:q}"
+        " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
+
+
+localrules:
+    protocols_ties,
+    protocols_ties_figure,
+
+
+if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "ties"):
+    TARGETS += [PROTOCOLS_TIES_TABLE["md"], *PROTOCOLS_TIES_FIGURE.values()]
