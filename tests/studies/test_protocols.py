@@ -14,17 +14,35 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
+from kgrank.candidates import KnownAnswers
 from kgrank.cli import main
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup, metric_rows
 from kgrank.moments import Moments
+from kgrank.ranks import ranks_from_scores
 from kgrank.studies.protocols import settings
 from kgrank.studies.protocols.figures import adjusted_index_pairs
-from kgrank.studies.protocols.inputs import WEIGHTED_COLUMNS, read_dataset_tables, weighted_kind
-from kgrank.studies.protocols.report import check_report, weighted_report
+from kgrank.studies.protocols.inputs import (
+    TIES_COLUMNS,
+    WEIGHTED_COLUMNS,
+    read_dataset_tables,
+    read_ties_tables,
+    ties_kind,
+    weighted_kind,
+)
+from kgrank.studies.protocols.report import check_report, ties_report, ties_summary, weighted_report
+from kgrank.studies.protocols.ties import (
+    TiesSettings,
+    pair_ties,
+    parse_tolerance,
+    top_run,
+    width_table,
+)
 from kgrank.studies.protocols.weighted import check_schemes, weighted_check, weighted_table
 from kgrank.tables import read_table
+from kgrank.ties import ranks_with_tolerance, tie_neutral_measures, trec_values
 from kgrank.weighted import (
     WEIGHT_SCHEMES,
     evaluate_weighted_rank_table,
@@ -527,3 +545,249 @@ def test_sampled_command_bad_inputs_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "sampled-<k>.parquet" in err
     assert not (tmp_path / "s.tsv").exists()
+
+
+# --- part 2: ties -----------------------------------------------------------------------------
+
+
+def _ties_settings(**changes) -> TiesSettings:
+    values = dict(
+        scorers=("model", "quantised", "constant"),
+        decimals=1,
+        tolerances=("exact", "relative:0.05"),
+        max_test_triples=None,
+        depth=5,
+        measures=("nDCG@5", "AP@5", "P@3", "RR"),
+        renamings=4,
+        max_queries=None,
+        max_run_rows=100_000,
+        seed=3,
+        profile="test",
+    )
+    values.update(changes)
+    return TiesSettings(**values)
+
+
+def _toy_graph(seed: int = 0, entities: int = 12, relations: int = 2, triples: int = 15):
+    """Test triples, a filter and a seeded linear scorer over a small random graph."""
+    rng = np.random.default_rng(seed)
+    test = np.stack(
+        [rng.integers(entities, size=triples), rng.integers(relations, size=triples),
+         rng.integers(entities, size=triples)], axis=1,
+    )  # fmt: skip
+    train = np.stack(
+        [rng.integers(entities, size=30), rng.integers(relations, size=30), rng.integers(entities, size=30)],
+        axis=1,
+    )
+    known = KnownAnswers([train, test], entities, relations)
+    table = torch.as_tensor(rng.normal(size=(entities, relations, entities)), dtype=torch.float32)
+
+    def score(batch: np.ndarray, side: str) -> torch.Tensor:
+        batch = torch.as_tensor(batch)
+        if side == "tail":
+            return table[batch[:, 0], batch[:, 1]].clone()
+        return table[:, batch[:, 1], batch[:, 2]].T.clone()
+
+    return test, known, score
+
+
+def _by_hand(test, known, score, transform, tolerance):
+    """Every task's (optimistic, pessimistic, N) straight from kgrank.ties, one task at a time."""
+    rows = []
+    for side in ("head", "tail"):
+        for triple in test:
+            batch = triple[None, :]
+            block = transform(score(batch, side))
+            true = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
+            filter_rows, filter_cols = known.answers(side, batch)
+            result = ranks_with_tolerance(
+                block,
+                true,
+                filter_rows,
+                filter_cols,
+                absolute=tolerance.absolute,
+                relative=tolerance.relative,
+            )
+            rows.append(
+                (
+                    int(result["optimistic"][0]),
+                    int(result["pessimistic"][0]),
+                    int(result["num_candidates"][0]),
+                )
+            )
+    return np.array(rows, dtype=float)
+
+
+def _value(table: pd.DataFrame, **keys) -> float:
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in keys.items():
+        mask &= (table[column] == value).to_numpy()
+    assert mask.sum() == 1, keys
+    return float(table.loc[mask, "value"].iloc[0])
+
+
+def test_pair_ties_ranks_match_kgrank_ties_task_by_task():
+    test, known, score = _toy_graph()
+    settings = _ties_settings()
+    table = pair_ties(score, test, known, "toy", "linear", settings, batch_size=4)
+    assert list(table.columns) == list(TIES_COLUMNS)
+    transforms = {
+        "model": lambda block: block.clone(),
+        "quantised": lambda block: torch.round(block, decimals=1),
+        "constant": lambda block: torch.zeros_like(block),
+    }
+    for scorer, transform in transforms.items():
+        for text in settings.tolerances:
+            tolerance = parse_tolerance(text)
+            ranks = _by_hand(test, known, score, transform, tolerance)
+            width = ranks[:, 1] - ranks[:, 0]
+            realistic = (ranks[:, 0] + ranks[:, 1]) / 2
+            keys = dict(scorer=scorer, tolerance=tolerance.name)
+            assert _value(table, measure="rank_width", statistic="mean", **keys) == pytest.approx(
+                width.mean()
+            )
+            assert _value(table, measure="rank_width", statistic="tied_share", **keys) == pytest.approx(
+                (width > 0).mean()
+            )
+            assert _value(table, measure="MRR", statistic="realistic", **keys) == pytest.approx(
+                np.mean(1 / realistic)
+            )
+            assert _value(table, measure="MRR", statistic="pessimistic", **keys) == pytest.approx(
+                np.mean(1 / ranks[:, 1])
+            )
+            if scorer == "constant":
+                # every candidate ties: realistic rank (N + 1) / 2 on every task
+                np.testing.assert_array_equal(realistic, (ranks[:, 2] + 1) / 2)
+    # exact equality: the rank stage's own ranks
+    block = score(test, "tail")
+    exact = ranks_from_scores(block, torch.as_tensor(test[:, 2]), *known.answers("tail", test))
+    tail = _by_hand(test, known, score, transforms["model"], parse_tolerance("exact"))[len(test) :]
+    np.testing.assert_array_equal(tail[:, 0], exact["optimistic"])
+
+
+def test_renaming_moves_trec_eval_but_not_the_tie_neutral_value():
+    test, known, score = _toy_graph(seed=1)
+    table = pair_ties(score, test, known, "toy", "linear", _ties_settings(renamings=6), batch_size=8)
+    ndcg = table[(table["measure"] == "nDCG@5") & (table["tolerance"] == "exact")]
+    # the constant scorer's ties make trec_eval's value depend on the names
+    assert _value(ndcg, scorer="constant", statistic="spread") > 0
+    assert _value(ndcg, scorer="constant", statistic="changed_share") > 0.5
+    # continuous scores: no tie, no change, trec_eval equals the tie-neutral value
+    assert _value(ndcg, scorer="model", statistic="spread") == 0
+    assert _value(ndcg, scorer="model", statistic="trec_eval") == pytest.approx(
+        _value(ndcg, scorer="model", statistic="tie_neutral"), abs=1e-12
+    )
+    # a constant scorer's tie-neutral nDCG@5 with one relevant of N candidates:
+    # sum_{i <= min(5, N)} (1/N) / log2(i + 1), averaged over the queries
+    per_query = []
+    for side in ("head", "tail"):
+        for triple in test:
+            rows, cols = known.answers(side, triple[None, :])
+            true = triple[0] if side == "head" else triple[2]
+            n = 12 - int(np.sum(cols != true))
+            per_query.append(sum(1 / n / np.log2(i + 1) for i in range(1, min(5, n) + 1)))
+    assert _value(ndcg, scorer="constant", statistic="tie_neutral") == pytest.approx(np.mean(per_query))
+
+
+def test_top_run_keeps_the_whole_tie_group_at_the_cut_off():
+    scores = np.array([0.9, np.nan, 0.5, 0.5, 0.5, 0.1, 0.7])
+    assert sorted(top_run(scores, 2)[0].tolist()) == [0, 6]
+    # the third place falls in the group of three 0.5s: all of it stays
+    entities, values = top_run(scores, 3)
+    assert sorted(entities.tolist()) == [0, 2, 3, 4, 6]
+    assert sorted(values.tolist()) == [0.5, 0.5, 0.5, 0.7, 0.9]
+    assert top_run(scores, 10)[0].tolist() == [0, 2, 3, 4, 5, 6]
+
+
+def test_run_budget_stops_at_the_first_query_that_does_not_fit():
+    test, known, score = _toy_graph(seed=2)
+    table = pair_ties(score, test, known, "toy", "linear", _ties_settings(max_run_rows=40), batch_size=8)
+    rows = table[(table["measure"] == "run") & (table["statistic"] == "rows")].set_index("scorer")
+    assert (rows["value"] <= 40).all()
+    # a constant run holds every candidate (<= 12 per query): at most 40 // 1 ... and at least 3 queries
+    assert 3 <= rows.loc["constant", "tasks"] < 2 * len(test)
+    with pytest.raises(KgrankInputError, match="max_run_rows"):
+        pair_ties(score, test, known, "toy", "linear", _ties_settings(max_run_rows=2), batch_size=8)
+
+
+def test_ties_settings_refuse_bad_values():
+    with pytest.raises(KgrankInputError, match="tolerance"):
+        parse_tolerance("relative:-1")
+    with pytest.raises(KgrankInputError, match="tolerance"):
+        parse_tolerance("loose")
+    with pytest.raises(KgrankInputError, match="depth"):
+        _ties_settings(depth=3)  # nDCG@5 needs depth 5
+    with pytest.raises(KgrankInputError, match="scorers"):
+        _ties_settings(scorers=("model", "model"))
+    assert parse_tolerance("absolute:1e-6").absolute == 1e-6
+
+
+def test_subsample_is_shared_by_the_models_of_a_dataset():
+    test, known, score = _toy_graph(seed=4, triples=30)
+    settings = _ties_settings(max_test_triples=7, scorers=("constant",))
+    first = pair_ties(score, test, known, "toy", "a", settings)
+    second = pair_ties(lambda b, s: 2 * score(b, s), test, known, "toy", "b", settings)
+    width = first[first["measure"] == "rank_width"]
+    assert (width["tasks"] == 14).all()
+
+    # the constant scorer ignores the model: the same tasks give the same ranks and the same
+    # tie-neutral values (trec_eval's renamings are seeded per model, so they may differ)
+    def kept(table):
+        return table[table["measure"].isin(["rank_width", "MRR"]) | (table["statistic"] == "tie_neutral")]
+
+    np.testing.assert_array_equal(kept(first)["value"].to_numpy(), kept(second)["value"].to_numpy())
+
+
+def test_ties_commands_end_to_end(tmp_path: Path):
+    test, known, score = _toy_graph(seed=5)
+    settings_20 = _ties_settings(depth=20, measures=("nDCG@20", "RR"))
+    table = pair_ties(score, test, known, "toy", "linear", settings_20, batch_size=8)
+    pair = tmp_path / "pair.tsv"
+    table.to_csv(pair, sep="\t", index=False)
+    ranks = tmp_path / "toy"
+    ranks.mkdir()
+    _rank_table(1).to_parquet(ranks / "linear.parquet")
+    out = tmp_path / "out"
+    main(
+        [
+            "protocols-ties", "--ranks", str(ranks / "linear.parquet"), "--pairs", str(pair),
+            "--profile", "test", "--out", str(out / "ties.tsv"), "--widths", str(out / "widths.tsv"),
+            "--markdown", str(out / "t.md"), "--latex", str(out / "t.tex"),
+        ]
+    )  # fmt: skip
+    gathered = read_table(out / "ties.tsv", ties_kind())
+    assert len(gathered) == len(table)
+    markdown = (out / "t.md").read_text()
+    assert "rank stage" in markdown and "constant score" in markdown and "renamings" in markdown
+    widths = pd.read_csv(out / "widths.tsv", sep="\t")
+    both = widths[widths["side"] == "both"].iloc[0]
+    source = _rank_table(1)
+    assert both["mean_width"] == pytest.approx((source["pessimistic"] - source["optimistic"]).mean())
+    main(["protocols-ties-figure", "--ties", str(out / "ties.tsv"), "--caption", "c",
+          "--pdf", str(out / "f.pdf"), "--png", str(out / "f.png")])  # fmt: skip
+    assert (out / "f.pdf").stat().st_size > 0 and (out / "f.png").stat().st_size > 0
+    assert "constant score: 1 of 1 systems" in ties_summary(gathered)
+    with pytest.raises(KgrankInputError, match="given twice"):
+        read_ties_tables([pair, pair])
+    report = ties_report(gathered, width_table({("toy", "linear"): source}), "limits")
+    assert (report["settings"] == "limits").all()
+
+
+def test_tie_neutral_and_trec_values_agree_without_ties():
+    run = pd.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
+    neutral = tie_neutral_measures(run, qrels, ["nDCG@20"])["value"].iloc[0]
+    assert neutral == pytest.approx(trec_values(run, qrels, ["nDCG@20"])["value"].iloc[0])
+    assert neutral == pytest.approx(1 / np.log2(4))
+
+
+def test_settings_wire_the_ties_part():
+    assert "ties" in settings.PARTS
+    arguments = settings.ties_arguments(
+        {"scorers": ["model", "constant"], "tolerances": ["exact"], "measures": ["RR"],
+         "max_test_triples": None, "max_queries": 5}
+    )  # fmt: skip
+    assert arguments == {
+        "scorers": "model constant", "tolerances": "exact", "measures": "RR",
+        "max_test_triples": "none", "max_queries": "5",
+    }  # fmt: skip

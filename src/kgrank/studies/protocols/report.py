@@ -291,6 +291,8 @@ def ties_summary(ties: pd.DataFrame) -> str:
     """The closing note: how often trec_eval's tie order changed a system's nDCG@20."""
     spread = ties[(ties["measure"] == TIES_MEASURE) & (ties["statistic"] == "spread")]
     changed = ties[(ties["measure"] == TIES_MEASURE) & (ties["statistic"] == "changed_share")]
+    if spread.empty:
+        return f"No {TIES_MEASURE} rows: list it in studies.protocols.ties.measures."
     parts = []
     for scorer in dict.fromkeys(spread["scorer"]):
         systems = spread[spread["scorer"] == scorer]
