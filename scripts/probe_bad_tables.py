@@ -84,6 +84,7 @@ R = {
     "audit": "published/audit.tsv",  # made by the probe's setup (paper-published)
     "weighted": "protocols/weighted.tsv",
     "sampled": "protocols/sampled.tsv",
+    "ties": "protocols/ties.tsv",
 }
 
 
@@ -486,6 +487,33 @@ SLOTS = [
         "bias",
         lambda i, o: ["protocols-sampled-figure", "--estimates", i["sampled"], *_fig(o)],
     ),
+    Slot(
+        "protocols-ties",
+        "ranks",
+        "side",
+        "pessimistic",
+        lambda i, o: [
+            *("protocols-ties", "--ranks", i["ranks"], "--pairs", i["ties"], "--profile", "probe"),
+            *("--out", str(o / "t.tsv"), "--widths", str(o / "w.tsv"), *_tables(o)),
+        ],
+    ),
+    Slot(
+        "protocols-ties",
+        "ties",
+        "statistic",
+        "value",
+        lambda i, o: [
+            *("protocols-ties", "--ranks", i["ranks"], "--pairs", i["ties"], "--profile", "probe"),
+            *("--out", str(o / "t.tsv"), "--widths", str(o / "w.tsv"), *_tables(o)),
+        ],
+    ),
+    Slot(
+        "protocols-ties-figure",
+        "ties",
+        "statistic",
+        "value",
+        lambda i, o: ["protocols-ties-figure", "--ties", i["ties"], *_fig(o)],
+    ),
 ]
 
 # which fixture each slot damages
@@ -510,6 +538,7 @@ SLOT_FIXTURE = {
     "summaries": "summary",
     "weighted": "weighted",
     "sampled": "sampled",
+    "ties": "ties",
 }
 
 

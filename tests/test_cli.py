@@ -1343,6 +1343,50 @@ CASES = [
         lambda tmp, _: ["protocols-sampled-figure", "--estimates", _bad_tsv(tmp), *_figure(tmp)],
         ("bad.tsv", "missing"),
     ),
+    Case(
+        "protocols-ties-pair",
+        "tolerance-not-understood",
+        lambda tmp, nations: [
+            *("protocols-ties-pair", "--dataset", "nations", "--model", "transe"),
+            *("--dataset-dir", str(nations), "--model-dir", str(tmp / "nomodel")),
+            *("--scorers", "model", "--decimals", "2", "--tolerances", "loose"),
+            *("--max-test-triples", "none", "--depth", "20", "--measures", "nDCG@20"),
+            *("--renamings", "2", "--max-queries", "none", "--max-run-rows", "1000", "--seed", "1"),
+            *("--profile", "p", "--batch-size", "16", "--out", str(tmp / "t.tsv")),
+        ],
+        ("--tolerances", "loose", "relative:<r>"),
+        needs_nations=True,
+    ),
+    Case(
+        "protocols-ties-pair",
+        "missing-model-dir",
+        lambda tmp, nations: [
+            *("protocols-ties-pair", "--dataset", "nations", "--model", "transe"),
+            *("--dataset-dir", str(nations), "--model-dir", str(tmp / "nomodel")),
+            *("--scorers", "model", "--decimals", "2", "--tolerances", "exact"),
+            *("--max-test-triples", "none", "--depth", "20", "--measures", "nDCG@20"),
+            *("--renamings", "2", "--max-queries", "none", "--max-run-rows", "1000", "--seed", "1"),
+            *("--profile", "p", "--batch-size", "16", "--out", str(tmp / "t.tsv")),
+        ],
+        ("nomodel",),
+        needs_nations=True,
+    ),
+    Case(
+        "protocols-ties",
+        "malformed-pairs",
+        lambda tmp, _: [
+            *("protocols-ties", "--ranks", _damaged_rank_table(tmp, "none"), "--pairs", _bad_tsv(tmp)),
+            *("--profile", "p", "--out", str(tmp / "t.tsv"), "--widths", str(tmp / "w.tsv")),
+            *("--markdown", str(tmp / "t.md"), "--latex", str(tmp / "t.tex")),
+        ],
+        ("bad.tsv", "missing"),
+    ),
+    Case(
+        "protocols-ties-figure",
+        "malformed-ties",
+        lambda tmp, _: ["protocols-ties-figure", "--ties", _bad_tsv(tmp), *_figure(tmp)],
+        ("bad.tsv", "missing"),
+    ),
     # --- ir
     Case(
         "ir-queries",
@@ -1696,6 +1740,8 @@ NO_INTERMEDIATE_TABLE = {
     "openworld-family-tree",
     "ambiguity-subsets",
     "ir-queries",
+    # rescores a trained model on its dataset folder (both checked by their loaders)
+    "protocols-ties-pair",
     # judges claims on any table of a run: an unreadable or damaged one makes its claims
     # "not checkable" with the reason, in the scorecard itself (tests/test_scorecard.py)
     "scorecard",
@@ -1709,7 +1755,7 @@ def _kinds() -> dict:
     from kgrank.studies.ir import commands as ir
     from kgrank.studies.openworld import commands as openworld
     from kgrank.studies.paper.commands import AUDIT
-    from kgrank.studies.protocols.inputs import sampled_kind, weighted_kind
+    from kgrank.studies.protocols.inputs import sampled_kind, ties_kind, weighted_kind
 
     return {
         "ranks": tables.RANKS,
@@ -1734,6 +1780,7 @@ def _kinds() -> dict:
         "audit": AUDIT,
         "weighted": weighted_kind(),
         "sampled": sampled_kind(),
+        "ties": ties_kind(),
     }
 
 
