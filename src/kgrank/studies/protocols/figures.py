@@ -236,7 +236,9 @@ def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: 
     models = list(dict.fromkeys(points["model"]))
     colours = dict(zip(TIES_SCORERS, sns.color_palette(PALETTE, len(TIES_SCORERS)), strict=True))
     markers = {model: MARKERS[index % len(MARKERS)] for index, model in enumerate(models)}
-    figure, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 4.0), squeeze=False)
+    # model and quantised scores often sit on one spot: the earlier scorer is drawn larger
+    sizes = {scorer: 110 - 35 * index for index, scorer in enumerate(TIES_SCORERS)}
+    figure, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets) + 1.5, 4.6), squeeze=False)
     for axis, dataset in zip(axes[0], datasets, strict=True):
         cell = points[points["dataset"] == dataset]
         high = max(float(cell[["maximum", "tie_neutral"]].max().max()), 1e-3) * 1.08
@@ -245,13 +247,13 @@ def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: 
             axis.vlines(row.tie_neutral, row.minimum, row.maximum, color=colours[row.scorer], linewidth=2)
             axis.scatter(
                 row.tie_neutral, row.trec_eval, color=colours[row.scorer], marker=markers[row.model],
-                s=40, edgecolor="black", linewidth=0.4, zorder=3,
+                s=sizes.get(row.scorer, 40), edgecolor="black", linewidth=0.4, zorder=3,
             )  # fmt: skip
         axis.set_xlim(0, high)
         axis.set_ylim(0, high)
         axis.set_aspect("equal")
-        axis.set_xlabel(f"tie-neutral {TIES_MEASURE} (expected over tie orders)")
-        axis.set_ylabel(f"trec_eval {TIES_MEASURE} (bar: range over renamings)")
+        axis.set_xlabel(f"tie-neutral {TIES_MEASURE}", fontsize=9)
+        axis.set_ylabel(f"trec_eval {TIES_MEASURE} (bar: renamings)", fontsize=9)
         axis.set_title(dataset_label(dataset), fontsize=9)
     handles = [
         plt.Line2D([], [], color=colours[scorer], linewidth=2, label=scorer_label(scorer))
