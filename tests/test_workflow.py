@@ -131,6 +131,27 @@ def test_outputs_exist(workdir):
     assert verdicts["hoyt2022-table4-wn18rr-entities"] == "not checkable"
 
 
+def test_protocols_outputs(workdir):
+    """The sixth study's three parts: every table and figure, the WGMR check passing on
+    Nations' candidate counts, a constant scorer tied everywhere and a trained one nowhere."""
+    results = workdir / "results"
+    for part in ("weighted", "weighted_montecarlo", "sampled", "ties"):
+        for suffix in ("md", "tex"):
+            assert (results / f"tables/protocols_{part}.{suffix}").stat().st_size > 0, part
+    for part in ("weighted", "sampled", "ties"):
+        for suffix in ("pdf", "png"):
+            assert (results / f"figures/protocols_{part}.{suffix}").stat().st_size > 0, part
+    check = pd.read_csv(results / "protocols/weighted_montecarlo.tsv", sep="\t")
+    assert check["passed"].all(), check.loc[~check["passed"], ["scheme", "metric", "z_mean", "z_variance"]]
+    sampled = pd.read_csv(results / "protocols/sampled.tsv", sep="\t")
+    assert {"naive", "rescaled", "posterior-rank", "corrected"} <= set(sampled["estimator"])
+    ties = pd.read_csv(results / "protocols/ties.tsv", sep="\t")
+    shares = ties[(ties["tolerance"] == "exact") & (ties["statistic"] == "tied_share")]
+    assert set(shares["model"]) == {"transe", "complex"}
+    assert (shares.loc[shares["scorer"] == "constant", "value"] == 1).all()
+    assert (shares.loc[shares["scorer"] == "model", "value"] == 0).all()
+
+
 def test_ambiguity_outputs(workdir):
     """The ambiguity study in miniature (.test/config.yaml): every table and figure, the
     random scorer near 0 under realistic ranks, the constant scorer's AMRI at 1, 0 and -1."""
@@ -259,6 +280,10 @@ def test_deleted_ranks_remake_only_their_dependants(workdir):
         # it judges claims on the metric and ambiguity tables
         "scorecard": 1,
         **{f"ambiguity_{rule}": 1 for rule in ambiguity},
+        # the protocols study reads every rank table (and transe's for Nations' candidate
+        # counts); its tie scoring pass reads the model, not the ranks
+        **{f"protocols_{rule}": 1 for rule in ("weighted", "weighted_check", "sampled", "ties")},
+        **{f"protocols_{rule}_figure": 1 for rule in ("weighted", "sampled", "ties")},
     }
     assert snakemake(workdir, "--cores", "2").returncode == 0
     pd.testing.assert_frame_equal(pd.read_parquet(path), before)  # same seed, same ranks
