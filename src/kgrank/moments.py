@@ -388,6 +388,47 @@ def sample_mean_variance(sample: np.ndarray) -> tuple[Estimate, Estimate]:
     )
 
 
+def compare_with_simulation(
+    key: str, moments: Moments, sample: np.ndarray, *, tests: int, alpha: float
+) -> dict[str, object]:
+    """One row of a Monte Carlo check: the analytic moments of metric ``key`` against its
+    values on R replicate rank vectors of the random model. A z statistic of the simulated
+    mean; the ratio of simulated to analytic variance with its standard error (both errors
+    of a sampled analytic value included); ``tests`` (two per metric) and ``alpha`` decide
+    the degenerate case below. Verdicts come from :func:`apply_familywise` on the rows."""
+    replicates = len(sample)
+    mean, variance = sample_mean_variance(sample)
+    if moments.variance > 0:
+        z_mean = (mean.estimate - moments.expectation) / np.sqrt(
+            moments.variance / replicates + moments.expectation_error**2
+        )
+        ratio = variance.estimate / moments.variance
+        ratio_error = np.hypot(variance.error, moments.variance_error) / moments.variance
+        if ratio_error > 0:
+            z_variance = (ratio - 1.0) / ratio_error
+        else:
+            # No variation in R replicates: consistent while the analytic variance (about
+            # the probability of leaving the mode, as for the minimum rank) is too small to
+            # expect any, i.e. exp(-R * Var) is not below alpha per test.
+            z_variance = 0.0 if replicates * moments.variance < -np.log(alpha / tests) else np.inf
+    else:  # a constant (a count; a weighted mean of one-candidate tasks): reproduced exactly
+        exact = variance.estimate == 0 and mean.estimate == moments.expectation
+        z_mean, ratio, ratio_error, z_variance = (0.0 if exact else np.inf), np.nan, np.nan, 0.0
+    return {
+        "metric": key,
+        "method": moments.method,
+        "expectation": moments.expectation,
+        "simulated_mean": mean.estimate,
+        "z_mean": z_mean,
+        "variance": moments.variance,
+        "simulated_variance": variance.estimate,
+        "variance_ratio": ratio,
+        "variance_ratio_error": ratio_error,
+        "z_variance": z_variance,
+        "replicates": replicates,
+    }
+
+
 def apply_familywise(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """Verdicts at family-wise level ``alpha`` over every test in ``table`` (two per row:
     mean and variance), Bonferroni-corrected; call it again on a concatenation of

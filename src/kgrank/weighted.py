@@ -410,7 +410,7 @@ def wgmr_montecarlo(
 
     Draws ``replicates`` rank vectors of the random model on the given N_i (in chunks of
     at most ``chunk_elements`` ranks), evaluates both metrics on each, and compares as the
-    moments study does (:mod:`kgrank.studies.moments.montecarlo`): a z statistic of the
+    moments study does (:func:`kgrank.moments.compare_with_simulation`): a z statistic of the
     simulated mean, the ratio of simulated to analytic variance with its standard error
     (from the fourth central moment, :func:`kgrank.moments.sample_mean_variance`), and a
     Bonferroni family-wise verdict at level ``alpha`` over all tests
@@ -439,36 +439,8 @@ def wgmr_montecarlo(
         INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.key: np.exp(-log_mean),
     }
     tests = 2 * len(simulated)
-    rows = []
-    for key, sample in simulated.items():
-        moments = exact[key]
-        mean, variance = mom.sample_mean_variance(sample)
-        if moments.variance > 0:
-            z_mean = (mean.estimate - moments.expectation) / np.sqrt(moments.variance / replicates)
-            ratio = variance.estimate / moments.variance
-            ratio_error = variance.error / moments.variance
-            if ratio_error > 0:
-                z_variance = (ratio - 1.0) / ratio_error
-            else:
-                # no variation in R replicates: consistent only while exp(-R Var) is not
-                # below the per-test level, as in the moments study's check
-                z_variance = 0.0 if replicates * moments.variance < -np.log(alpha / tests) else np.inf
-        else:  # every weighted task has one candidate: the metric is the constant 1
-            reproduced = variance.estimate == 0 and mean.estimate == moments.expectation
-            z_mean, ratio, ratio_error, z_variance = (0.0 if reproduced else np.inf), np.nan, np.nan, 0.0
-        rows.append(
-            {
-                "metric": key,
-                "method": moments.method,
-                "expectation": moments.expectation,
-                "simulated_mean": mean.estimate,
-                "z_mean": z_mean,
-                "variance": moments.variance,
-                "simulated_variance": variance.estimate,
-                "variance_ratio": ratio,
-                "variance_ratio_error": ratio_error,
-                "z_variance": z_variance,
-                "replicates": replicates,
-            }
-        )
+    rows = [
+        mom.compare_with_simulation(key, exact[key], sample, tests=tests, alpha=alpha)
+        for key, sample in simulated.items()
+    ]
     return mom.apply_familywise(pd.DataFrame(rows), alpha)

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
 from kgrank.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
-from kgrank.moments import apply_familywise, sample_mean_variance, sample_ranks
+from kgrank.moments import apply_familywise, compare_with_simulation, sample_ranks
 from kgrank.stats import seed_stream
 
 
@@ -107,44 +107,13 @@ def check_moments(
     simulated = simulate_metrics(num_candidates, metrics, replicates=replicates, seed=seed, progress=progress)
     tests = 2 * len(metrics)
     everything = moments_of(metrics, num_candidates)
-    rows = []
-    for metric in metrics:
-        moments = everything[metric.key]
-        mean, variance = sample_mean_variance(simulated[metric.key])
-        if moments.variance > 0:
-            # Sampled analytic values (median, dispersion) carry their own standard error.
-            z_mean = (mean.estimate - moments.expectation) / np.sqrt(
-                moments.variance / replicates + moments.expectation_error**2
-            )
-            ratio = variance.estimate / moments.variance
-            ratio_error = np.hypot(variance.error, moments.variance_error) / moments.variance
-            if ratio_error > 0:
-                z_variance = (ratio - 1.0) / ratio_error
-            else:
-                # No variation in R replicates: consistent while the analytic variance
-                # (about the probability of leaving the mode, as for the minimum rank) is
-                # too small to expect any, i.e. exp(-R * Var) is not below alpha per test.
-                z_variance = 0.0 if replicates * moments.variance < -np.log(alpha / tests) else np.inf
-        else:  # a constant (count): the simulation must reproduce it exactly
-            exact = variance.estimate == 0 and mean.estimate == moments.expectation
-            z_mean, ratio, ratio_error, z_variance = (0.0 if exact else np.inf), np.nan, np.nan, 0.0
-        rows.append(
-            {
-                "metric": metric.key,
-                "method": moments.method,
-                "expectation": moments.expectation,
-                "simulated_mean": mean.estimate,
-                "z_mean": z_mean,
-                "variance": moments.variance,
-                "simulated_variance": variance.estimate,
-                "variance_ratio": ratio,
-                "ratio_error": ratio_error,
-                "z_variance": z_variance,
-            }
+    rows = [
+        compare_with_simulation(
+            metric.key, everything[metric.key], simulated[metric.key], tests=tests, alpha=alpha
         )
-    table = pd.DataFrame(rows).rename(columns={"ratio_error": "variance_ratio_error"})
-    table["replicates"] = replicates
-    return apply_familywise(table, alpha)
+        for metric in metrics
+    ]
+    return apply_familywise(pd.DataFrame(rows), alpha)
 
 
 def check_dataset(
