@@ -37,9 +37,9 @@ def _candidate_size(text: str) -> int | None:
 
 def _variants(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_variants
-    from kgrank.studies.ambiguity.inputs import read_pair_tables
     from kgrank.studies.ambiguity.variants import study_metrics, variants_table
 
     tables = read_pair_tables(args.ranks)
@@ -98,9 +98,10 @@ def _subsets(args: argparse.Namespace) -> None:
 
 def _drift(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.drift import drift_table, slope_table
-    from kgrank.studies.ambiguity.inputs import read_pair_tables, subset_kind
+    from kgrank.studies.ambiguity.inputs import subset_kind
 
     tables = read_pair_tables(args.ranks)
     subsets = read_pair_tables(args.subsets or [], subset_kind())
@@ -138,8 +139,8 @@ def _drift_figure(args: argparse.Namespace) -> None:
 
 def _table1(args: argparse.Namespace) -> None:
     from kgrank.io import read_stats, write_report_table, write_table
+    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
-    from kgrank.studies.ambiguity.inputs import read_pair_tables
     from kgrank.studies.ambiguity.table1 import published_table1_path, read_published, table1
 
     published_path = args.published or published_table1_path()
@@ -160,9 +161,9 @@ def _table1(args: argparse.Namespace) -> None:
 
 def _pairwise(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_pairwise
-    from kgrank.studies.ambiguity.inputs import read_pair_tables
     from kgrank.studies.ambiguity.pairwise import pairwise_table
 
     tables = read_pair_tables(args.ranks)

@@ -3,14 +3,8 @@ stage's layout, and this study's subset ranks), and which models a z-score calls
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-
-import pandas as pd
-
-from kgrank.errors import KgrankInputError
-from kgrank.rank_table import SIDES, read_rank_table
-from kgrank.tables import TableKind, read_table, table_kind
+from kgrank.rank_table import SIDES
+from kgrank.tables import TableKind, table_kind
 
 
 def subset_kind() -> TableKind:
@@ -50,27 +44,3 @@ def drift_kind() -> TableKind:
         nan=("value",),
         ranges={"mean_candidates": (1, None)},
     )
-
-
-def pair_of(path: str | Path) -> tuple[str, str]:
-    """(dataset, model) of a file ``.../<dataset>/<model>.parquet``."""
-    path = Path(path)
-    if path.suffix != ".parquet" or "." in path.stem or not path.parent.name:
-        raise KgrankInputError(
-            f"{path}: expected a rank table named <dataset>/<model>.parquet (as results/ranks/ holds them)"
-        )
-    return path.parent.name, path.stem
-
-
-def read_pair_tables(
-    paths: Sequence[str | Path], kind: TableKind | None = None
-) -> dict[tuple[str, str], pd.DataFrame]:
-    """Tables keyed by (dataset, model) in the order given, each checked by the core's
-    reader: rank tables of the rank stage or, with ``kind``, other tables of that layout."""
-    tables = {}
-    for path in paths:
-        pair = pair_of(path)
-        if pair in tables:
-            raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
-        tables[pair] = read_rank_table(path) if kind is None else read_table(path, kind)
-    return tables

@@ -38,8 +38,8 @@ def _replicates(text: str) -> int:
 
 def _weighted(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.protocols import report
-    from kgrank.studies.protocols.inputs import read_pair_tables
     from kgrank.studies.protocols.weighted import weighted_table
 
     tables = read_pair_tables(args.ranks)
@@ -159,8 +159,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def _sampled(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.protocols import report
-    from kgrank.studies.protocols.inputs import read_fixed_set_tables, read_pair_tables
+    from kgrank.studies.protocols.inputs import read_fixed_set_tables
     from kgrank.studies.protocols.sampled import SampledSettings, sampled_analysis
 
     settings = SampledSettings(
@@ -325,8 +326,9 @@ def _ties_pair(args: argparse.Namespace) -> None:
 
 def _ties(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
+    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.protocols import report
-    from kgrank.studies.protocols.inputs import read_pair_tables, read_ties_tables
+    from kgrank.studies.protocols.inputs import read_ties_tables
     from kgrank.studies.protocols.ties import width_table
 
     widths = width_table(read_pair_tables(args.ranks))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH, read_rank_table
+from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH, read_pair_tables, read_rank_table
 from kgrank.tables import TableKind, table_kind
 from kgrank.weighted import WEIGHT_SCHEMES
 
@@ -43,28 +43,6 @@ def weighted_kind() -> TableKind:
         choices={"scheme": WEIGHT_SCHEMES, "side": SIDES_AND_BOTH, "rank_type": RANK_COLUMNS},
         ranges={"variance": (0, None)},
     )
-
-
-def pair_of(path: str | Path) -> tuple[str, str]:
-    """(dataset, model) of a file ``.../<dataset>/<model>.parquet``."""
-    path = Path(path)
-    if path.suffix != ".parquet" or "." in path.stem or not path.parent.name:
-        raise KgrankInputError(
-            f"{path}: expected a rank table named <dataset>/<model>.parquet (as results/ranks/ holds them)"
-        )
-    return path.parent.name, path.stem
-
-
-def read_pair_tables(paths: Sequence[str | Path]) -> dict[tuple[str, str], pd.DataFrame]:
-    """Rank tables keyed by (dataset, model) in the order given, each checked by the core's
-    reader (kgrank.rank_table.read_rank_table reads through kgrank.tables.read_table)."""
-    tables: dict[tuple[str, str], pd.DataFrame] = {}
-    for path in paths:
-        pair = pair_of(path)
-        if pair in tables:
-            raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
-        tables[pair] = read_rank_table(path)
-    return tables
 
 
 def read_dataset_tables(paths: Sequence[str | Path]) -> dict[str, pd.DataFrame]:
