@@ -133,7 +133,7 @@ def estimator_values(
     metric: str, estimator: str, num_candidates: int, draws: int, regularisation: float
 ) -> np.ndarray:
     """f~(s) for s = 1..draws + 1 of one (N_i, k_i) group: :func:`kgrank.sampled.estimate` of
-    draws + 2 one-task "replicates" whose sampled ranks are 1..draws + 1, so that the
+    draws + 1 one-task "replicates" whose sampled ranks are 1..draws + 1, so that the
     estimator is kgrank.sampled's own and not written again here."""
     ranks = np.arange(1, draws + 2, dtype=np.int64)[:, None]
     one_task = SampledRanks(ranks, ranks, np.array([draws + 1]), np.array([num_candidates]), int(draws))
