@@ -321,7 +321,7 @@ def test_read_dataset_tables_keys_by_dataset(tmp_path):
 
 
 def test_settings():
-    assert settings.PARTS[0] == "weighted"  # the parts join in the order they are wired
+    assert settings.PARTS == ("sampled", "ties", "weighted")
     assert settings.part_enabled({"enabled": True, "weighted": {"enabled": True}}, "weighted")
     assert not settings.part_enabled({"enabled": True, "weighted": {"enabled": False}}, "weighted")
     assert not settings.part_enabled({"enabled": False, "weighted": {"enabled": True}}, "weighted")

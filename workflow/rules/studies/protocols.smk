@@ -1,8 +1,8 @@
 # Study `protocols` (issue #31): the field's open questions about the evaluation protocol,
-# one part per block below. Part 3: the weighted geometric mean rank (Tiwari, Bansal &
-# Rivero 2021) with exact moments, and its Monte Carlo check on each dataset's candidate
-# counts. Part 1 (sampled negatives) and part 2 (ties) follow as blocks of their own:
-# a key studies.protocols.<part> in the schema, rules protocols_<part>..., their TARGETS.
+# one part per block below, each with a key studies.protocols.<part> in the schema, rules
+# protocols_<part>... and its TARGETS: part 3, the weighted geometric mean rank (Tiwari,
+# Bansal & Rivero 2021) with exact moments and its Monte Carlo check on each dataset's
+# candidate counts; part 1, sampled negatives; part 2, ties.
 # Logic: src/kgrank/studies/protocols/. Settings: studies.protocols
 # (workflow/schemas/studies/protocols.schema.yaml).
 import kgrank.studies.protocols.settings as protocols_settings

@@ -13,9 +13,9 @@ from typing import Any
 
 from kgrank.errors import KgrankInputError
 
-# The parts wired so far: part 3 of issue #31 here; `sampled` (part 1) and `ties` (part 2)
-# join below with their analysis modules, commands and rules.
-PARTS = ("weighted",)
+# The study's parts (issue #31), each with its block of settings below: part 1 sampled
+# negatives, part 2 ties, part 3 the weighted geometric mean rank.
+PARTS = ("sampled", "ties", "weighted")
 # Results of part 3, relative to results/
 WEIGHTED_VALUES = "protocols/weighted.tsv"
 WEIGHTED_CHECK = "protocols/weighted_montecarlo.tsv"
@@ -48,7 +48,6 @@ def dataset_representatives(datasets: Sequence[str], models: Sequence[str]) -> l
 
 # --- part 1: sampled negatives ------------------------------------------------------------
 
-PARTS += ("sampled",)
 # Results of part 1, relative to results/
 SAMPLED_VALUES = "protocols/sampled.tsv"
 SAMPLED_AGREEMENT = "protocols/sampled_agreement.tsv"
@@ -96,7 +95,6 @@ def fixed_set_pairs(
 
 # --- part 2: ties ---------------------------------------------------------------------------
 
-PARTS += ("ties",)
 # Results of part 2, relative to results/: one scoring pass per trained pair, then the
 # gathered table and the rank widths of every evaluated pair
 TIES_PAIR = "protocols/ties/{dataset}/{model}.tsv"
