@@ -195,6 +195,24 @@ class SampledRanks:
         return self.realistic if rank_type == "realistic" else getattr(self, rank_type)
 
 
+def draw_above_and_tied(
+    generator: np.random.Generator,
+    optimistic: np.ndarray,
+    pessimistic: np.ndarray,
+    num_candidates: np.ndarray,
+    draws: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One draw per task of how many of its ``draws`` sampled negatives score above the true
+    answer and how many tie with it, given its full optimistic and pessimistic ranks among
+    ``num_candidates`` (the module docstring's two hypergeometric laws, in this order)."""
+    negatives = num_candidates - 1
+    above_full = optimistic - 1
+    tied_full = pessimistic - optimistic
+    above = generator.hypergeometric(above_full, negatives - above_full, draws)
+    tied = generator.hypergeometric(tied_full, negatives - above_full - tied_full, draws - above)
+    return above, tied
+
+
 def sample_ranks_from_full(
     full: FullRanks | pd.DataFrame, num_samples: int, seed: int, replicates: int = 1
 ) -> SampledRanks:
@@ -210,17 +228,14 @@ def sample_ranks_from_full(
     num_samples = _check_num_samples(num_samples, full.num_candidates)
     if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) or replicates <= 0:
         raise KgrankInputError(f"replicates {replicates!r} must be a positive integer; pass 1 or more")
-    negatives = full.num_candidates - 1
-    draws = np.minimum(num_samples, negatives)
-    above_full = full.optimistic - 1
-    tied_full = full.pessimistic - full.optimistic
-    below_full = negatives - above_full - tied_full
+    draws = np.minimum(num_samples, full.num_candidates - 1)
     optimistic = np.empty((replicates, len(draws)), dtype=np.int64)
     pessimistic = np.empty_like(optimistic)
     for replicate in range(replicates):
         generator = seed_stream(seed, num_samples, replicate)
-        above = generator.hypergeometric(above_full, negatives - above_full, draws)
-        tied = generator.hypergeometric(tied_full, below_full, draws - above)
+        above, tied = draw_above_and_tied(
+            generator, full.optimistic, full.pessimistic, full.num_candidates, draws
+        )
         optimistic[replicate] = 1 + above
         pessimistic[replicate] = 1 + above + tied
     return SampledRanks(optimistic, pessimistic, draws + 1, full.num_candidates, num_samples)

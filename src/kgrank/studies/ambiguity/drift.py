@@ -7,7 +7,8 @@ uniformly without replacement from its filtered non-answers. Given a task's filt
 drawn candidates above it is hypergeometric (g of N_i - 1, k - 1 draws) and the number
 tied with it hypergeometric among the rest, so the sampled ranks are drawn exactly from
 the rank table, without scoring again, for any k and any number of seeds
-(``kgrank.ranks.sampled_ranks`` draws the same law from the scores, one seed per file).
+(``kgrank.sampled.draw_above_and_tied``; ``kgrank.ranks.sampled_ranks`` draws the same law
+from the scores, one seed per file).
 *Subsets*: the entity-alignment protocol transferred (``subsets.py``): a random share of
 the test triples, candidates restricted to the entities occurring in it.
 
@@ -25,6 +26,7 @@ import pandas as pd
 
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Variant, lookup, metric_rows
+from kgrank.sampled import draw_above_and_tied
 from kgrank.stats import bootstrap_interval, seed_sequence, seed_stream
 
 ALL_CANDIDATES = "all"
@@ -66,12 +68,7 @@ def sampled_ranks_from_counts(
         above, tied = optimistic - 1, pessimistic - optimistic
     else:
         kept = np.minimum(n, candidates)
-        draws = kept - 1
-        others = n - 1
-        # above: hypergeometric among the N_i - 1 others; tied: among those not above
-        above = generator.hypergeometric(optimistic - 1, others - (optimistic - 1), draws)
-        below = others - (pessimistic - 1)
-        tied = generator.hypergeometric(pessimistic - optimistic, below, draws - above)
+        above, tied = draw_above_and_tied(generator, optimistic, pessimistic, n, kept - 1)
     return pd.DataFrame(
         {
             "side": table["side"].to_numpy(),
