@@ -1,0 +1,156 @@
+"""Train variants of a pair's laptop budget side by side and print their validation curves.
+
+How the budgets in config/config.yaml were searched: each variant is the config's budget
+for the pair with some keys replaced (epochs, batch size, learning rate, dimension,
+training loop, negatives), trained by kgrank's own training (``kgrank.training.train``,
+early stopping on the validation MRR as in the workflow) with the variants of a file
+running in parallel processes. For each it prints the validation MRR after every
+validated epoch and the training seconds that ``kgrank.scheduling`` estimates for a 2-core
+CPU: a variant is only worth taking if it costs no more than the budget it replaces.
+
+A GPU makes the search fast. Its MRRs are close to the CPU's but not equal (other
+rounding); the workflow's numbers come from the CPU runs.
+
+    python scripts/budget_search.py VARIANTS.yaml --data-dir DIR --out OUT [--device cuda]
+        [--processes 8]
+
+VARIANTS.yaml: a list of {dataset, model, name, budget: {key: value, ...}}; ``budget``
+replaces keys of the config's budget for the pair (``{}`` is the config's own). DIR holds
+the prepared datasets (``kgrank prepare-dataset``'s output folders, by dataset name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def resolved_budget(
+    config: dict[str, Any], dataset: str, model: str, changes: dict[str, Any]
+) -> dict[str, Any]:
+    from kgrank.config import pair_budget
+
+    budget = pair_budget(config["budget"], dataset, model)
+    budget.update(changes)
+    return budget
+
+
+def estimated_cpu_seconds(dataset: str, model: str, budget: dict[str, Any], data_dir: Path) -> float:
+    """kgrank.scheduling's estimate of the training on a 2-core CPU."""
+    from kgrank.hyperparameters import apply_budget, load_hyperparameters
+    from kgrank.scheduling import dataset_size, training_seconds
+
+    pipeline = load_hyperparameters(REPO / "config" / "hyperparameters" / dataset / f"{model}.yaml")[
+        "pipeline"
+    ]
+    model_kwargs = {
+        key: budget[key] for key in ("embedding_dim", "relation_dim") if budget.get(key) is not None
+    }
+    trained = apply_budget(
+        pipeline,
+        budget["training_loop"],
+        budget["num_negs_per_pos"],
+        model_kwargs=model_kwargs or None,
+        batch_size=budget["batch_size"],
+        learning_rate=budget["learning_rate"],
+    )
+    published = int(trained["training_kwargs"]["num_epochs"])
+    epochs = published if budget["max_epochs"] is None else min(published, int(budget["max_epochs"]))
+    stopping = budget.get("early_stopping")
+    size = dataset_size(dataset, data_dir / dataset / "stats.json")
+    return training_seconds(trained, size, epochs, None if stopping is None else int(stopping["frequency"]))
+
+
+def train_variant(
+    variant: dict[str, Any], budget: dict[str, Any], data_dir: str, out: str, device: str
+) -> dict:
+    import pandas as pd
+
+    from kgrank.early_stopping import EarlyStopping
+    from kgrank.hyperparameters import load_hyperparameters
+    from kgrank.training import train
+
+    dataset, model = variant["dataset"], variant["model"]
+    hyperparameters = load_hyperparameters(REPO / "config" / "hyperparameters" / dataset / f"{model}.yaml")
+    model_kwargs = {
+        key: budget[key] for key in ("embedding_dim", "relation_dim") if budget.get(key) is not None
+    }
+    stopping = budget.get("early_stopping")
+    out_dir = Path(out) / f"{dataset}-{model}-{variant['name']}"
+    start = time.perf_counter()
+    summary = train(
+        Path(data_dir) / dataset,
+        hyperparameters,
+        out_dir,
+        seed=42,
+        max_epochs=budget["max_epochs"],
+        training_loop=budget["training_loop"],
+        num_negs_per_pos=budget["num_negs_per_pos"],
+        model_kwargs=model_kwargs or None,
+        batch_size=budget["batch_size"],
+        learning_rate=budget["learning_rate"],
+        early_stopping=None if stopping is None else EarlyStopping(**stopping),
+        device=device,
+        threads=2,
+        progress=False,
+    )
+    curve = pd.read_csv(out_dir / "learning_curve.tsv", sep="\t").dropna(subset=["valid_mrr"])
+    return {
+        **variant,
+        "seconds": round(time.perf_counter() - start, 1),
+        "curve": {int(row.epoch): round(float(row.valid_mrr), 4) for row in curve.itertuples()},
+        "best": round(float(summary["valid_mrr"]), 4),
+        "epochs_trained": summary["epochs_trained"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variants", type=Path)
+    parser.add_argument("--config", type=Path, default=REPO / "config" / "config.yaml")
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--processes", type=int, default=8)
+    args = parser.parse_args()
+    config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
+    variants = yaml.safe_load(args.variants.read_text(encoding="utf-8"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for variant in variants:
+        budget = resolved_budget(config, variant["dataset"], variant["model"], variant.get("budget") or {})
+        estimate = estimated_cpu_seconds(variant["dataset"], variant["model"], budget, args.data_dir)
+        jobs.append((variant, budget, estimate))
+    with (
+        ProcessPoolExecutor(args.processes, mp_context=multiprocessing.get_context("spawn")) as pool,
+        (args.out / "search.jsonl").open("a") as log,
+    ):
+        futures = {
+            pool.submit(
+                train_variant, variant, budget, str(args.data_dir), str(args.out), args.device
+            ): estimate
+            for variant, budget, estimate in jobs
+        }
+        for future in as_completed(futures):
+            try:
+                result = {**future.result(), "estimated_cpu_seconds": round(futures[future])}
+            except Exception as error:  # noqa: BLE001  (one failed variant must not end the search)
+                result = {"error": repr(error)}
+            print(json.dumps(result), flush=True)
+            log.write(json.dumps(result) + "\n")
+            log.flush()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
