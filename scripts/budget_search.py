@@ -35,40 +35,24 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
-def resolved_budget(
-    config: dict[str, Any], dataset: str, model: str, changes: dict[str, Any]
+def variant_budget(
+    budget: dict[str, Any], dataset: str, model: str, changes: dict[str, Any]
 ) -> dict[str, Any]:
-    from kgrank.config import pair_budget
-
-    budget = pair_budget(config["budget"], dataset, model)
-    budget.update(changes)
-    return budget
+    """The config's ``budget`` with the pair's own entry updated by ``changes``."""
+    by_dataset = dict(budget.get("by_dataset") or {})
+    own = dict((by_dataset.get(dataset) or {}).get(model) or {})
+    by_dataset[dataset] = {**(by_dataset.get(dataset) or {}), model: {**own, **changes}}
+    return {**budget, "by_dataset": by_dataset}
 
 
 def estimated_cpu_seconds(dataset: str, model: str, budget: dict[str, Any], data_dir: Path) -> float:
-    """kgrank.scheduling's estimate of the training on a 2-core CPU."""
-    from kgrank.hyperparameters import apply_budget, load_hyperparameters
-    from kgrank.scheduling import dataset_size, training_seconds
+    """kgrank.scheduling's estimate of the pair's training under ``budget`` (a whole config
+    budget) on the 2-core reference machine."""
+    from kgrank.scheduling import dataset_size, pair_training_seconds, trained_pair
 
-    pipeline = load_hyperparameters(REPO / "config" / "hyperparameters" / dataset / f"{model}.yaml")[
-        "pipeline"
-    ]
-    model_kwargs = {
-        key: budget[key] for key in ("embedding_dim", "relation_dim") if budget.get(key) is not None
-    }
-    trained = apply_budget(
-        pipeline,
-        budget["training_loop"],
-        budget["num_negs_per_pos"],
-        model_kwargs=model_kwargs or None,
-        batch_size=budget["batch_size"],
-        learning_rate=budget["learning_rate"],
-    )
-    published = int(trained["training_kwargs"]["num_epochs"])
-    epochs = published if budget["max_epochs"] is None else min(published, int(budget["max_epochs"]))
-    stopping = budget.get("early_stopping")
+    path = REPO / "config" / "hyperparameters" / dataset / f"{model}.yaml"
     size = dataset_size(dataset, data_dir / dataset / "stats.json")
-    return training_seconds(trained, size, epochs, None if stopping is None else int(stopping["frequency"]))
+    return pair_training_seconds(trained_pair(path, budget, dataset, model), size)
 
 
 def train_variant(
@@ -123,14 +107,17 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--processes", type=int, default=8)
     args = parser.parse_args()
+    from kgrank.config import pair_budget
+
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
     variants = yaml.safe_load(args.variants.read_text(encoding="utf-8"))
     args.out.mkdir(parents=True, exist_ok=True)
     jobs = []
     for variant in variants:
-        budget = resolved_budget(config, variant["dataset"], variant["model"], variant.get("budget") or {})
-        estimate = estimated_cpu_seconds(variant["dataset"], variant["model"], budget, args.data_dir)
-        jobs.append((variant, budget, estimate))
+        dataset, model = variant["dataset"], variant["model"]
+        budget = variant_budget(config["budget"], dataset, model, variant.get("budget") or {})
+        estimate = estimated_cpu_seconds(dataset, model, budget, args.data_dir)
+        jobs.append((variant, pair_budget(budget, dataset, model), estimate))
     with (
         ProcessPoolExecutor(args.processes, mp_context=multiprocessing.get_context("spawn")) as pool,
         (args.out / "search.jsonl").open("a") as log,
