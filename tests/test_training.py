@@ -9,7 +9,7 @@ from kgrank.cli import main
 from kgrank.config import budget_columns
 from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import load_hyperparameters
-from kgrank.training import apply_budget, effective_epochs, train
+from kgrank.training import apply_budget, effective_epochs, flushed_denormals, train
 
 
 def test_budget_caps_but_never_raises_epochs():
@@ -197,3 +197,11 @@ def test_training_takes_the_fast_step(nations_dir, tmp_path, monkeypatch):
         scoring="pykeen",
     )
     assert not calls
+
+
+def test_training_flushes_subnormals_and_restores_the_setting():
+    subnormal = torch.tensor([1e-39], dtype=torch.float32)
+    assert float(subnormal * 1.0) > 0.0
+    with flushed_denormals():
+        assert float(subnormal * 1.0) == 0.0
+    assert float(subnormal * 1.0) > 0.0
