@@ -20,6 +20,9 @@ from typing import Any
 import ir_measures
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from kgrank.errors import KgrankInputError
 from kgrank.io import atomic_path
@@ -115,32 +118,55 @@ def qrels_frame(qrels: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
 WRITE_CHUNK_ROWS = 200_000
 
 
-def _write_lines(path: str | Path, chunks: Iterator[str]) -> None:
-    """Write text chunks atomically; gzip (level 6, mtime 0: the same lists give the same
+def _write_lines(path: str | Path, chunks: Iterator[bytes]) -> None:
+    """Write chunks of text atomically; gzip (level 6, mtime 0: the same lists give the same
     bytes) when the path ends in ``.gz``."""
     path = Path(path)
     with atomic_path(path) as temporary, temporary.open("wb") as handle:
         if path.name.endswith(".gz"):
             with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=6, mtime=0) as compressed:
                 for chunk in chunks:
-                    compressed.write(chunk.encode("utf-8"))
+                    compressed.write(chunk)
         else:
             for chunk in chunks:
-                handle.write(chunk.encode("utf-8"))
+                handle.write(chunk)
+
+
+# TREC lines through pyarrow's CSV writer: a space between fields, never quoted (a value
+# that would need quotes raises instead; labels with whitespace are refused before).
+TREC_LINES = pa_csv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+
+
+def _text(columns: dict[str, pa.Array]) -> bytes:
+    buffer = pa.BufferOutputStream()
+    pa_csv.write_csv(pa.table(columns), buffer, write_options=TREC_LINES)
+    return buffer.getvalue().to_pybytes()
 
 
 def write_run(path: str | Path, run: pd.DataFrame, labels: Sequence[str], tag: str = RUN_TAG) -> None:
-    """A TREC run file ``qid Q0 docno rank score tag`` of run lists (RUN_COLUMNS); gzip for ``.gz``."""
+    """A TREC run file ``qid Q0 docno rank score tag`` of run lists (RUN_COLUMNS); gzip for ``.gz``.
 
-    def chunks() -> Iterator[str]:
+    The lines are formatted by pyarrow's CSV writer, not in Python: an FB15k-237 run of 3.2
+    million lines took 11.3 s to format and compress that way (issue #30).
+    """
+    document_ids(np.unique(run["entity"].to_numpy()), labels)  # refuses labels with whitespace
+    docnos = pa.array(np.asarray(labels, dtype=object), type=pa.string())
+
+    def chunks() -> Iterator[bytes]:
         for start in range(0, len(run), WRITE_CHUNK_ROWS):
             part = run.iloc[start : start + WRITE_CHUNK_ROWS]
-            frame = run_frame(part, labels)
-            yield "".join(
-                f"{qid} Q0 {doc} {position} {-position} {tag}\n"
-                for qid, doc, position in zip(
-                    frame["query_id"], frame["doc_id"], part["position"].tolist(), strict=True
-                )
+            position = part["position"].to_numpy(dtype=np.int64)
+            sides = pa.array(np.asarray(part["side"], dtype=str).astype(object), type=pa.string())
+            queries = pc.cast(pa.array(part["query"].to_numpy(dtype=np.int64)), pa.string())
+            yield _text(
+                {
+                    "qid": pc.binary_join_element_wise(sides, queries, "-"),
+                    "q0": pa.repeat("Q0", len(part)),
+                    "docno": docnos.take(pa.array(part["entity"].to_numpy(dtype=np.int64))),
+                    "rank": pa.array(position),
+                    "score": pa.array(-position),
+                    "tag": pa.repeat(tag, len(part)),
+                }
             )
 
     _write_lines(path, chunks())
@@ -154,7 +180,7 @@ def write_qrels(path: str | Path, qrels: pd.DataFrame, labels: Sequence[str]) ->
             frame = qrels_frame(qrels.iloc[start : start + WRITE_CHUNK_ROWS], labels)
             yield "".join(
                 f"{qid} 0 {doc} 1\n" for qid, doc in zip(frame["query_id"], frame["doc_id"], strict=True)
-            )
+            ).encode("utf-8")
 
     _write_lines(path, chunks())
 
