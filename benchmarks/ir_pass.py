@@ -44,8 +44,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ranks import model_for  # noqa: E402  (benchmarks/ranks.py: the run's model or a cheap one)
-from training import step_products  # noqa: E402  (benchmarks/training.py: one score block's products)
+from ranks import model_for, score_block_work  # noqa: E402  (benchmarks/ranks.py: model and score block)
 
 DATASET = "fb15k237"
 
@@ -59,29 +58,6 @@ def median_seconds(work, repeats: int) -> float:
         if index:
             seconds.append(time.perf_counter() - start)
     return statistics.median(seconds)
-
-
-def score_block_work(model, family: str, batch_size: int):
-    """One batch's score block through the family's products, on random operands."""
-    num_entities = model.num_entities
-    width = int(model.entity_representations[0].shape[0])
-    relation_width = int(model.relation_representations[0].shape[0])
-    if family in ("rotate", "complex"):
-        width, relation_width = 2 * width, 2 * relation_width
-    if family == "transe" and model.interaction.p == 1:
-        queries, entities = torch.randn(batch_size, width), torch.randn(num_entities, width)
-        return lambda: torch.cdist(queries, entities, p=1)
-    operands = [
-        (torch.randn(count, m, k), torch.randn(count, k, n))
-        for count, m, k, n in step_products(family, batch_size, num_entities, width, relation_width)
-    ]
-
-    def products():
-        for left, right in operands:
-            scores = torch.bmm(left, right)
-        return scores
-
-    return products
 
 
 def pass_shape(evaluations, run_depth: int, export: tuple[str, ...]) -> dict[str, int]:

@@ -128,34 +128,42 @@ def engine_ranks(model, factories, test, batch_size: int):
     return time.perf_counter() - start, table
 
 
-def floor_seconds(model, family: str, num_queries: int, batch_size: int, repeats: int = 3) -> float:
-    """The bare arithmetic of ranking ``num_queries`` (triple, side) queries in batches."""
+def score_block_work(model, family: str, batch_size: int):
+    """A callable computing one batch's (batch, entities) score block through the family's
+    bare products on random operands of the model's shapes (forward only; torch's cdist for
+    TransE with the L1 norm, which has no product form)."""
     from training import step_products  # benchmarks/training.py: the products of one score block
 
     num_entities = model.num_entities
-    dim = int(model.entity_representations[0].shape[0])
-    width = 2 * dim if family in ("rotate", "complex") else dim
+    width = int(model.entity_representations[0].shape[0])
     relation_width = int(model.relation_representations[0].shape[0])
-    relation_width = 2 * relation_width if family in ("rotate", "complex") else relation_width
-    kernel = "transe-l1" if family == "transe" and model.interaction.p == 1 else family
+    if family in ("rotate", "complex"):
+        width, relation_width = 2 * width, 2 * relation_width
+    if family == "transe" and model.interaction.p == 1:
+        queries, entities = torch.randn(batch_size, width), torch.randn(num_entities, width)
+        return lambda: torch.cdist(queries, entities, p=1)
+    operands = [
+        (torch.randn(count, m, k), torch.randn(count, k, n))
+        for count, m, k, n in step_products(family, batch_size, num_entities, width, relation_width)
+    ]
+
+    def products() -> torch.Tensor:
+        for left, right in operands:
+            scores = torch.bmm(left, right)
+        return scores.reshape(batch_size, num_entities)
+
+    return products
+
+
+def floor_seconds(model, family: str, num_queries: int, batch_size: int, repeats: int = 3) -> float:
+    """The bare arithmetic of ranking ``num_queries`` (triple, side) queries in batches."""
     with torch.inference_mode():
-        if kernel == "transe-l1":
-            queries, entities = torch.randn(batch_size, width), torch.randn(num_entities, width)
-        else:
-            operands = [
-                (torch.randn(count, m, k), torch.randn(count, k, n))
-                for count, m, k, n in step_products(kernel, batch_size, num_entities, width, relation_width)
-            ]
+        score_block = score_block_work(model, family, batch_size)
         true_scores = torch.randn(batch_size, 1)
         seconds = []
         for index in range(repeats + 1):
             start = time.perf_counter()
-            if kernel == "transe-l1":
-                scores = torch.cdist(queries, entities, p=1)
-            else:
-                for left, right in operands:
-                    scores = torch.bmm(left, right)
-                scores = scores.reshape(batch_size, num_entities)
+            scores = score_block()
             _ = (scores > true_scores).sum(dim=1), (scores >= true_scores).sum(dim=1)
             if index:
                 seconds.append(time.perf_counter() - start)
