@@ -192,7 +192,12 @@ def main() -> None:
 
     evaluations_path = args.results / "ir" / DATASET / "evaluations.parquet"
     if not evaluations_path.is_file():
-        sys.exit(f"{evaluations_path} is missing: run `snakemake --cores 2 {evaluations_path}` first")
+        print(
+            f"ir_pass: error: {evaluations_path} is missing; "
+            f"run `snakemake --cores 2 {evaluations_path}` first",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     from kgrank.studies.ir.commands import evaluations_kind
 
     evaluations = read_table(evaluations_path, evaluations_kind())

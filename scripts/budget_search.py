@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import sys
 import time
@@ -53,6 +54,50 @@ def estimated_cpu_seconds(dataset: str, model: str, budget: dict[str, Any], data
     path = REPO / "config" / "hyperparameters" / dataset / f"{model}.yaml"
     size = dataset_size(dataset, data_dir / dataset / "stats.json")
     return pair_training_seconds(trained_pair(path, budget, dataset, model), size)
+
+
+def read_variants(path: Path, data_dir: Path) -> list[dict[str, Any]]:
+    """The variants file, refused with one line naming the item and the fix where it is not
+    a list of {dataset, model, name, budget} whose pairs and budget values kgrank accepts."""
+    from kgrank.config import PAIR_BUDGET_KEYS
+    from kgrank.errors import KgrankInputError
+    from kgrank.hyperparameters import BUDGET_KEYWORDS, check_value
+
+    try:
+        variants = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise KgrankInputError(f"{path}: {error}; write a YAML list of variants") from error
+    if not isinstance(variants, list) or not variants:
+        raise KgrankInputError(f"{path}: no variants; write a YAML list of {{dataset, model, name, budget}}")
+    known = {*PAIR_BUDGET_KEYS, "max_epochs", "early_stopping"}
+    for number, variant in enumerate(variants, start=1):
+        where = f"{path}: item {number}"
+        if not isinstance(variant, dict) or not all(
+            isinstance(variant.get(key), str) for key in ("dataset", "model", "name")
+        ):
+            raise KgrankInputError(f"{where}: give dataset, model and name, each a string")
+        budget = variant.get("budget") or {}
+        if not isinstance(budget, dict) or set(budget) - known:
+            raise KgrankInputError(
+                f"{where}: budget keys {sorted(set(budget) - known) if isinstance(budget, dict) else budget}"
+                f" unknown; use {', '.join(sorted(known))}"
+            )
+        for key, value in budget.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise KgrankInputError(f"{where}: budget.{key} is {value}; give a finite number")
+            if key in BUDGET_KEYWORDS and value is not None:
+                check_value(BUDGET_KEYWORDS[key], value, f"{where}: budget.{key}", key)
+        hyperparameters = (
+            REPO / "config" / "hyperparameters" / variant["dataset"] / f"{variant['model']}.yaml"
+        )
+        if not hyperparameters.is_file():
+            raise KgrankInputError(f"{where}: {hyperparameters} does not exist; name a published pair")
+        if not (data_dir / variant["dataset"] / "stats.json").is_file():
+            raise KgrankInputError(
+                f"{where}: {data_dir / variant['dataset']} is not a prepared dataset; run kgrank "
+                "prepare-dataset into it"
+            )
+    return variants
 
 
 def train_variant(
@@ -108,9 +153,14 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=8)
     args = parser.parse_args()
     from kgrank.config import pair_budget
+    from kgrank.errors import KgrankInputError
 
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
-    variants = yaml.safe_load(args.variants.read_text(encoding="utf-8"))
+    try:
+        variants = read_variants(args.variants, args.data_dir)
+    except KgrankInputError as error:
+        print(f"budget_search: error: {error}", file=sys.stderr)
+        sys.exit(2)
     args.out.mkdir(parents=True, exist_ok=True)
     jobs = []
     for variant in variants:
