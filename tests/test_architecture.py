@@ -370,6 +370,23 @@ def test_study_settings_import_nothing_heavy():
     assert result.stdout.split() == []
 
 
+def test_the_parser_imports_no_computing_stack():
+    """Every `kgrank` call (one per job of the DAG) builds the whole parser: its defaults
+    and choices come from light modules (kgrank.defaults, each study's settings), so that
+    a call imports torch, scipy.stats, statsmodels or matplotlib only if its command
+    computes with them. pandas stays allowed: kgrank.systems reads its identifiers."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\nfrom kgrank.cli import build_parser\nbuild_parser()\n"
+        "print(' '.join(m for m in ('torch', 'pykeen', 'scipy.stats', 'statsmodels', 'matplotlib')"
+        " if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == []
+
+
 def _top_level_names(source: str) -> list[str]:
     """Names a Snakemake file defines at its top level: rules, assignments, imports, defs."""
     names = re.findall(r"^(?:rule|checkpoint)\s+(\w+)\s*:", source, flags=re.MULTILINE)

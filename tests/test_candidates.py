@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from kgrank.candidates import (
-    DEFAULT_FILTER_SPLITS,
     KnownAnswers,
     candidate_counts,
     counts_by_side,
     known_answers,
 )
 from kgrank.datasets import SPLITS, load_factories
+from kgrank.defaults import DEFAULT_FILTER_SPLITS
 
 # Five entities, two relations; every entity and relation of valid and test occurs in train.
 TINY = {

@@ -352,8 +352,8 @@ def _cli_default(command, option):
 
 
 def test_python_defaults_agree_with_the_schema():
-    from kgrank.candidates import DEFAULT_FILTER_SPLITS, SPLITS
-    from kgrank.metrics import DEFAULT_HITS
+    from kgrank.datasets import SPLITS
+    from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
 
     properties = _schema(SCHEMA)["properties"]
     hits = properties["metrics"]["properties"]["hits"]["default"]

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from kgrank.defaults import DEFAULT_CONFIDENCE, SYSTEM_SIDES
 from kgrank.errors import KgrankInputError
-from kgrank.intervals import DEFAULT_CONFIDENCE
 from kgrank.metrics import (
     DEFAULT_HITS,
     INTERVAL_COLUMNS,
@@ -176,10 +176,6 @@ def evaluate(
         column for column in EVALUATION_COLUMNS if column in table.columns
     ]
     return table[columns]
-
-
-# What evaluate_system reports: each side alone, both together, or all three.
-SYSTEM_SIDES = ("both", "head", "tail", "all")
 
 
 def evaluate_system(

@@ -17,11 +17,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 
-from kgrank.datasets import SPLITS, load_factories
+from kgrank.datasets import load_factories
+from kgrank.defaults import DEFAULT_FILTER_SPLITS
 from kgrank.rank_table import SIDES, SIDES_AND_BOTH, select_side
-
-# The filtered setting: every known true triple leaves the candidate list but the one evaluated.
-DEFAULT_FILTER_SPLITS = SPLITS
 
 
 class KnownAnswers:

@@ -30,8 +30,8 @@ from kgrank.cli_options import (
     positive_int,
 )
 from kgrank.cli_scorecard import add_commands as add_scorecard_commands
+from kgrank.defaults import DEFAULT_CONFIDENCE
 from kgrank.errors import KgrankInputError
-from kgrank.intervals import DEFAULT_CONFIDENCE
 from kgrank.io import command_outputs
 
 # The one place where the core meets the studies: the registry finds them by name, so

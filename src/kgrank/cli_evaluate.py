@@ -29,8 +29,7 @@ TABLE_SUFFIXES = (".tsv", ".parquet")
 
 def add_commands(commands: Any) -> None:
     """Add `evaluate` to the `kgrank` subcommands."""
-    from kgrank.api import SYSTEM_SIDES
-    from kgrank.intervals import DEFAULT_CONFIDENCE
+    from kgrank.defaults import DEFAULT_CONFIDENCE, SYSTEM_SIDES
     from kgrank.rank_table import RANK_COLUMNS
     from kgrank.systems import IDENTIFIERS
 

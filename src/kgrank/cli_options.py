@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.candidates import DEFAULT_FILTER_SPLITS, SPLITS
-from kgrank.metrics import DEFAULT_HITS
+from kgrank.datasets import SPLITS
+from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
 
 
 def int_at_least(text: str, minimum: int, hint: str) -> int:

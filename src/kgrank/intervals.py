@@ -36,10 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as scipy_stats
 
+from kgrank.defaults import DEFAULT_CONFIDENCE
 from kgrank.metrics import Metric, Variant, derive
 from kgrank.stats import bootstrap_interval, seed_sequence
 
-DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 # The central-limit interval is used from this many tasks on; below, the bootstrap.
 MIN_NORMAL_TASKS = 30

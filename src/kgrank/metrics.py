@@ -30,11 +30,11 @@ import pandas as pd
 from scipy import stats
 
 from kgrank import moments as mom
+from kgrank.defaults import DEFAULT_HITS
 from kgrank.errors import KgrankInputError
 from kgrank.moments import Moments
 from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH, select_side
 
-DEFAULT_HITS = (1, 3, 5, 10)
 LESS_TOP_HEAVY_POWERS = (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(3, 4))
 
 

@@ -59,11 +59,11 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, special
 
+from kgrank.defaults import SAMPLED_ESTIMATORS
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, Variant, derive, lookup
 from kgrank.stats import seed_stream
 
-ESTIMATORS = ("naive", "rescaled", "posterior-rank", "corrected")
 SAMPLED_RANK_TYPES = ("optimistic", "realistic", "pessimistic")
 # The corrected estimator needs a hypergeometric law of the sampled rank given the full
 # rank of the same type: true of the optimistic and the pessimistic rank, not of their mean.
@@ -441,8 +441,10 @@ def _estimator_values(
 
 
 def _check_estimator(estimator: str, rank_type: str) -> None:
-    if estimator not in ESTIMATORS:
-        raise KgrankInputError(f"estimator {estimator!r} is not one of {', '.join(ESTIMATORS)}; pick one")
+    if estimator not in SAMPLED_ESTIMATORS:
+        raise KgrankInputError(
+            f"estimator {estimator!r} is not one of {', '.join(SAMPLED_ESTIMATORS)}; pick one"
+        )
     allowed = SAMPLED_RANK_TYPES if estimator in ("naive", "rescaled") else CORRECTABLE_RANK_TYPES
     _check_rank_type(rank_type, allowed)
 

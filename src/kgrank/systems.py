@@ -46,8 +46,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, known_answers
+from kgrank.candidates import candidate_counts, known_answers
 from kgrank.datasets import SPLITS, load_factories, prepare_dataset
+from kgrank.defaults import DEFAULT_FILTER_SPLITS
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
 

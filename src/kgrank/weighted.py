@@ -61,13 +61,12 @@ import numpy as np
 import pandas as pd
 
 from kgrank import moments as mom
+from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import IDENTITY, TIDY_COLUMNS, Metric, check_ranks, rows_for
 from kgrank.moments import Moments
 from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH
 from kgrank.stats import seed_stream
-
-WEIGHT_SCHEMES = ("negatives", "relation", "uniform")
 
 # --- weights -------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import torch
 
 from kgrank.candidates import KnownAnswers
 from kgrank.cli import main
+from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import lookup, metric_rows
 from kgrank.moments import Moments
@@ -44,7 +45,6 @@ from kgrank.studies.protocols.weighted import check_schemes, weighted_check, wei
 from kgrank.tables import read_table
 from kgrank.ties import ranks_with_tolerance, tie_neutral_measures, trec_values
 from kgrank.weighted import (
-    WEIGHT_SCHEMES,
     evaluate_weighted_rank_table,
     scheme_weights,
     weighted_geometric_mean_rank,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from kgrank.candidates import SPLITS
+from kgrank.datasets import SPLITS
 from kgrank.errors import KgrankInputError
 from kgrank.external import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE

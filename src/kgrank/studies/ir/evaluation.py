@@ -29,9 +29,9 @@ import torch
 from tqdm.auto import tqdm
 
 from kgrank import metrics
-from kgrank.candidates import DEFAULT_FILTER_SPLITS, KnownAnswers, known_answers
+from kgrank.candidates import KnownAnswers, known_answers
+from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import DEFAULT_HITS
 from kgrank.moments import best_rank_moments
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
 from kgrank.ranks import random_tie_ranks

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.candidates import SPLITS
 from kgrank.cli_options import (
     add_dataset_dir,
     add_figure_paths,
@@ -16,6 +15,7 @@ from kgrank.cli_options import (
     open_probability,
     positive_int,
 )
+from kgrank.datasets import SPLITS
 
 
 def _moments_table(args: argparse.Namespace) -> None:

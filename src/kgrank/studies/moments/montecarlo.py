@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
+from kgrank.candidates import candidate_counts, counts_by_side
+from kgrank.defaults import DEFAULT_FILTER_SPLITS
 from kgrank.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
 from kgrank.moments import apply_familywise, compare_with_simulation, sample_ranks
 from kgrank.stats import seed_stream

@@ -146,7 +146,7 @@ def _learning_curves(args: argparse.Namespace) -> None:
 
 
 def add_figure1_order(command: argparse.ArgumentParser) -> None:
-    from kgrank.studies.paper.figure1 import FIGURE1_ORDERS
+    from kgrank.studies.paper.settings import FIGURE1_ORDERS
 
     command.add_argument(
         "--order",

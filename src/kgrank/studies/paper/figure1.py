@@ -14,12 +14,7 @@ import pandas as pd
 
 from kgrank.labels import dataset_label, model_label
 from kgrank.plotting import add_caption, save_figure, set_style
-
-# How the paper's caption orders the datasets: "in increasing size from left to right
-# Nations having the least and FB15k-237 having the most", which holds for the number of
-# triples (FB15k-237 310,116 > WN18RR 93,003) and not for entities (WN18RR 40,943 >
-# FB15k-237 14,541). kgrank offers both; the default is the paper's.
-FIGURE1_ORDERS = ("triples", "entities")
+from kgrank.studies.paper.settings import FIGURE1_ORDERS
 
 
 def order_datasets(stats: pd.DataFrame, by: str = "triples") -> pd.DataFrame:

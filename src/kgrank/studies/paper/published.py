@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgrank.candidates import DEFAULT_FILTER_SPLITS, candidate_counts, counts_by_side
+from kgrank.candidates import candidate_counts, counts_by_side
+from kgrank.defaults import DEFAULT_FILTER_SPLITS
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, Variant, default_metrics, derive, derived_values, lookup
 from kgrank.moments import Moments

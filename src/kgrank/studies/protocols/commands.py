@@ -25,7 +25,8 @@ from kgrank.cli_options import (
     open_probability,
     positive_int,
 )
-from kgrank.weighted import WEIGHT_SCHEMES
+from kgrank.defaults import WEIGHT_SCHEMES
+from kgrank.studies.protocols.settings import SCORERS
 
 
 def _replicates(text: str) -> int:
@@ -216,7 +217,7 @@ def _regularisation(text: str) -> float:
 
 
 def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
-    from kgrank.sampled import ESTIMATORS
+    from kgrank.defaults import SAMPLED_ESTIMATORS
 
     command = commands.add_parser(
         "protocols-sampled",
@@ -243,7 +244,7 @@ def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument(
         "--estimators",
         nargs="+",
-        choices=ESTIMATORS,
+        choices=SAMPLED_ESTIMATORS,
         required=True,
         help="estimators of the full metric (studies.protocols.sampled.estimators)",
     )
@@ -373,8 +374,6 @@ def _limit(text: str) -> int | None:
 
 
 def add_ties_commands(commands: argparse._SubParsersAction) -> None:
-    from kgrank.studies.protocols.ties import SCORERS
-
     command = commands.add_parser(
         "protocols-ties-pair",
         help="one trained pair's test tasks under the model, quantised and constant scorers: ranks under "

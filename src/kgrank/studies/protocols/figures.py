@@ -11,6 +11,7 @@ from kgrank.errors import KgrankInputError
 from kgrank.labels import dataset_label, model_label
 from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
 from kgrank.studies.protocols.report import REPORTED_RANK_TYPE, REPORTED_SIDE, scheme_label
+from kgrank.studies.protocols.settings import SCORERS
 
 ADJUSTED_INDEX = "adjusted_weighted_geometric_mean_rank_index"
 REFERENCE_SCHEME = "uniform"
@@ -110,12 +111,12 @@ SAMPLED_FIGURE_METRIC = "inverse_harmonic_mean_rank"
 def sampled_bias_lines(estimates: pd.DataFrame) -> pd.DataFrame:
     """Per dataset, k and estimator: the MRR estimate's bias and standard deviation over the
     independent draws, mean over the dataset's systems (rows with moments only)."""
-    from kgrank.studies.protocols.sampled import ESTIMATORS
+    from kgrank.defaults import SAMPLED_ESTIMATORS
 
     shown = estimates[
         (estimates["variant"] == "independent")
         & (estimates["metric"] == SAMPLED_FIGURE_METRIC)
-        & estimates["estimator"].isin(ESTIMATORS)
+        & estimates["estimator"].isin(SAMPLED_ESTIMATORS)
         & (estimates["method"] != "skipped")
     ]
     if shown.empty:
@@ -136,13 +137,13 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
     import matplotlib.pyplot as plt
     import seaborn as sns
 
+    from kgrank.defaults import SAMPLED_ESTIMATORS
     from kgrank.studies.protocols.report import estimator_label
-    from kgrank.studies.protocols.sampled import ESTIMATORS
 
     lines = sampled_bias_lines(estimates)
     set_style()
     datasets = list(dict.fromkeys(lines["dataset"]))
-    colours = dict(zip(ESTIMATORS, sns.color_palette(PALETTE, len(ESTIMATORS)), strict=True))
+    colours = dict(zip(SAMPLED_ESTIMATORS, sns.color_palette(PALETTE, len(SAMPLED_ESTIMATORS)), strict=True))
     figure, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.8), squeeze=False)
     fixed = estimates[
         (estimates["variant"] == "fixed-set")
@@ -152,7 +153,7 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
     for axis, dataset in zip(axes[0], datasets, strict=True):
         cell = lines[lines["dataset"] == dataset]
         axis.axhline(0.0, color="grey", linewidth=0.8, linestyle="--")
-        for index, estimator in enumerate(ESTIMATORS):
+        for index, estimator in enumerate(SAMPLED_ESTIMATORS):
             line = cell[cell["estimator"] == estimator].sort_values("num_samples")
             if line.empty:
                 continue
@@ -204,8 +205,6 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
 
 # --- part 2: ties -----------------------------------------------------------------------------
 
-TIES_SCORERS = ("model", "quantised", "constant")
-
 
 def ties_points(ties: pd.DataFrame, measure: str = "nDCG@20") -> pd.DataFrame:
     """Per (dataset, model, scorer): trec_eval's value under the given names, its min and
@@ -234,10 +233,10 @@ def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: 
     set_style()
     datasets = list(dict.fromkeys(points["dataset"]))
     models = list(dict.fromkeys(points["model"]))
-    colours = dict(zip(TIES_SCORERS, sns.color_palette(PALETTE, len(TIES_SCORERS)), strict=True))
+    colours = dict(zip(SCORERS, sns.color_palette(PALETTE, len(SCORERS)), strict=True))
     markers = {model: MARKERS[index % len(MARKERS)] for index, model in enumerate(models)}
     # model and quantised scores often sit on one spot: the earlier scorer is drawn larger
-    sizes = {scorer: 110 - 35 * index for index, scorer in enumerate(TIES_SCORERS)}
+    sizes = {scorer: 110 - 35 * index for index, scorer in enumerate(SCORERS)}
     figure, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets) + 1.5, 4.6), squeeze=False)
     for axis, dataset in zip(axes[0], datasets, strict=True):
         cell = points[points["dataset"] == dataset]
@@ -257,7 +256,7 @@ def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: 
         axis.set_title(dataset_label(dataset), fontsize=9)
     handles = [
         plt.Line2D([], [], color=colours[scorer], linewidth=2, label=scorer_label(scorer))
-        for scorer in TIES_SCORERS
+        for scorer in SCORERS
         if scorer in set(points["scorer"])
     ] + [
         plt.Line2D([], [], color="black", marker=markers[model], linestyle="", fillstyle="none",

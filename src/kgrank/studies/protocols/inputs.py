@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH, read_pair_tables, read_rank_table
+from kgrank.studies.protocols.settings import SCORERS
 from kgrank.tables import TableKind, table_kind
-from kgrank.weighted import WEIGHT_SCHEMES
 
 # results/protocols/weighted.tsv: kgrank.metrics' tidy rows with the pair and the scheme
 WEIGHTED_COLUMNS = (
@@ -101,7 +102,7 @@ SAMPLED_AGREEMENT_COLUMNS = (
 def sampled_kind() -> TableKind:
     """The estimates table of `kgrank protocols-sampled` (NaN moments on skipped rows, a NaN
     standard deviation on one-draw rows)."""
-    from kgrank.sampled import ESTIMATORS
+    from kgrank.defaults import SAMPLED_ESTIMATORS
 
     return table_kind(
         "sampled-negatives estimates table",
@@ -113,7 +114,7 @@ def sampled_kind() -> TableKind:
         nan=("estimate_mean", "bias", "standard_deviation", "rmse"),
         choices={
             "variant": ("independent", "fixed-set"),
-            "estimator": (*ESTIMATORS, "adjusted-index"),
+            "estimator": (*SAMPLED_ESTIMATORS, "adjusted-index"),
             "method": ("exact", "replicates", "one draw", "skipped"),
         },
         ranges={
@@ -129,7 +130,7 @@ def sampled_kind() -> TableKind:
 def sampled_agreement_kind() -> TableKind:
     """The order-agreement table of `kgrank protocols-sampled` (NaN where a dataset has no
     pair of systems with different full values)."""
-    from kgrank.sampled import ESTIMATORS
+    from kgrank.defaults import SAMPLED_ESTIMATORS
 
     return table_kind(
         "sampled-negatives order agreement table",
@@ -139,7 +140,10 @@ def sampled_agreement_kind() -> TableKind:
         floats=("agreement", "lowest_pair_agreement", "independent_agreement"),
         strings=("dataset", "variant", "estimator", "metric", "settings"),
         nan=("agreement", "lowest_pair_agreement", "independent_agreement"),
-        choices={"variant": ("independent", "fixed-set"), "estimator": (*ESTIMATORS, "adjusted-index")},
+        choices={
+            "variant": ("independent", "fixed-set"),
+            "estimator": (*SAMPLED_ESTIMATORS, "adjusted-index"),
+        },
         ranges={
             "num_samples": (1, None),
             "system_pairs": (0, None),
@@ -201,8 +205,6 @@ TIES_WIDTH_COLUMNS = ("dataset", "model", "side", "num_tasks", "mean_width", "ti
 def ties_kind() -> TableKind:
     """The tidy table of `kgrank protocols-ties-pair` (and its gathering by `kgrank
     protocols-ties`); no NaN: every statistic is defined on the tasks and queries it names."""
-    from kgrank.studies.protocols.ties import SCORERS
-
     return table_kind(
         "tie analysis table",
         "`kgrank protocols-ties-pair`",

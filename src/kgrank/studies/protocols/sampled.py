@@ -33,9 +33,9 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from kgrank.defaults import SAMPLED_ESTIMATORS
 from kgrank.errors import KgrankInputError
 from kgrank.sampled import (
-    ESTIMATORS,
     FullRanks,
     SampledRanks,
     adjusted_index,
@@ -53,7 +53,7 @@ SAMPLED_METRICS = ("inverse_harmonic_mean_rank", "hits_at_10")
 RANK_TYPE = "optimistic"
 # The pseudo-estimator of the sampled adjusted index, and the two protocols of drawing
 ADJUSTED = "adjusted-index"
-REPORTED_ESTIMATORS = (*ESTIMATORS, ADJUSTED)
+REPORTED_ESTIMATORS = (*SAMPLED_ESTIMATORS, ADJUSTED)
 INDEPENDENT, FIXED_SET = "independent", "fixed-set"
 VARIANTS = (INDEPENDENT, FIXED_SET)
 # Methods of a row: exact moments, replicate draws, one shared draw, or not computed
@@ -89,11 +89,11 @@ class SampledSettings:
             raise KgrankInputError(
                 f"studies.protocols.sampled.num_samples {list(self.num_samples)} names a k twice; once each"
             )
-        unknown = [name for name in self.estimators if name not in ESTIMATORS]
+        unknown = [name for name in self.estimators if name not in SAMPLED_ESTIMATORS]
         if unknown or not self.estimators or len(set(self.estimators)) != len(self.estimators):
             raise KgrankInputError(
                 f"studies.protocols.sampled.estimators {list(self.estimators)}: name each of "
-                f"{', '.join(ESTIMATORS)} at most once"
+                f"{', '.join(SAMPLED_ESTIMATORS)} at most once"
             )
         if not 0.0 <= self.regularisation <= 1.0:
             raise KgrankInputError(

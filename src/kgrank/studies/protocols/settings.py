@@ -16,6 +16,8 @@ from kgrank.errors import KgrankInputError
 # The study's parts (issue #31), each with its block of settings below: part 1 sampled
 # negatives, part 2 ties, part 3 the weighted geometric mean rank.
 PARTS = ("sampled", "ties", "weighted")
+# Part 2's scorers (studies.protocols.ties.scorers): the model, its scores quantised, a constant
+SCORERS = ("model", "quantised", "constant")
 # Results of part 3, relative to results/
 WEIGHTED_VALUES = "protocols/weighted.tsv"
 WEIGHTED_CHECK = "protocols/weighted_montecarlo.tsv"

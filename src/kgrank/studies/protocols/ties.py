@@ -38,6 +38,7 @@ from kgrank.errors import KgrankInputError
 from kgrank.ranks import ranks_from_scores
 from kgrank.stats import seed_sequence, seed_stream
 from kgrank.studies.protocols.inputs import TIES_COLUMNS, TIES_WIDTH_COLUMNS
+from kgrank.studies.protocols.settings import SCORERS
 from kgrank.ties import (
     constant_scores,
     parse_measures,
@@ -47,7 +48,6 @@ from kgrank.ties import (
     trec_tie_sensitivity,
 )
 
-SCORERS = ("model", "quantised", "constant")
 EXACT = "exact"
 TOLERANCE_KINDS = ("absolute", "relative")
 # the rank types whose MRR each (scorer, tolerance) reports

@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
 from kgrank.moments import apply_familywise
 from kgrank.studies.protocols.inputs import WEIGHTED_COLUMNS
 from kgrank.weighted import (
-    WEIGHT_SCHEMES,
     WEIGHTED_GEOMETRIC_MEAN_RANK,
     evaluate_weighted_rank_table,
     scheme_weights,

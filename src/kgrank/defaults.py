@@ -1,0 +1,25 @@
+"""The defaults and choices that the command line shows, in a module of light imports.
+
+Every ``kgrank`` call builds the whole parser (the DAG starts one per job), and the modules
+that compute with these values import scipy.stats, statsmodels, matplotlib or torch:
+reading a tuple from them cost each call those imports, about three seconds. The modules
+that compute with a value import it from here.
+"""
+
+from __future__ import annotations
+
+from kgrank.datasets import SPLITS
+
+# The filtered setting: every known true triple leaves the candidate list but the one
+# evaluated (kgrank.candidates).
+DEFAULT_FILTER_SPLITS = SPLITS
+# Hits@k cut-offs of the metric registry (kgrank.metrics)
+DEFAULT_HITS = (1, 3, 5, 10)
+# What kgrank.api.evaluate_system reports: each side alone, both together, or all three
+SYSTEM_SIDES = ("both", "head", "tail", "all")
+# Two-sided level of every interval (kgrank.intervals)
+DEFAULT_CONFIDENCE = 0.95
+# How tasks are weighted in the weighted geometric mean rank (kgrank.weighted)
+WEIGHT_SCHEMES = ("negatives", "relation", "uniform")
+# Estimators of a full-ranking metric from sampled negatives (kgrank.sampled)
+SAMPLED_ESTIMATORS = ("naive", "rescaled", "posterior-rank", "corrected")
