@@ -17,6 +17,7 @@ from kgrank.candidates import KnownAnswers, known_answers
 from kgrank.datasets import load_factories
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import evaluate_rank_table
+from kgrank.rank_table import SIDES
 from kgrank.ranks import compute_ranks
 from kgrank.studies.ir import trec
 from kgrank.studies.ir.evaluation import (
@@ -26,6 +27,7 @@ from kgrank.studies.ir.evaluation import (
     micro_rank_table,
     plan_items,
     protocol_runs,
+    score_pass,
 )
 from kgrank.studies.ir.kgc_sparsity import (
     check_sample,
@@ -184,6 +186,109 @@ def test_trec_files_read_back_equal_the_item_table(hand_pass, tmp_path):
         assert measured.loc[qid, "ndcg_at_20"] == pytest.approx(row["ndcg_at_20"], abs=1e-12)
     with pytest.raises(KgrankInputError, match="not found"):
         trec.read_trec_files(tmp_path / "missing.run", qrels_path)
+
+
+def _answers_of(triples, given_column, given, relation, answer_column):
+    return {int(t[answer_column]) for t in triples if t[given_column] == given and t[1] == relation}
+
+
+def _dense_reference(scores, known_triples, evaluations, run_depth):
+    """Brute force, one (protocol, evaluation, item) at a time: the micro columns and run
+    lists that score_pass must give, counted over each item's own filtered row."""
+    micro, runs = [], []
+    for protocol, known in known_triples.items():
+        for name, frame in evaluations.groupby("evaluation"):
+            triples = frame[["head", "relation", "tail"]].drop_duplicates().to_numpy()
+            for side in ("head", "tail"):
+                given_column, answer_column = (2, 0) if side == "head" else (0, 2)
+                for triple in triples:
+                    given, relation, answer = triple[given_column], triple[1], triple[answer_column]
+                    row = scores[side][relation, given]
+
+                    query = (given_column, given, relation, answer_column)
+                    relevant = _answers_of(triples, *query)
+                    filtered = _answers_of(known, *query) - relevant
+                    candidates = [e for e in range(len(row)) if e not in filtered]
+                    others = [e for e in candidates if e not in relevant]
+                    true = row[answer]
+                    micro.append(
+                        {
+                            "protocol": protocol,
+                            "evaluation": name,
+                            "side": side,
+                            "head": int(triple[0]),
+                            "relation": int(relation),
+                            "tail": int(triple[2]),
+                            "optimistic": 1 + sum(row[e] > true for e in others),
+                            "pessimistic": 1 + sum(row[e] >= true for e in others),
+                            "num_other": len(others),
+                            "position": 1
+                            + sum(row[e] > true or (row[e] == true and e < answer) for e in candidates),
+                            "relevant_above": sum(row[e] > true for e in relevant),
+                        }
+                    )
+                    if answer == min(relevant):
+                        order = sorted(candidates, key=lambda e, row=row: (-row[e], e))[:run_depth]
+                        runs.append((protocol, name, side, int(given), int(relation), order))
+    return pd.DataFrame(micro), runs
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("batch_size", [3, 256])
+def test_micro_ranks_and_run_lists_equal_a_dense_count_per_item(seed, batch_size):
+    """Scores on a grid of five values (ties everywhere), three overlapping evaluation
+    sets, two protocols whose known answers differ, batches that split the sets: every
+    rank, position, count and run list equals brute force over the item's own row."""
+    rng = np.random.default_rng(seed)
+    num_entities, num_relations = 12, 2
+    table = {side: rng.integers(0, 5, (num_relations, num_entities, num_entities)) / 4 for side in SIDES}
+    pool = np.unique(rng.integers(0, [num_entities, num_relations, num_entities], (40, 3)), axis=0)
+    evaluations = pd.concat(
+        [
+            pd.DataFrame(
+                pool[rng.choice(len(pool), 12, replace=False)], columns=["head", "relation", "tail"]
+            ).assign(evaluation=name)
+            for name in ("a", "b", "c")
+        ],
+        ignore_index=True,
+    )[["evaluation", "head", "relation", "tail"]]
+    train = pool[rng.choice(len(pool), 20, replace=False)]
+    known_triples = {"narrow": train, "wide": np.unique(np.concatenate([train, pool[:25]]), axis=0)}
+    known = {
+        name: KnownAnswers([triples], num_entities, num_relations) for name, triples in known_triples.items()
+    }
+
+    def score_batch(triples, side):
+        given = triples[:, 2] if side == "head" else triples[:, 0]
+        return torch.tensor(table[side][triples[:, 1], given], dtype=torch.float32)
+
+    micro, runs = score_pass(
+        score_batch,
+        known,
+        evaluations,
+        run_depth=7,
+        export=("a", "b", "c"),
+        batch_size=batch_size,
+        progress=False,
+    )
+    expected_micro, expected_runs = _dense_reference(
+        {side: table[side].astype(np.float32) for side in SIDES}, known_triples, evaluations, 7
+    )
+    keys = ["protocol", "evaluation", "side", "head", "relation", "tail"]
+    found = micro[[*keys, *expected_micro.columns.difference(keys)]].sort_values(keys).reset_index(drop=True)
+    expected_micro = expected_micro[found.columns].sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(found, expected_micro, check_dtype=False)
+    # run lists: one per (protocol, evaluation, query), read through protocol_runs
+    items = plan_items(evaluations)
+    for protocol, name, side, given, relation, order in expected_runs:
+        query = items[
+            (items["evaluation"] == name)
+            & (items["side"] == side)
+            & (items["given"] == given)
+            & (items["relation"] == relation)
+        ]["query"].iloc[0]
+        run = protocol_runs(runs, protocol, name)
+        assert run[run["query"] == query].sort_values("position")["entity"].tolist() == order
 
 
 def test_nan_scores_are_refused():

@@ -131,45 +131,122 @@ def _run_order(run_scores: torch.Tensor, depth: int) -> list[np.ndarray]:
     return orders
 
 
-def _filter_mask(
-    shape: tuple[int, int], known: tuple[np.ndarray, np.ndarray], relevant: tuple[torch.Tensor, torch.Tensor]
-) -> torch.Tensor:
-    """(items, entities) True where a protocol removes the entity from an item's candidates:
-    a known answer of its query that is not one of the evaluated set's relevant answers."""
-    mask = torch.zeros(shape, dtype=torch.bool)
-    mask[torch.as_tensor(known[0]), torch.as_tensor(known[1])] = True
-    mask[relevant[0], relevant[1]] = False
-    return mask
+@dataclass(frozen=True)
+class _RowCounts:
+    """What the items of every evaluation share about a batch of score rows, one row per
+    (side, triple), whose answer is the triple's entity on that side: the answer's score,
+    how many entities score above it, how many tie with it (the answer included), and how
+    many of those ties have a smaller entity id than the answer."""
+
+    true_scores: torch.Tensor
+    above: np.ndarray
+    tied: np.ndarray
+    tied_before: np.ndarray
+
+
+def _row_counts(scores: torch.Tensor, answer_ids: np.ndarray) -> _RowCounts:
+    """The dense work of a batch: every score against its row's answer, once for all
+    evaluations and protocols, which then correct the counts entry by entry
+    (:func:`_evaluate_block`)."""
+    num_rows = scores.shape[0]
+    answer_ids = torch.as_tensor(answer_ids)
+    true_scores = scores[torch.arange(num_rows), answer_ids]
+    column = true_scores.unsqueeze(1)
+    above = (scores > column).sum(dim=1).numpy()
+    # ties are few: their coordinates cost less than a second dense count
+    tie_rows, tie_entities = (scores == column).nonzero(as_tuple=True)
+    before = (tie_entities < answer_ids[tie_rows]).numpy()
+    tie_rows = tie_rows.numpy()
+    return _RowCounts(
+        true_scores,
+        above,
+        np.bincount(tie_rows, minlength=num_rows),
+        np.bincount(tie_rows[before], minlength=num_rows),
+    )
+
+
+@dataclass(frozen=True)
+class _EntryCounts:
+    """Per item, among some of its entities: how many score above its answer, how many
+    tie with it, how many of those ties have a smaller id than the answer, and how many
+    entities there are."""
+
+    above: np.ndarray
+    tied: np.ndarray
+    tied_before: np.ndarray
+    entries: np.ndarray
+
+
+def _entry_counts(
+    scores: torch.Tensor,
+    true_scores: torch.Tensor,
+    rows: np.ndarray,
+    answers: np.ndarray,
+    entries: tuple[np.ndarray, np.ndarray],
+) -> _EntryCounts:
+    """:class:`_EntryCounts` of the (item, entity) ``entries``; item ``i`` is score row
+    ``rows[i]`` with answer ``answers[i]`` and answer score ``true_scores[i]``."""
+    items, entities = entries
+    entry_scores = scores[torch.as_tensor(rows[items]), torch.as_tensor(entities)]
+    entry_true = true_scores[torch.as_tensor(items)]
+    higher = (entry_scores > entry_true).numpy()
+    tied = (entry_scores == entry_true).numpy()
+    before = tied & (entities < answers[items])
+    num_items = len(rows)
+    return _EntryCounts(
+        np.bincount(items[higher], minlength=num_items),
+        np.bincount(items[tied], minlength=num_items),
+        np.bincount(items[before], minlength=num_items),
+        np.bincount(items, minlength=num_items),
+    )
 
 
 def _rank_block(
     scores: torch.Tensor,
-    filtered: torch.Tensor,
-    answer_ids: torch.Tensor,
-    relevant: tuple[torch.Tensor, torch.Tensor],
+    counts: _RowCounts,
+    rows: np.ndarray,
+    answers: np.ndarray,
+    true_scores: torch.Tensor,
+    filtered: tuple[np.ndarray, np.ndarray],
+    relevant: _EntryCounts,
     representative: np.ndarray,
     depth: int,
 ) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-    """Ranks, positions and run lists of a block's items under one protocol's ``filtered``
-    mask (``scores`` is not modified)."""
-    num_items, num_entities = scores.shape
-    true_column = scores[torch.arange(num_items), answer_ids].unsqueeze(1)
-    run = scores.masked_fill(filtered, float("nan"))  # relevant answers stay in the list
-    above = (run > true_column).sum(dim=1)
-    tied_before = ((run == true_column) & (torch.arange(num_entities) < answer_ids.unsqueeze(1))).sum(dim=1)
-    chosen = torch.as_tensor(np.array(representative, dtype=bool))
-    orders = _run_order(run[chosen], depth) if representative.any() else []
-    run[relevant[0], relevant[1]] = float("nan")  # now the non-relevant candidates only
+    """Ranks, positions and run lists of a block's items under one protocol's
+    ``filtered`` (item, entity) entries.
+
+    The candidates of a position are the row without the filtered entries (the relevant
+    answers stay); those of a micro rank leave out the relevant answers too, the item's
+    own included. Both are the row's counts less those of the left-out entries, which
+    are disjoint (the filter excludes the relevant answers)."""
+    removed = _entry_counts(scores, true_scores, rows, answers, filtered)
+    above = counts.above[rows] - removed.above
+    tied_before = counts.tied_before[rows] - removed.tied_before
+    optimistic = above - relevant.above + 1
+    other_ties = counts.tied[rows] - removed.tied - relevant.tied  # the answer is one of relevant.tied
+    num_entities = scores.shape[1]
+    orders: list[np.ndarray] = []
+    if representative.any():
+        chosen = np.flatnonzero(representative)
+        run = scores[torch.as_tensor(rows[chosen])]  # a copy: advanced indexing
+        slot = np.full(len(rows), -1)
+        slot[chosen] = np.arange(len(chosen))
+        items, entities = filtered
+        keep = slot[items] >= 0
+        run[torch.as_tensor(slot[items][keep]), torch.as_tensor(entities[keep])] = float("nan")
+        orders = _run_order(run, depth)
     return {
-        "optimistic": ((run > true_column).sum(dim=1) + 1).numpy(),
-        "pessimistic": ((run >= true_column).sum(dim=1) + 1).numpy(),
-        "num_other": (~torch.isnan(run)).sum(dim=1).numpy(),
-        "position": (above + tied_before + 1).numpy(),
+        "optimistic": optimistic,
+        "pessimistic": optimistic + other_ties,
+        "num_other": num_entities - removed.entries - relevant.entries,
+        "position": above + tied_before + 1,
     }, orders
 
 
 def _evaluate_block(
     scores: torch.Tensor,
+    counts: _RowCounts,
+    rows: np.ndarray,
     triples: np.ndarray,
     side: str,
     answers: np.ndarray,
@@ -181,30 +258,40 @@ def _evaluate_block(
     """Per protocol, the ranks, positions and run lists of one block of items of one
     evaluation and side, each protocol filtering its own ``known`` answers.
 
-    ``scores`` (n, entities) are the items' own score rows. The scores are the same under
-    every protocol, only the filter differs: where a protocol's mask equals one already
-    ranked (every item of FB-Test-O, whose relevant answers are all its test answers) the
-    ranks and run lists are taken over instead of recomputed.
+    ``scores`` is the batch of score rows and ``counts`` their dense counts; item ``i``
+    is row ``rows[i]``. A protocol's filter is its query's known answers that are not
+    relevant answers of the evaluation: a few entries per item, so each protocol costs
+    the counts of those entries, not a pass over the rows. The counts are integers, so
+    the ranks equal those of a dense count over the filtered rows exactly. Where a
+    protocol's filter equals one already ranked (every item of FB-Test-O, whose relevant
+    answers are all its test answers) the ranks and run lists are taken over instead of
+    recomputed.
     """
-    answer_ids = torch.as_tensor(np.array(answers, dtype=np.int64))
-    relevant_pairs = tuple(torch.as_tensor(a) for a in relevant.answers(side, triples))
+    num_entities = scores.shape[1]
+    answers = np.asarray(answers, dtype=np.int64)
+    true_scores = counts.true_scores[torch.as_tensor(rows)]
+    relevant_items, relevant_entities = relevant.answers(side, triples)
+    relevant_counts = _entry_counts(scores, true_scores, rows, answers, (relevant_items, relevant_entities))
     # the competition rank of each answer among its query's relevant answers in its own
     # row (0 = none scored above it; equal scores share it): what a subset needs to know
     # which discarded answers of the query overtake it (stability under `paper`)
-    true_scores = scores[torch.arange(len(answer_ids)), answer_ids]
-    higher = scores[relevant_pairs[0], relevant_pairs[1]] > true_scores[relevant_pairs[0]]
-    relevant_above = np.bincount(
-        relevant_pairs[0].numpy(), weights=higher.numpy().astype(float), minlength=len(answer_ids)
-    ).astype(np.int64)
+    relevant_above = relevant_counts.above
+    relevant_keys = relevant_items.astype(np.int64) * num_entities + relevant_entities
     results: dict[str, tuple[dict[str, np.ndarray], list[np.ndarray]]] = {}
-    masks: list[tuple[str, torch.Tensor]] = []
+    filters: list[tuple[str, np.ndarray]] = []
     for protocol, answers_known in known.items():
-        mask = _filter_mask(tuple(scores.shape), answers_known.answers(side, triples), relevant_pairs)
-        same = next((name for name, other in masks if torch.equal(other, mask)), None)
+        known_items, known_entities = answers_known.answers(side, triples)
+        keys = known_items.astype(np.int64) * num_entities + known_entities
+        # unique (a CSR row's entries); sorted, so that equal filters have equal keys
+        keys = np.sort(keys[~np.isin(keys, relevant_keys, assume_unique=True)])
+        same = next((name for name, other in filters if np.array_equal(other, keys)), None)
         if same is None:
-            values, orders = _rank_block(scores, mask, answer_ids, relevant_pairs, representative, depth)
+            filtered = (keys // num_entities, keys % num_entities)
+            values, orders = _rank_block(
+                scores, counts, rows, answers, true_scores, filtered, relevant_counts, representative, depth
+            )
             values["relevant_above"] = relevant_above
-            masks.append((protocol, mask))
+            filters.append((protocol, keys))
             results[protocol] = (values, orders)
         else:
             results[protocol] = results[same]  # the same object: the caller tells reuse by identity
@@ -289,6 +376,9 @@ def score_pass(
                     "it has diverged or its file is corrupt: retrain it"
                 )
             first_row, last_row = int(batch["row"].iloc[0]), int(batch["row"].iloc[-1])
+            counts = _row_counts(
+                scores, batch["head" if side == "head" else "tail"].to_numpy(dtype=np.int64, copy=True)
+            )
             for name, frame in by_evaluation.items():
                 positions = frame["row"].to_numpy()
                 low, high = np.searchsorted(positions, [first_row, last_row + 1])
@@ -299,7 +389,9 @@ def score_pass(
                 representative = block["representative"].to_numpy()
                 depth = run_depth if name in export else trec.MEASURE_DEPTH
                 by_protocol = _evaluate_block(
-                    scores[torch.as_tensor(block["row"].to_numpy() - first_row)],
+                    scores,
+                    counts,
+                    block["row"].to_numpy() - first_row,
                     block_triples,
                     side,
                     block["answer"].to_numpy(),
