@@ -203,7 +203,7 @@ def _dense_reference(scores, known_triples, evaluations, run_depth):
                 given_column, answer_column = (2, 0) if side == "head" else (0, 2)
                 for triple in triples:
                     given, relation, answer = triple[given_column], triple[1], triple[answer_column]
-                    row = scores[side][relation, given]
+                    row = scores[side][relation, given, answer]
 
                     query = (given_column, given, relation, answer_column)
                     relevant = _answers_of(triples, *query)
@@ -236,12 +236,20 @@ def _dense_reference(scores, known_triples, evaluations, run_depth):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("batch_size", [3, 256])
 def test_micro_ranks_and_run_lists_equal_a_dense_count_per_item(seed, batch_size):
-    """Scores on a grid of five values (ties everywhere), three overlapping evaluation
-    sets, two protocols whose known answers differ, batches that split the sets: every
-    rank, position, count and run list equals brute force over the item's own row."""
+    """Scores on a grid of seven values, infinities included (ties everywhere), a row of
+    its own per (side, triple) as a model gives, three overlapping evaluation sets and
+    one of every triple (where both protocols' filters are empty, so the second protocol
+    takes the first one's ranks over), two protocols whose known answers differ, batches
+    that split the sets: every rank, position, count and run list equals brute force
+    over the item's own row, and there are no other run lists."""
     rng = np.random.default_rng(seed)
     num_entities, num_relations = 12, 2
-    table = {side: rng.integers(0, 5, (num_relations, num_entities, num_entities)) / 4 for side in SIDES}
+    grid = np.array([-np.inf, 0.0, 0.25, 0.5, 0.75, 1.0, np.inf], dtype=np.float32)
+    # scores[side][relation, given, answer]: one row per (side, triple)
+    table = {
+        side: grid[rng.integers(0, len(grid), (num_relations, num_entities, num_entities, num_entities))]
+        for side in SIDES
+    }
     pool = np.unique(rng.integers(0, [num_entities, num_relations, num_entities], (40, 3)), axis=0)
     evaluations = pd.concat(
         [
@@ -249,7 +257,8 @@ def test_micro_ranks_and_run_lists_equal_a_dense_count_per_item(seed, batch_size
                 pool[rng.choice(len(pool), 12, replace=False)], columns=["head", "relation", "tail"]
             ).assign(evaluation=name)
             for name in ("a", "b", "c")
-        ],
+        ]
+        + [pd.DataFrame(pool, columns=["head", "relation", "tail"]).assign(evaluation="every")],
         ignore_index=True,
     )[["evaluation", "head", "relation", "tail"]]
     train = pool[rng.choice(len(pool), 20, replace=False)]
@@ -259,21 +268,19 @@ def test_micro_ranks_and_run_lists_equal_a_dense_count_per_item(seed, batch_size
     }
 
     def score_batch(triples, side):
-        given = triples[:, 2] if side == "head" else triples[:, 0]
-        return torch.tensor(table[side][triples[:, 1], given], dtype=torch.float32)
+        given, answer = (triples[:, 2], triples[:, 0]) if side == "head" else (triples[:, 0], triples[:, 2])
+        return torch.tensor(table[side][triples[:, 1], given, answer])
 
     micro, runs = score_pass(
         score_batch,
         known,
         evaluations,
         run_depth=7,
-        export=("a", "b", "c"),
+        export=("a", "b", "c", "every"),
         batch_size=batch_size,
         progress=False,
     )
-    expected_micro, expected_runs = _dense_reference(
-        {side: table[side].astype(np.float32) for side in SIDES}, known_triples, evaluations, 7
-    )
+    expected_micro, expected_runs = _dense_reference(table, known_triples, evaluations, 7)
     keys = ["protocol", "evaluation", "side", "head", "relation", "tail"]
     found = micro[[*keys, *expected_micro.columns.difference(keys)]].sort_values(keys).reset_index(drop=True)
     expected_micro = expected_micro[found.columns].sort_values(keys).reset_index(drop=True)
@@ -289,6 +296,12 @@ def test_micro_ranks_and_run_lists_equal_a_dense_count_per_item(seed, batch_size
         ]["query"].iloc[0]
         run = protocol_runs(runs, protocol, name)
         assert run[run["query"] == query].sort_values("position")["entity"].tolist() == order
+    found_runs = sum(
+        protocol_runs(runs, protocol, name)["query"].nunique()
+        for protocol in known
+        for name in evaluations["evaluation"].unique()
+    )
+    assert found_runs == len(expected_runs)
 
 
 def test_nan_scores_are_refused():
