@@ -239,15 +239,8 @@ def _comparisons(values: pd.DataFrame) -> list[tuple[str, Selection, Selection]]
     ]
 
 
-def _by_system(values: pd.DataFrame, selection: Selection, column: str, systems: list[str]) -> pd.DataFrame:
-    """One value column of a selection as a table (averaging, metric) x system."""
-    evaluation, category, side, weighting = selection.key
-    cell = values[
-        (values["evaluation"] == evaluation)
-        & (values["category"] == category)
-        & (values["side"] == side)
-        & (values["weighting"] == weighting)
-    ]
+def _by_system(cell: pd.DataFrame, column: str, systems: list[str]) -> pd.DataFrame:
+    """One value column of a selection's rows as a table (averaging, metric) x system."""
     table = cell.pivot_table(
         index=["averaging", "metric"], columns="model", values=column, sort=False, dropna=False
     )
@@ -260,12 +253,21 @@ def agreement_table(values: pd.DataFrame) -> pd.DataFrame:
     table with the columns AGREEMENT_COLUMNS. Variants without values (AP@20 and nDCG@20
     have no adjusted index) are left out."""
     systems = list(dict.fromkeys(values["model"]))
+    # a selection takes part in many comparisons: its rows are found, and each of its value
+    # columns pivoted, once
+    cells = dict(list(values.groupby(["evaluation", "category", "side", "weighting"], sort=False)))
+    tables: dict[tuple, pd.DataFrame] = {}
+
+    def by_system(selection: Selection, column: str) -> pd.DataFrame:
+        if (selection.key, column) not in tables:
+            cell = cells.get(selection.key, values.iloc[:0])
+            tables[selection.key, column] = _by_system(cell, column, systems)
+        return tables[selection.key, column]
+
     rows = []
     for name, first, second in _comparisons(values):
         for variant, column in VARIANT_COLUMNS.items():
-            table_a, table_b = (
-                _by_system(values, selection, column, systems) for selection in (first, second)
-            )
+            table_a, table_b = (by_system(selection, column) for selection in (first, second))
             for averaging, metric in table_a.index.intersection(table_b.index, sort=False):
                 vector_a, vector_b = table_a.loc[(averaging, metric)], table_b.loc[(averaging, metric)]
                 if vector_a.isna().all() or vector_b.isna().all():
