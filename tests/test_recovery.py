@@ -43,9 +43,10 @@ def clean_run(local_run) -> tuple[Path, dict[str, str]]:
     return local_run
 
 
-def test_the_workflow_profile_applies_by_default(clean_run):
-    workdir, _ = clean_run
-    result = snakemake(workdir, "-n", *MAIN)
+def test_the_workflow_profile_applies_by_default(tmp_path):
+    # a folder of its own: a dry run writes Snakemake's caches into its working directory,
+    # and nothing may write into the clean run's folder (conftest.local_run)
+    result = snakemake(tmp_path, "-n", *MAIN)
     # found relative to the working directory or to the Snakefile, whichever comes first
     assert re.search(r"Using workflow specific profile \S*profiles/default ", result.stderr), result.stderr
 
