@@ -272,10 +272,6 @@ def _evaluate_block(
     true_scores = counts.true_scores[torch.as_tensor(rows)]
     relevant_items, relevant_entities = relevant.answers(side, triples)
     relevant_counts = _entry_counts(scores, true_scores, rows, answers, (relevant_items, relevant_entities))
-    # the competition rank of each answer among its query's relevant answers in its own
-    # row (0 = none scored above it; equal scores share it): what a subset needs to know
-    # which discarded answers of the query overtake it (stability under `paper`)
-    relevant_above = relevant_counts.above
     relevant_keys = relevant_items.astype(np.int64) * num_entities + relevant_entities
     results: dict[str, tuple[dict[str, np.ndarray], list[np.ndarray]]] = {}
     filters: list[tuple[str, np.ndarray]] = []
@@ -290,7 +286,10 @@ def _evaluate_block(
             values, orders = _rank_block(
                 scores, counts, rows, answers, true_scores, filtered, relevant_counts, representative, depth
             )
-            values["relevant_above"] = relevant_above
+            # the competition rank of each answer among its query's relevant answers in its
+            # own row (0 = none scored above it; equal scores share it): what a subset needs
+            # to know which discarded answers of the query overtake it (stability under `paper`)
+            values["relevant_above"] = relevant_counts.above
             filters.append((protocol, keys))
             results[protocol] = (values, orders)
         else:
