@@ -2,11 +2,12 @@
 
 How the budgets in config/config.yaml were searched: each variant is the config's budget
 for the pair with some keys replaced (epochs, batch size, learning rate, dimension,
-training loop, negatives), trained by kgrank's own training (``kgrank.training.train``,
-early stopping on the validation MRR as in the workflow) with the variants of a file
-running in parallel processes. For each it prints the validation MRR after every
-validated epoch and the training seconds that ``kgrank.scheduling`` estimates for a 2-core
-CPU: a variant is only worth taking if it costs no more than the budget it replaces.
+training loop, negatives, loss, label smoothing), trained by kgrank's own training
+(``kgrank.training.train``, early stopping on the validation MRR as in the workflow)
+with the variants of a file running in parallel processes. For each it prints the
+validation MRR after every validated epoch and the training seconds that
+``kgrank.scheduling`` estimates for a 2-core CPU: a variant is only worth taking if it
+costs no more than the budget it replaces.
 
 A GPU makes the search fast. Its MRRs are close to the CPU's but not equal (other
 rounding); the workflow's numbers come from the CPU runs.
@@ -128,6 +129,8 @@ def train_variant(
         model_kwargs=model_kwargs or None,
         batch_size=budget["batch_size"],
         learning_rate=budget["learning_rate"],
+        loss=budget["loss"],
+        label_smoothing=budget["label_smoothing"],
         early_stopping=None if stopping is None else EarlyStopping(**stopping),
         device=device,
         threads=2,

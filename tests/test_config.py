@@ -480,6 +480,8 @@ def test_pair_budget_precedence_and_words():
         "relation_dim": None,
         "batch_size": None,
         "learning_rate": None,
+        "loss": None,
+        "label_smoothing": None,
         "early_stopping": None,
     }
     assert describe_budget(tucker) == "1 epoch (sLCWA, 1 negatives)"
@@ -488,18 +490,29 @@ def test_pair_budget_precedence_and_words():
         "embedding_dim": 128,
         "batch_size": 512,
         "learning_rate": 0.01,
-        "early_stopping": True,
+        "early_stopping": {"frequency": 5},
     }
-    assert describe_budget(smaller) == "at most 1 epoch (sLCWA, 1 negatives, dim 128, batch 512, lr 0.01)"
+    assert (
+        describe_budget(smaller, {"frequency": 5, "patience": 2})
+        == "at most 1 epoch (sLCWA, 1 negatives, dim 128, batch 512, lr 0.01)"
+    )
+    other_loss = {**tucker, "loss": "nssa", "label_smoothing": 0.0}
+    assert describe_budget(other_loss) == "1 epoch (sLCWA, 1 negatives, nssa loss, label smoothing 0)"
     stopping = {**budget, "early_stopping": {"frequency": 5, "patience": 2, "relative_delta": 0.002}}
     assert "every 5 epochs, patience 2" in budget_caption(stopping, ["nations"], ["rotate"])
     # a pair's own rule replaces the budget's
     own = {**stopping, "by_dataset": {"fb15k237": {"tucker": {"early_stopping": {"frequency": 1}}}}}
     assert pair_budget(own, "fb15k237", "tucker")["early_stopping"] == {"frequency": 1}
     assert pair_budget(own, "nations", "tucker")["early_stopping"]["frequency"] == 5
-    assert "every 1 epochs, patience 2 or 5 epochs, patience 2" in budget_caption(
-        own, ["nations", "fb15k237"], ["tucker"]
+    # the shared rule is stated once, a pair's own rule with the pair
+    caption = budget_caption(own, ["nations", "fb15k237"], ["tucker"])
+    assert "nations: tucker at most 100 epochs; " in caption
+    assert "fb15k237: tucker at most 100 epochs (validated every epoch, patience 2)" in caption
+    assert caption.endswith(
+        "(validated every 5 epochs, patience 2 unless the pair says otherwise; best weights kept)."
     )
+    patient = {**own, "by_dataset": {"fb15k237": {"tucker": {"early_stopping": {"frequency": 5}}}}}
+    assert "fb15k237: tucker at most 100 epochs. At most" in budget_caption(patient, ["fb15k237"], ["tucker"])
     assert describe_budget(pair_budget(budget, "fb15k237", "rotate")) == "4 epochs (16 negatives)"
     caption = budget_caption(budget, ["nations", "kinships", "fb15k237"], ["rotate", "tucker"])
     assert "nations and kinships: rotate 20 epochs, tucker 100 epochs" in caption

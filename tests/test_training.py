@@ -9,7 +9,7 @@ from kgrank.cli import main
 from kgrank.config import budget_columns
 from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import load_hyperparameters
-from kgrank.training import apply_budget, effective_epochs, flushed_denormals, train
+from kgrank.training import apply_budget, effective_epochs, flushed_denormals, make_loss, train
 
 
 def test_budget_caps_but_never_raises_epochs():
@@ -126,6 +126,8 @@ def test_training_under_a_changed_loop_records_it(nations_dir, tmp_path):
         max_epochs=1,
         training_loop="slcwa",
         num_negs_per_pos=3,
+        loss="nssa",
+        label_smoothing=0.0,
         sub_batch_size=16,
         progress=False,
     )
@@ -143,8 +145,37 @@ def test_training_under_a_changed_loop_records_it(nations_dir, tmp_path):
             "published_epochs": hyperparameters["pipeline"]["training_kwargs"]["num_epochs"],
             "training_loop": "slcwa",
             "published_training_loop": "lcwa",
+            "loss": "nssa",
+            "published_loss": hyperparameters["pipeline"]["loss"],
+            "label_smoothing": 0.0,
         }.items()
     )
+
+
+def test_budget_replaces_the_loss_with_its_own_defaults_and_the_label_smoothing():
+    published = load_hyperparameters(REPO / "config/hyperparameters/fb15k237/tucker.yaml")["pipeline"]
+    assert apply_budget(published) == published
+    trained = apply_budget(published, loss="crossentropy")
+    assert (published["loss"], trained["loss"]) == ("bceaftersigmoid", "crossentropy")
+    assert trained["training_kwargs"] == published["training_kwargs"]
+    # the published loss's parameters belong to it: a new loss starts from PyKEEN's defaults
+    with_parameters = {**published, "loss": "softplus", "loss_kwargs": {"reduction": "sum"}}
+    assert "loss_kwargs" not in apply_budget(with_parameters, loss="nssa")
+    assert apply_budget(with_parameters, loss="softplus")["loss_kwargs"] == {"reduction": "sum"}
+    smoothing = apply_budget(published, label_smoothing=0.0)["training_kwargs"]["label_smoothing"]
+    assert smoothing == 0.0 < published["training_kwargs"]["label_smoothing"]
+
+
+def test_a_loss_that_cannot_train_is_refused_before_the_data_are_read():
+    refusal = r"loss 'nssa' takes no label smoothing \(the pipeline's is 0.1\); set label_smoothing: 0.0"
+    with pytest.raises(KgrankInputError, match=refusal) as caught:
+        make_loss({"loss": "nssa", "training_kwargs": {"label_smoothing": 0.1}})
+    assert "\n" not in str(caught.value)
+    for name, smoothing, made in (("nssa", 0.0, "NSSALoss"), ("crossentropy", 0.1, "CrossEntropyLoss")):
+        loss = make_loss({"loss": name, "training_kwargs": {"label_smoothing": smoothing}})
+        assert type(loss).__name__ == made
+    with pytest.raises(KgrankInputError, match=r"loss 'nosuch': not a PyKEEN loss; use one of \[.*'nssa'"):
+        make_loss({"loss": "nosuch", "training_kwargs": {}})
 
 
 def test_budget_columns_of_a_resolved_config():

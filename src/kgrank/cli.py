@@ -139,6 +139,8 @@ def _train(args: argparse.Namespace) -> None:
         model_kwargs=model_kwargs,
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
+        loss=args.loss,
+        label_smoothing=args.label_smoothing,
         early_stopping=early_stopping,
         scoring=args.scoring,
         sub_batch_size=args.sub_batch_size,
@@ -276,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--relation-dim", type=positive_int, help="budget: replace the relation dimension")
     command.add_argument("--batch-size", type=positive_int, help="budget: replace the batch size")
     command.add_argument("--learning-rate", type=float, help="budget: replace the learning rate")
+    command.add_argument(
+        "--loss", help="budget: replace the loss (a PyKEEN loss name, with its default parameters)"
+    )
+    command.add_argument("--label-smoothing", type=float, help="budget: replace the label smoothing")
     command.add_argument(
         "--early-stopping-frequency",
         type=positive_int,

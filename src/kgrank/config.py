@@ -19,7 +19,7 @@ import yaml
 from kgrank.errors import KgrankInputError, yaml_refusal
 from kgrank.hyperparameters import (
     BUDGET_KEYWORDS,
-    apply_budget,
+    apply_pair_budget,
     check_value,
     load_hyperparameters,
     validate_pipeline,
@@ -380,19 +380,8 @@ def check_budget(
         if not (by_dataset.get(dataset) or {}).get(model):
             continue  # only the epochs may change, and they were checked above
         key = f"budget.by_dataset.{dataset}.{model}"
-        pair = pair_budget(budget, dataset, model)
-        model_kwargs = {
-            name: pair[name] for name in ("embedding_dim", "relation_dim") if pair[name] is not None
-        }
         try:
-            trained = apply_budget(
-                loaded["pipeline"],
-                pair["training_loop"],
-                pair["num_negs_per_pos"],
-                model_kwargs=model_kwargs,
-                batch_size=pair["batch_size"],
-                learning_rate=pair["learning_rate"],
-            )
+            trained = apply_pair_budget(loaded["pipeline"], pair_budget(budget, dataset, model))
         except KgrankInputError as error:
             raise KgrankInputError(f"{source}: key {key}: {error}") from None
         validate_pipeline(trained, f"{source}: key {key} with {dataset}/{model}.yaml", "pipeline")
@@ -406,6 +395,8 @@ PAIR_BUDGET_KEYS = (
     "relation_dim",
     "batch_size",
     "learning_rate",
+    "loss",
+    "label_smoothing",
 )
 
 
@@ -428,8 +419,9 @@ def pair_budget(budget: Mapping[str, Any], dataset: str, model: str) -> dict[str
     }
 
 
-def describe_budget(budget: Mapping[str, Any]) -> str:
-    """A pair's budget in words: "5 epochs (sLCWA, 16 negatives, dim 128, batch 512)"."""
+def describe_budget(budget: Mapping[str, Any], shared_stopping: Mapping[str, Any] | None = None) -> str:
+    """A pair's budget in words: "5 epochs (sLCWA, 16 negatives, dim 128, batch 512)". A pair
+    whose early-stopping rule is not ``shared_stopping`` (the budget's own) says its rule."""
     epochs = budget["max_epochs"]
     words = "published epochs" if epochs is None else f"{epochs} epoch{'s' if epochs != 1 else ''}"
     if budget.get("early_stopping"):
@@ -443,9 +435,25 @@ def describe_budget(budget: Mapping[str, Any]) -> str:
         "relation_dim": "relation dim {}",
         "batch_size": "batch {}",
         "learning_rate": "lr {:g}",
+        "loss": "{} loss",
+        "label_smoothing": "label smoothing {:g}",
     }
-    details += [label.format(budget[key]) for key, label in labels.items() if budget.get(key)]
+    details += [label.format(budget[key]) for key, label in labels.items() if budget.get(key) is not None]
+    stopping = budget.get("early_stopping")
+    if stopping and _stopping_rule(stopping) != _stopping_rule(shared_stopping):
+        details.append(_describe_stopping(stopping))
     return words + (f" ({', '.join(details)})" if details else "")
+
+
+def _stopping_rule(stopping: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    # the defaults as kgrank.early_stopping.EarlyStopping's (not imported: it loads torch)
+    return None if not stopping else (int(stopping["frequency"]), int(stopping.get("patience", 2)))
+
+
+def _describe_stopping(stopping: Mapping[str, Any]) -> str:
+    frequency, patience = _stopping_rule(stopping)
+    every = "every epoch" if frequency == 1 else f"every {frequency} epochs"
+    return f"validated {every}, patience {patience}"
 
 
 def budget_caption(
@@ -470,25 +478,20 @@ def _trained_budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], 
         and not budget.get("early_stopping")
     ):
         return "Training budget: the published configuration of every model."
+    shared = budget.get("early_stopping")
     clauses: dict[str, list[str]] = {}
     for dataset in datasets:
         described = ", ".join(
-            f"{model} {describe_budget(pair_budget(budget, dataset, model))}" for model in models
+            f"{model} {describe_budget(pair_budget(budget, dataset, model), shared)}" for model in models
         )
         clauses.setdefault(described, []).append(dataset)
     sentences = [f"{' and '.join(names)}: {described}" for described, names in clauses.items()]
-    rules = {
-        (rule["frequency"], rule.get("patience", 2))
-        for dataset in datasets
-        for model in models
-        if (rule := pair_budget(budget, dataset, model)["early_stopping"])
-    }
+    stops = any(
+        pair_budget(budget, dataset, model)["early_stopping"] for dataset in datasets for model in models
+    )
+    shared_rule = f"{_describe_stopping(shared)} unless the pair says otherwise; " if shared else ""
     rule = (
-        " At most: early stopping on the validation MRR (every "
-        + " or ".join(f"{frequency} epochs, patience {patience}" for frequency, patience in sorted(rules))
-        + "), best weights kept."
-        if rules
-        else ""
+        f" At most: early stopping on the validation MRR ({shared_rule}best weights kept)." if stops else ""
     )
     return (
         "Training budget (everything else as published; published: 151-551 epochs, LCWA except RotatE "
@@ -512,6 +515,8 @@ def budget_columns(resolved: Mapping[str, Any]) -> dict[str, Any]:
         ("embedding_dim", lambda pipeline: (pipeline.get("model_kwargs") or {}).get("embedding_dim")),
         ("batch_size", lambda pipeline: pipeline["training_kwargs"].get("batch_size")),
         ("learning_rate", lambda pipeline: (pipeline.get("optimizer_kwargs") or {}).get("lr")),
+        ("loss", lambda pipeline: pipeline.get("loss")),
+        ("label_smoothing", lambda pipeline: pipeline["training_kwargs"].get("label_smoothing")),
     ):
         columns[key] = read(trained)
         columns[f"published_{key}"] = read(published)

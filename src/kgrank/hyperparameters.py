@@ -74,6 +74,7 @@ BUDGET_KEYWORDS = {
     "relation_dim": "relation_dim",
     "batch_size": "batch_size",
     "learning_rate": "lr",
+    "label_smoothing": "label_smoothing",
 }
 
 
@@ -218,8 +219,9 @@ def validate_pipeline(pipeline: Any, source: str, key: str) -> dict[str, Any]:
     return pipeline
 
 
-# What a budget may change: what a CPU makes expensive. The interaction function, loss,
-# optimiser, label smoothing and inverse triples always stay as published.
+# What a budget may change: what a CPU makes expensive, and the loss where the published one
+# learns too slowly for a few epochs. The interaction function, optimiser and inverse triples
+# always stay as published.
 BUDGET_MODEL_KWARGS = ("embedding_dim", "relation_dim")
 
 
@@ -231,12 +233,16 @@ def apply_budget(
     model_kwargs: Mapping[str, int] | None = None,
     batch_size: int | None = None,
     learning_rate: float | None = None,
+    loss: str | None = None,
+    label_smoothing: float | None = None,
 ) -> dict[str, Any]:
     """The pipeline actually trained: the published one with the budget's changes.
 
     The training loop (and its negatives per positive), the embedding dimensions, the
-    batch size and the learning rate may change; None keeps the published value. The
-    model's interaction, loss, optimiser, label smoothing and inverse triples stay.
+    batch size, the learning rate, the loss (with PyKEEN's default parameters: the
+    published loss's parameters belong to the published loss) and the label smoothing may
+    change; None keeps the published value. The model's interaction, optimiser and
+    inverse triples stay.
     """
     trained = {key: value for key, value in pipeline.items()}
     unknown = set(model_kwargs or {}) - set(BUDGET_MODEL_KWARGS)
@@ -251,6 +257,14 @@ def apply_budget(
         trained["training_kwargs"] = {**pipeline["training_kwargs"], "batch_size": int(batch_size)}
     if learning_rate is not None:
         trained["optimizer_kwargs"] = {**(pipeline.get("optimizer_kwargs") or {}), "lr": float(learning_rate)}
+    if loss is not None and loss != pipeline.get("loss"):
+        trained["loss"] = loss
+        trained.pop("loss_kwargs", None)
+    if label_smoothing is not None:
+        trained["training_kwargs"] = {
+            **trained["training_kwargs"],
+            "label_smoothing": float(label_smoothing),
+        }
     loop = training_loop or pipeline["training_loop"]
     trained["training_loop"] = loop
     if loop == "slcwa":
@@ -268,6 +282,21 @@ def apply_budget(
         trained.pop("negative_sampler", None)
         trained.pop("negative_sampler_kwargs", None)
     return trained
+
+
+def apply_pair_budget(pipeline: Mapping[str, Any], pair: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`apply_budget` with one pair's budget as ``kgrank.config.pair_budget`` resolves it."""
+    model_kwargs = {key: pair[key] for key in BUDGET_MODEL_KWARGS if pair.get(key) is not None}
+    return apply_budget(
+        pipeline,
+        pair.get("training_loop"),
+        pair.get("num_negs_per_pos"),
+        model_kwargs=model_kwargs or None,
+        batch_size=pair.get("batch_size"),
+        learning_rate=pair.get("learning_rate"),
+        loss=pair.get("loss"),
+        label_smoothing=pair.get("label_smoothing"),
+    )
 
 
 def load_hyperparameters(path: str | Path) -> dict[str, Any]:

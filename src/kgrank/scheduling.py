@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrank.config import pair_budget
-from kgrank.hyperparameters import apply_budget, load_hyperparameters
+from kgrank.hyperparameters import apply_pair_budget, load_hyperparameters
 
 # Multiply-add equivalents per second of a job on the reference machine (the slower 2-core
 # machine of docs/performance.md, commit f3cc087): not a hardware rate but the one scale
@@ -253,17 +253,7 @@ def trained_pair(
     config's budget for the pair applied (as workflow/rules/common.smk passes it)."""
     pipeline = load_hyperparameters(hyperparameters_path)["pipeline"]
     resolved = pair_budget(budget, dataset, model)
-    model_kwargs = {
-        key: resolved[key] for key in ("embedding_dim", "relation_dim") if resolved.get(key) is not None
-    }
-    trained = apply_budget(
-        pipeline,
-        resolved["training_loop"],
-        resolved["num_negs_per_pos"],
-        model_kwargs=model_kwargs or None,
-        batch_size=resolved["batch_size"],
-        learning_rate=resolved["learning_rate"],
-    )
+    trained = apply_pair_budget(pipeline, resolved)
     # as kgrank.training.effective_epochs (not imported: it would load torch at parse time)
     published = int(trained["training_kwargs"]["num_epochs"])
     epochs = published if resolved["max_epochs"] is None else min(published, int(resolved["max_epochs"]))

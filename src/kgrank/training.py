@@ -46,13 +46,12 @@ def effective_epochs(pipeline: Mapping[str, Any], max_epochs: int | None) -> int
 def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -> Any:
     """Instantiate the model exactly as ``pykeen.pipeline`` would (loss and regularizer
     resolved into it)."""
-    from pykeen.losses import loss_resolver
     from pykeen.models import model_resolver
     from pykeen.regularizers import regularizer_resolver
 
     model_kwargs = dict(pipeline.get("model_kwargs") or {})
     model_kwargs.setdefault("random_seed", seed)
-    model_kwargs["loss"] = loss_resolver.make(pipeline.get("loss"), pipeline.get("loss_kwargs"))
+    model_kwargs["loss"] = make_loss(pipeline)
     model_class = model_resolver.lookup(pipeline["model"])
     # The published pipelines name a regularizer ('no' in every case study file); PyKEEN's
     # pipeline puts it into the model, replacing the model's default (ComplEx's is an L2
@@ -64,6 +63,28 @@ def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -
             regularizer_resolver.make(pipeline["regularizer"], pipeline.get("regularizer_kwargs")),
         )
     return model_resolver.make(model_class, triples_factory=training_factory, **model_kwargs)
+
+
+def make_loss(pipeline: Mapping[str, Any]) -> Any:
+    """The pipeline's PyKEEN loss, refused with one line where the name is unknown or the
+    loss cannot take the pipeline's label smoothing (PyKEEN would refuse only at the first
+    batch, after the data are loaded and the model is built)."""
+    from pykeen.losses import AdversarialLoss, DoubleMarginLoss, MarginPairwiseLoss, loss_resolver
+
+    name = pipeline.get("loss")
+    try:
+        loss = loss_resolver.make(name, pipeline.get("loss_kwargs"))
+    except (KeyError, ValueError):
+        raise KgrankInputError(
+            f"loss {name!r}: not a PyKEEN loss; use one of {sorted(loss_resolver.lookup_dict)}"
+        ) from None
+    smoothing = (pipeline.get("training_kwargs") or {}).get("label_smoothing") or 0.0
+    if smoothing > 0 and isinstance(loss, MarginPairwiseLoss | DoubleMarginLoss | AdversarialLoss):
+        raise KgrankInputError(
+            f"loss {name!r} takes no label smoothing (the pipeline's is {smoothing:g}); "
+            "set label_smoothing: 0.0 in the pair's budget"
+        )
+    return loss
 
 
 def create_inverse_triples(pipeline: Mapping[str, Any]) -> bool:
@@ -82,6 +103,8 @@ def train(
     model_kwargs: Mapping[str, int] | None = None,
     batch_size: int | None = None,
     learning_rate: float | None = None,
+    loss: str | None = None,
+    label_smoothing: float | None = None,
     early_stopping: EarlyStopping | None = None,
     scoring: str = "fast",
     sub_batch_size: int | None = None,
@@ -93,14 +116,15 @@ def train(
     ``learning_curve.tsv`` and ``training.json``.
 
     ``max_epochs``, ``training_loop``, ``num_negs_per_pos``, ``model_kwargs``,
-    ``batch_size`` and ``learning_rate`` are the budget (see :func:`apply_budget`); None
-    keeps the published value. With ``early_stopping`` the validation MRR is computed
-    every few epochs by kgrank's rank engine, training stops when it stops improving and
-    the best weights are kept (:mod:`kgrank.early_stopping`). ``scoring="fast"`` trains
-    with the 1-N step of :mod:`kgrank.training_step` (the same arithmetic as PyKEEN's,
-    by matrix products); ``"pykeen"`` with PyKEEN's own scores. ``sub_batch_size`` bounds
-    the memory of one step (same gradients, computed in slices); PyKEEN cannot slice
-    models with batch normalisation (TuckER) in training, so they keep whole batches.
+    ``batch_size``, ``learning_rate``, ``loss`` and ``label_smoothing`` are the budget (see
+    :func:`apply_budget`); None keeps the published value. With ``early_stopping`` the
+    validation MRR is computed every few epochs by kgrank's rank engine, training stops when
+    it stops improving and the best weights are kept (:mod:`kgrank.early_stopping`).
+    ``scoring="fast"`` trains with the 1-N step of :mod:`kgrank.training_step` (the same
+    arithmetic as PyKEEN's, by matrix products); ``"pykeen"`` with PyKEEN's own scores.
+    ``sub_batch_size`` bounds the memory of one step (same gradients, computed in slices);
+    PyKEEN cannot slice models with batch normalisation (TuckER) in training, so they keep
+    whole batches.
     """
     from pykeen.utils import set_random_seed
 
@@ -112,6 +136,8 @@ def train(
         model_kwargs=model_kwargs,
         batch_size=batch_size,
         learning_rate=learning_rate,
+        loss=loss,
+        label_smoothing=label_smoothing,
     )
     set_random_seed(seed)
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
