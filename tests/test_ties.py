@@ -322,11 +322,16 @@ def test_tie_neutral_equals_mean_over_every_order(query):
             "relevance": np.tile(qrels["relevance"].to_numpy(), len(orders)),
         }
     )
+    for measure in MEASURES + OWN_ONLY:
+        assert neutral[measure] == pytest.approx(own[measure], abs=1e-12, rel=0), measure
+    if max(judged) < 0:
+        # every level negative: trec_eval would read another query's relevance levels
+        with pytest.raises(KgrankInputError, match="has no relevance level >= 0"):
+            trec_values(trec_run, trec_qrels, MEASURES)
+        return
     trec = trec_values(trec_run, trec_qrels, MEASURES)
     assert trec["query_id"].nunique() == len(orders)
     trec_mean = trec.groupby("measure")["value"].mean()
-    for measure in MEASURES + OWN_ONLY:
-        assert neutral[measure] == pytest.approx(own[measure], abs=1e-12, rel=0), measure
     for measure in MEASURES:
         assert neutral[measure] == pytest.approx(trec_mean[measure], abs=1e-12, rel=0), measure
 
@@ -383,11 +388,28 @@ def test_without_ties_tie_neutral_equals_trec_eval(num_documents, data):
     )
     run, qrels = frames("q", names[:num_documents], scores, run_relevance, unretrieved)
     assume(len(qrels))  # trec_eval skips a query without qrels
+    # refused: see test_trec_values_refuses_a_query_without_a_level_of_zero_or_more
+    assume(qrels["relevance"].max() >= 0)
     neutral = tie_neutral_measures(run, qrels, MEASURES)
     trec = trec_values(run, qrels, MEASURES)
     merged = neutral.merge(trec, on=["query_id", "measure"], suffixes=("_neutral", "_trec"))
     assert len(merged) == len(MEASURES)
     np.testing.assert_array_equal(merged["value_neutral"], merged["value_trec"])
+
+
+def test_trec_values_refuses_a_query_without_a_level_of_zero_or_more():
+    """trec_eval keeps the previous query's number of relevance levels for such a query
+    (form_res_rels.c): nDCG read past its buffer and looped for minutes in the test above
+    once enough evaluations had run in the process."""
+    run = pd.DataFrame(
+        {"query_id": ["a", "a", "b", "b"], "doc_id": ["x", "y", "x", "y"], "score": [2.0, 1.0] * 2}
+    )
+    qrels = pd.DataFrame({"query_id": ["a", "b", "b"], "doc_id": ["x", "x", "y"], "relevance": [1, -1, -1]})
+    with pytest.raises(KgrankInputError, match=r"^qrels: query 'b' has no relevance level >= 0") as caught:
+        trec_values(run, qrels, ["nDCG"])
+    assert "\n" not in str(caught.value)
+    judged = qrels.assign(relevance=[1, -1, 0])
+    assert trec_values(run, judged, ["nDCG"])["value"].tolist() == [1.0, 0.0]
 
 
 def test_trec_eval_ap_cut_divides_by_all_relevant():

@@ -431,6 +431,17 @@ def trec_values(run: pd.DataFrame, qrels: pd.DataFrame, measures: Iterable[Any])
         )
     _check_frame(run, RUN_FRAME_COLUMNS, "run")
     _check_frame(qrels, QRELS_FRAME_COLUMNS, "qrels")
+    # trec_eval (form_res_rels.c) sets a query's number of relevance levels from its levels
+    # >= 0 only, and otherwise keeps the previous query's, process-wide: for a query whose
+    # every level is negative ("in the pool, unjudged") nDCG then reads counts past its
+    # buffer, which gives a wrong value or loops for minutes.
+    highest = qrels.groupby("query_id", sort=False)["relevance"].max()
+    unjudged = highest.index[highest < 0]
+    if len(unjudged):
+        raise KgrankInputError(
+            f"qrels: query {unjudged[0]!r} has no relevance level >= 0, on which trec_eval reads "
+            "another query's levels (wrong nDCG or a hang); judge one of its documents or drop the query"
+        )
     rows = [
         (metric.query_id, str(metric.measure), metric.value)
         for metric in ir_measures.pytrec_eval.iter_calc(measures, _as_strings(qrels), _as_strings(run))
