@@ -166,7 +166,7 @@ def test_budget_replaces_the_loss_with_its_own_defaults_and_the_label_smoothing(
     assert smoothing == 0.0 < published["training_kwargs"]["label_smoothing"]
 
 
-def test_a_loss_that_cannot_train_is_refused_before_the_data_are_read():
+def test_a_loss_that_cannot_train_is_refused_before_the_data_are_read(tmp_path):
     refusal = r"loss 'nssa' takes no label smoothing \(the pipeline's is 0.1\); set label_smoothing: 0.0"
     with pytest.raises(KgrankInputError, match=refusal) as caught:
         make_loss({"loss": "nssa", "training_kwargs": {"label_smoothing": 0.1}})
@@ -176,6 +176,11 @@ def test_a_loss_that_cannot_train_is_refused_before_the_data_are_read():
         assert type(loss).__name__ == made
     with pytest.raises(KgrankInputError, match=r"loss 'nosuch': not a PyKEEN loss; use one of \[.*'nssa'"):
         make_loss({"loss": "nosuch", "training_kwargs": {}})
+    # train refuses it before it reads the data (here: a folder that does not exist)
+    smoothed = load_hyperparameters(REPO / "config/hyperparameters/fb15k237/tucker.yaml")
+    with pytest.raises(KgrankInputError, match="loss 'nssa' takes no label smoothing"):
+        train(tmp_path / "no-data", smoothed, tmp_path / "model", seed=1, loss="nssa", progress=False)
+    assert not (tmp_path / "model").exists()
 
 
 def test_budget_columns_of_a_resolved_config():

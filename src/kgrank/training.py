@@ -82,7 +82,7 @@ def make_loss(pipeline: Mapping[str, Any]) -> Any:
     if smoothing > 0 and isinstance(loss, MarginPairwiseLoss | DoubleMarginLoss | AdversarialLoss):
         raise KgrankInputError(
             f"loss {name!r} takes no label smoothing (the pipeline's is {smoothing:g}); "
-            "set label_smoothing: 0.0 in the pair's budget"
+            "set label_smoothing: 0.0 in the pair's budget (kgrank train: --label-smoothing 0)"
         )
     return loss
 
@@ -139,6 +139,7 @@ def train(
         loss=loss,
         label_smoothing=label_smoothing,
     )
+    make_loss(pipeline)  # a loss that cannot train is refused before the data are read
     set_random_seed(seed)
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
     torch_device = resolve_device(device)
