@@ -25,6 +25,7 @@ from kgrank.hyperparameters import (
     validate_pipeline,
 )
 from kgrank.names import RULES
+from kgrank.remembered import remembered
 
 STUDY_SCHEMA_SUFFIX = ".schema.yaml"
 
@@ -125,8 +126,6 @@ def check_datasets(datasets: Mapping[str, Mapping[str, Any]], source: str = "the
     """Before any job: a dataset PyKEEN should fetch must be one PyKEEN knows (checked now,
     not when its download job runs); a folder dataset's folder must hold its three splits;
     an entry may not carry a key its source does not read (a typo would be ignored)."""
-    from pykeen.datasets import dataset_resolver
-
     from kgrank.datasets import folder_split_files
 
     for name, entry in datasets.items():
@@ -153,18 +152,25 @@ def check_datasets(datasets: Mapping[str, Mapping[str, Any]], source: str = "the
                 folder_split_files(entry["path"])
             except KgrankInputError as error:
                 raise KgrankInputError(f"{source}: key datasets.{name}.path: {error}") from None
-        if kind != "pykeen":
-            continue
-        try:
-            dataset_resolver.lookup(name)
-        except (KeyError, ValueError):
-            close = difflib.get_close_matches(name, dataset_resolver.lookup_dict, n=3)
-            hint = f"did you mean {', '.join(close)}? " if close else ""
-            raise KgrankInputError(
-                f"{source}: key datasets.{name}: PyKEEN has no dataset {name!r}; {hint}use a name of "
-                "pykeen.datasets.dataset_resolver, or give the dataset a local archive (source: archive) "
-                "or folder (source: folder)"
-            ) from None
+        if kind == "pykeen":
+            remembered("PyKEEN has this dataset", name, lambda name=name: _pykeen_has(name, source))
+
+
+def _pykeen_has(name: str, source: str) -> bool:
+    """True, or a refusal naming PyKEEN's closest dataset names."""
+    from pykeen.datasets import dataset_resolver
+
+    try:
+        dataset_resolver.lookup(name)
+    except (KeyError, ValueError):
+        close = difflib.get_close_matches(name, dataset_resolver.lookup_dict, n=3)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise KgrankInputError(
+            f"{source}: key datasets.{name}: PyKEEN has no dataset {name!r}; {hint}use a name of "
+            "pykeen.datasets.dataset_resolver, or give the dataset a local archive (source: archive) "
+            "or folder (source: folder)"
+        ) from None
+    return True
 
 
 def known_entity_count(name: str, entry: Mapping[str, Any], stats_path: str | Path) -> int | None:
@@ -177,12 +183,24 @@ def known_entity_count(name: str, entry: Mapping[str, Any], stats_path: str | Pa
         return int(json.loads(stats_path.read_text(encoding="utf-8"))["entities"])
     if (entry or {}).get("source", "pykeen") != "pykeen":
         return None
-    from pykeen.datasets import dataset_resolver
+    statistics = documented_statistics(name)
+    return None if statistics is None else statistics["entities"]
 
-    try:
-        return int(dataset_resolver.lookup(name).docdata("statistics", "entities"))
-    except (KeyError, ValueError, TypeError):
-        return None
+
+def documented_statistics(name: str) -> dict[str, int] | None:
+    """The sizes PyKEEN documents for its dataset ``name`` (no download): entities,
+    training, validation and testing triples; None where it documents none."""
+
+    def ask() -> dict[str, int] | None:
+        from pykeen.datasets import dataset_resolver
+
+        try:
+            statistics = dataset_resolver.lookup(name).docdata("statistics")
+            return {key: int(statistics[key]) for key in ("entities", "training", "validation", "testing")}
+        except (KeyError, ValueError, TypeError):
+            return None
+
+    return remembered("PyKEEN documents these sizes", name, ask)
 
 
 def check_sampled_candidates(

@@ -15,6 +15,7 @@ import yaml
 
 from kgrank.errors import KgrankInputError, yaml_refusal
 from kgrank.names import check_name
+from kgrank.remembered import remembered
 
 SCHEMA_PATH = "src/kgrank/schemas/hyperparameters.schema.yaml"
 
@@ -172,6 +173,24 @@ def validate_hyperparameters(data: Any, path: str | Path, pipeline_key: str = "p
     error = _best_error(_schema(), data)
     if error is not None:
         raise _refusal(where, _key_path(error, pipeline_key), error)
+    # at parse time for every pair: PyKEEN's part is asked once per content (kgrank.remembered)
+    remembered(
+        "PyKEEN takes these hyperparameters",
+        [where, pipeline_key, data],
+        lambda: _check_with_pykeen(where, data, pipeline_key),
+    )
+    pipeline = data["pipeline"]
+    if pipeline.get("regularizer", "no") != "no":
+        raise KgrankInputError(
+            f"{where}: key {pipeline_key}.regularizer: {pipeline['regularizer']!r} is not supported; "
+            "only 'no' (none of the published configurations regularise)"
+        )
+    return data
+
+
+def _check_with_pykeen(where: str, data: dict[str, Any], pipeline_key: str) -> bool:
+    """PyKEEN's part of :func:`validate_hyperparameters`: its component names, the
+    keywords they take, the model named twice. True, or a refusal."""
     from pykeen.losses import loss_resolver
     from pykeen.models import model_resolver
     from pykeen.optimizers import optimizer_resolver
@@ -198,12 +217,7 @@ def validate_hyperparameters(data: Any, path: str | Path, pipeline_key: str = "p
             f"{where}: key model: {data['model']!r} is not the model the pipeline trains "
             f"({pipeline_key}.model: {pipeline['model']!r}); make the two agree"
         )
-    if pipeline.get("regularizer", "no") != "no":
-        raise KgrankInputError(
-            f"{where}: key {pipeline_key}.regularizer: {pipeline['regularizer']!r} is not supported; "
-            "only 'no' (none of the published configurations regularise)"
-        )
-    return data
+    return True
 
 
 def validate_pipeline(pipeline: Any, source: str, key: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kgrank.config import pair_budget
+from kgrank.config import documented_statistics, pair_budget
 from kgrank.hyperparameters import apply_pair_budget, load_hyperparameters
 
 # Multiply-add equivalents per second of a job on the reference machine (the slower 2-core
@@ -112,18 +112,12 @@ def dataset_size(name: str, stats_path: str | Path) -> DatasetSize | None:
         return DatasetSize(
             int(stats["entities"]), int(triples["train"]), int(triples["valid"]), int(triples["test"])
         )
-    from pykeen.datasets import dataset_resolver
-
-    try:
-        statistics = dataset_resolver.lookup(name).docdata("statistics")
-        return DatasetSize(
-            int(statistics["entities"]),
-            int(statistics["training"]),
-            int(statistics["validation"]),
-            int(statistics["testing"]),
-        )
-    except (KeyError, ValueError, TypeError):
+    statistics = documented_statistics(name)
+    if statistics is None:
         return None
+    return DatasetSize(
+        statistics["entities"], statistics["training"], statistics["validation"], statistics["testing"]
+    )
 
 
 @lru_cache(maxsize=64)
