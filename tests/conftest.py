@@ -2,16 +2,52 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+# Set before torch loads OpenMP, here and in every command the tests start. The README's
+# test command runs three pytest-xdist workers on two cores, and the end-to-end tests
+# start Snakemake jobs beside them: OpenMP's default lets a thread that waits at a barrier
+# spin on its core, so one process's spinning threads took the cores that another
+# process's threads needed (the local run of the tiny DAG took 1,000 s beside a second
+# worker, against 181 s alone). Waiting threads sleep instead; no result changes.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The answers PyKEEN gives the workflow's parse-time checks (kgrank.remembered) are kept in
+# a folder of this test process's own, for it and the commands it starts, never the user's.
+os.environ.setdefault("KGRANK_ANSWERS", tempfile.mkdtemp(prefix="kgrank-answers-"))
+
+# The end-to-end modules first: under pytest-xdist (`--dist loadscope
+# --no-loadscope-reorder`, the README's test command) each module goes whole to one
+# worker in this order, so the long runs of the DAG start at once, side by side, and the
+# short tests fill the cores around them. The SLURM cluster's run mostly waits on its
+# status checks.
+LONG_MODULES = (
+    "test_cluster.py",
+    "test_recovery.py",
+    "test_workflow.py",
+    "test_readme.py",
+    "test_dry_runs.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONG_MODULES.index(name) if name in LONG_MODULES else len(LONG_MODULES)
+
+    items.sort(key=rank)  # stable: each module keeps its own order
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +113,29 @@ TINY_SNAKEMAKE = [
 # The README's main command (`snakemake --cores 2`), run on the tiny config.
 MAIN = ("--cores", "2")
 
+
+def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """Snakemake on the tiny config in ``workdir``, its output captured."""
+    command = [*TINY_SNAKEMAKE, "--directory", str(workdir), *arguments]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def planned_jobs(result: subprocess.CompletedProcess) -> dict[str, int]:
+    """The rule -> count table of a dry run ('Job stats')."""
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    if not any(line.startswith("Job stats:") for line in lines):
+        return {}
+    start = next(index for index, line in enumerate(lines) if line.startswith("Job stats:")) + 3
+    jobs = {}
+    for line in lines[start:]:
+        parts = line.split()
+        if len(parts) != 2 or parts[0] == "total":
+            break
+        jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
 # Outputs that record measured time. They are compared without it: the seconds a
 # training took are a measurement, not a result.
 TIMED_JSON_KEYS = {"training.json": "seconds"}
@@ -124,21 +183,43 @@ def debris(workdir: Path) -> list[str]:
     return partial + marks
 
 
-@pytest.fixture(scope="session")
-def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """The README's main command on the tiny config, once per session, and the
-    fingerprint of its outputs: what a crashed-and-recovered run (test_recovery.py) and a
-    cluster run (test_cluster.py) must reproduce. Nothing may write into its folder."""
-    workdir = tmp_path_factory.mktemp("local-run")
+def _run_tiny_dag(workdir: Path) -> dict[str, str]:
     result = subprocess.run(
         [*TINY_SNAKEMAKE, "--directory", str(workdir), *MAIN],
         capture_output=True,
         text=True,
         check=False,
-        timeout=900,
+        # alone it takes about 3 minutes on 2 cores; beside the other end-to-end runs more
+        timeout=1800,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    return workdir, fingerprint(workdir)
+    return fingerprint(workdir)
+
+
+@pytest.fixture(scope="session")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The README's main command on the tiny config, once per test run, and the
+    fingerprint of its outputs: what a crashed-and-recovered run (test_recovery.py) and a
+    cluster run (test_cluster.py) must reproduce. Nothing may write into its folder.
+
+    Under pytest-xdist the workers share one run: the first worker to ask makes it under a
+    file lock in the folder all workers' temporary folders sit in, the others wait for it
+    and read its fingerprint."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        workdir = tmp_path_factory.mktemp("local-run")
+        return workdir, _run_tiny_dag(workdir)
+    shared = tmp_path_factory.getbasetemp().parent
+    record = shared / "local-run.json"
+    with FileLock(str(shared / "local-run.lock")):
+        if not record.is_file():
+            workdir = shared / "local-run"
+            # a worker whose run failed leaves a partial folder: start over
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir()
+            found = _run_tiny_dag(workdir)
+            record.write_text(json.dumps({"workdir": str(workdir), "fingerprint": found}), encoding="utf-8")
+        shared_run = json.loads(record.read_text(encoding="utf-8"))
+    return Path(shared_run["workdir"]), shared_run["fingerprint"]
 
 
 class Streamed:

@@ -24,7 +24,8 @@ from conftest import MAIN, TINY_SNAKEMAKE, Streamed, debris, differing, fingerpr
 pytestmark = pytest.mark.slow
 
 SNAKEMAKE = TINY_SNAKEMAKE
-TIMEOUT = 600
+# one step's limit; beside the other end-to-end runs (pytest-xdist) a step takes longer
+TIMEOUT = 1200
 
 
 def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
@@ -35,12 +36,6 @@ def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
         check=False,
         timeout=TIMEOUT,
     )
-
-
-@pytest.fixture(scope="module")
-def clean_run(local_run) -> tuple[Path, dict[str, str]]:
-    """The uninterrupted run (conftest.py: shared with the cluster test)."""
-    return local_run
 
 
 def test_the_workflow_profile_applies_by_default(tmp_path):
@@ -108,14 +103,12 @@ KILL_POINTS = [
 ]
 
 
-def test_kill_9_at_random_moments_then_the_documented_recovery(clean_run, tmp_path):
+def test_kill_9_at_random_moments_then_the_documented_recovery(request, tmp_path):
     """Also the determinism test: the recovered run computes every output again from
     nothing (the kills only split it into pieces), so it must equal the clean run byte for
-    byte; a second clean run would prove nothing more and cost a whole run of the DAG."""
-    _, expected = clean_run
-    assert len(expected) > 50  # data, models, ranks, metrics, tables, figures of every study
-    assert any(name.endswith("model.pt") for name in expected)
-    assert any(name.endswith(".pdf") for name in expected) and any(name.endswith(".png") for name in expected)
+    byte; a second clean run would prove nothing more and cost a whole run of the DAG.
+    The clean run (conftest.local_run, shared with the cluster test) is asked for only at
+    the end, so that under pytest-xdist the two runs go side by side."""
     rng = random.Random(20261123)
     killed_during: list[str] = []
     for kind, target in KILL_POINTS:
@@ -145,11 +138,15 @@ def test_kill_9_at_random_moments_then_the_documented_recovery(clean_run, tmp_pa
     final = snakemake(tmp_path, *MAIN)
     assert final.returncode == 0, final.stderr[-3000:]
     assert debris(tmp_path) == [], f"debris after recovery (kills during {killed_during})"
+    _, expected = request.getfixturevalue("local_run")
+    assert len(expected) > 50  # data, models, ranks, metrics, tables, figures of every study
+    assert any(name.endswith("model.pt") for name in expected)
+    assert any(name.endswith(".pdf") for name in expected) and any(name.endswith(".png") for name in expected)
     changed = differing(expected, fingerprint(tmp_path))
     assert not changed, f"recovered outputs differ from a clean run: {changed} (kills during {killed_during})"
 
 
-def test_without_unlock_the_rerun_names_the_step(clean_run, tmp_path):
+def test_without_unlock_the_rerun_names_the_step(tmp_path):
     """A stale lock is the one thing the user must clear; Snakemake says how."""
     run = Run(tmp_path)
     _wait_until(lambda: run.started("train"), run, time.monotonic() + TIMEOUT)
