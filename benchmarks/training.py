@@ -19,21 +19,28 @@ split into sub-batches whose gradients accumulate, as PyKEEN's ``sub_batch_size`
 
     python benchmarks/training.py [--datasets fb15k237 wn18rr] [--families transe ...]
         [--batches 3] [--threads 2] [--pykeen-batches 2] [--pykeen-memory 4] [--data results/data]
+        [--skip-pykeen] [--explain-above 1.5]
 
 Prints one row per (dataset, family): PyKEEN's sub-batch, PyKEEN s/epoch, kgrank s/epoch,
-floor s/epoch, PyKEEN / kgrank, kgrank / floor. Speed is measured here, correctness in
-tests/test_training_step.py.
+floor s/epoch, PyKEEN / kgrank, kgrank / floor; then, for each family more than
+``--explain-above`` times its floor, where one more kgrank step's time goes (torch's
+profiler: the operators of most self time and the time outside every operator). Speed
+is measured here, correctness in tests/test_training_step.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import warnings
 from pathlib import Path
 
-import torch
+# torch's profiler (op_breakdown) logs its start and stop otherwise; read when torch loads
+os.environ.setdefault("KINETO_LOG_LEVEL", "5")
+
+import torch  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILIES = ("transe", "rotate", "distmult", "complex", "rescal", "tucker")
@@ -89,9 +96,11 @@ def time_steps(
     label_smoothing: float,
     fast: bool,
     sub_batch_size: int | None = None,
-) -> tuple[list[float], int]:
+    breakdown: bool = False,
+) -> tuple[list[float], int, str]:
     """Seconds of each step after the first, the batch's assembly by the data loader
-    included, and the number of batches per epoch. ``fast`` takes kgrank's step (its
+    included, the number of batches per epoch, and with ``breakdown`` where one more
+    step's time goes (:func:`op_breakdown`; else ""). ``fast`` takes kgrank's step (its
     scores and its sparse-label batches), else PyKEEN's. ``sub_batch_size`` splits a batch
     into slices whose gradients accumulate, through the loop's own forward pass, as
     PyKEEN's ``sub_batch_size`` does."""
@@ -117,8 +126,8 @@ def time_steps(
             generator=torch.Generator().manual_seed(0),
         )
         batches = iter(loader)
-        for index in range(num_batches + 1):
-            start = time.perf_counter()
+
+        def one_step() -> None:
             batch = next(batches)
             loop.optimizer.zero_grad()
             size = len(batch["pairs"])
@@ -128,9 +137,35 @@ def time_steps(
                     batch, first, min(first + step, size), size, label_smoothing, slice_size=None
                 )
             loop.optimizer.step()
+
+        for index in range(num_batches + 1):
+            start = time.perf_counter()
+            one_step()
             if index:  # the first batch warms up, untimed
                 seconds.append(time.perf_counter() - start)
-    return seconds, len(loader)
+        where = op_breakdown(one_step) if breakdown else ""
+    return seconds, len(loader), where
+
+
+def op_breakdown(call, top: int = 5) -> str:
+    """Where one call's time goes, measured: torch's profiler over the call, the share of
+    its wall time in each of the ``top`` operators of most self time, and the share outside
+    every operator (Python, the data loader, pandas). The profiler adds a little to each
+    operator, so the shares are a guide to where the time above the floor sits, not times
+    to add up; a ``bmm``/``mm``/``cdist`` share is the floor's own arithmetic."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as profiler:
+        start = time.perf_counter()
+        call()
+        wall = time.perf_counter() - start
+    own = sorted(
+        ((event.key, event.self_cpu_time_total / 1e6) for event in profiler.key_averages()),
+        key=lambda item: -item[1],
+    )
+    outside = max(wall - sum(seconds for _, seconds in own), 0.0)
+    shares = [f"{name} {seconds / wall:.0%}" for name, seconds in own[:top]]
+    return f"{wall:.3f} s: " + ", ".join([*shares, f"outside operators {outside / wall:.0%}"])
 
 
 def pykeen_sub_batch(batch_size: int, num_entities: int, width: int, budget_gib: float) -> int | None:
@@ -197,6 +232,17 @@ def main() -> None:
         "--pykeen-memory", type=float, default=4.0, help="GiB for PyKEEN's broadcast tensor per sub-batch"
     )
     parser.add_argument("--data", type=Path, default=REPO / "results" / "data")
+    parser.add_argument(
+        "--skip-pykeen",
+        action="store_true",
+        help="kgrank against the floor only (PyKEEN's WN18RR steps take minutes)",
+    )
+    parser.add_argument(
+        "--explain-above",
+        type=float,
+        default=1.5,
+        help="for each family above this kgrank / floor, print where one step's time goes",
+    )
     args = parser.parse_args()
 
     from pykeen.optimizers import optimizer_resolver
@@ -213,6 +259,7 @@ def main() -> None:
     columns = ("dataset", "family", "dim", "batch", "PyKEEN sub-batch", "PyKEEN s", "kgrank s", "floor s")
     print("| " + " | ".join([*columns, "PyKEEN / kgrank", "kgrank / floor"]) + " |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    explained = []
     for dataset in args.datasets:
         folder = prepared(args.data, dataset)
         for family in args.families:
@@ -229,31 +276,49 @@ def main() -> None:
             num_entities = factories.training.num_entities
             sub_batch = pykeen_sub_batch(batch_size, num_entities, width, args.pykeen_memory)
             model.train()
-            ours, batches_per_epoch = time_steps(
-                model, optimizer, factories.training, batch_size, args.batches, smoothing, True
-            )
-            theirs, _ = time_steps(
+            ours, batches_per_epoch, where = time_steps(
                 model,
                 optimizer,
                 factories.training,
                 batch_size,
-                args.pykeen_batches,
+                args.batches,
                 smoothing,
-                False,
-                sub_batch,
+                True,
+                breakdown=True,
             )
-            ours, theirs = statistics.median(ours), statistics.median(theirs)
+            ours = statistics.median(ours)
+            theirs = 0.0
+            if not args.skip_pykeen:
+                pykeen_steps, _, _ = time_steps(
+                    model,
+                    optimizer,
+                    factories.training,
+                    batch_size,
+                    args.pykeen_batches,
+                    smoothing,
+                    False,
+                    sub_batch,
+                )
+                theirs = statistics.median(pykeen_steps)
             kernel = "transe-l1" if family == "transe" and model.interaction.p == 1 else family
             relation_width = int(pipeline["model_kwargs"].get("relation_dim") or width)
             floor = floor_seconds(kernel, batch_size, num_entities, width, relation_width, args.batches)
             name = f"{family} (L{model.interaction.p:g})" if family == "transe" else family
+            pykeen = "skipped" if args.skip_pykeen else f"{theirs * batches_per_epoch:.0f}"
+            against_pykeen = "skipped" if args.skip_pykeen else f"{theirs / ours:.1f}x"
             print(
-                f"| {dataset} | {name} | {dim} | {batch_size} | {sub_batch or batch_size} | "
-                f"{theirs * batches_per_epoch:.0f} | "
+                f"| {dataset} | {name} | {dim} | {batch_size} | {sub_batch or batch_size} | {pykeen} | "
                 f"{ours * batches_per_epoch:.1f} | {floor * batches_per_epoch:.1f} | "
-                f"{theirs / ours:.1f}x | {ours / floor:.2f}x |",
+                f"{against_pykeen} | {ours / floor:.2f}x |",
                 flush=True,
             )
+            if ours / floor > args.explain_above:
+                explained.append(
+                    f"- {dataset} {name} ({ours / floor:.2f}x; floor {floor:.3f} s a step): {where}"
+                )
+    if explained:
+        print(f"\nAbove {args.explain_above}x of the floor, one more kgrank step under torch's profiler:")
+        print("\n".join(explained))
 
 
 if __name__ == "__main__":
