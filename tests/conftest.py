@@ -17,12 +17,11 @@ from filelock import FileLock
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
-# Set before torch loads OpenMP, here and in every command the tests start. The README's
-# test command runs three pytest-xdist workers on two cores, and the end-to-end tests
-# start Snakemake jobs beside them: OpenMP's default lets a thread that waits at a barrier
-# spin on its core, so one process's spinning threads took the cores that another
-# process's threads needed (the local run of the tiny DAG took 1,000 s beside a second
-# worker, against 181 s alone). Waiting threads sleep instead; no result changes.
+# Set before torch loads OpenMP, here and in every command the tests start: the README's
+# test command runs three pytest-xdist workers on two cores beside the Snakemake jobs of the
+# end-to-end tests, and OpenMP's default lets a thread waiting at a barrier spin on a core
+# another process needs (a trial with two workers and the default took the tiny local run
+# from 181 s alone to about 1,000 s). Waiting threads sleep instead; no result changes.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # The answers PyKEEN gives the workflow's parse-time checks (kgrank.remembered) are kept in
 # a folder of this test process's own, for it and the commands it starts, never the user's.
