@@ -7,6 +7,7 @@ every hyperparameter file is checked before the first model trains.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -183,22 +184,26 @@ def known_entity_count(name: str, entry: Mapping[str, Any], stats_path: str | Pa
         return int(json.loads(stats_path.read_text(encoding="utf-8"))["entities"])
     if (entry or {}).get("source", "pykeen") != "pykeen":
         return None
-    statistics = documented_statistics(name)
-    return None if statistics is None else statistics["entities"]
+    return documented_statistics(name).get("entities")
 
 
-def documented_statistics(name: str) -> dict[str, int] | None:
-    """The sizes PyKEEN documents for its dataset ``name`` (no download): entities,
-    training, validation and testing triples; None where it documents none."""
+def documented_statistics(name: str) -> dict[str, int]:
+    """The sizes PyKEEN documents for its dataset ``name`` (no download), as many as it
+    documents of: entities, training, validation and testing triples; empty for a name
+    PyKEEN does not know."""
 
-    def ask() -> dict[str, int] | None:
+    def ask() -> dict[str, int]:
         from pykeen.datasets import dataset_resolver
 
         try:
             statistics = dataset_resolver.lookup(name).docdata("statistics")
-            return {key: int(statistics[key]) for key in ("entities", "training", "validation", "testing")}
         except (KeyError, ValueError, TypeError):
-            return None
+            return {}
+        sizes = {}
+        for key in ("entities", "training", "validation", "testing"):
+            with contextlib.suppress(KeyError, ValueError, TypeError):
+                sizes[key] = int(statistics[key])
+        return sizes
 
     return remembered("PyKEEN documents these sizes", name, ask)
 

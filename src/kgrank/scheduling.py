@@ -112,12 +112,11 @@ def dataset_size(name: str, stats_path: str | Path) -> DatasetSize | None:
         return DatasetSize(
             int(stats["entities"]), int(triples["train"]), int(triples["valid"]), int(triples["test"])
         )
-    statistics = documented_statistics(name)
-    if statistics is None:
+    sizes = documented_statistics(name)
+    try:
+        return DatasetSize(sizes["entities"], sizes["training"], sizes["validation"], sizes["testing"])
+    except KeyError:
         return None
-    return DatasetSize(
-        statistics["entities"], statistics["training"], statistics["validation"], statistics["testing"]
-    )
 
 
 @lru_cache(maxsize=64)
