@@ -87,6 +87,14 @@ def test_only_answers_that_json_gives_back_equal_are_kept(folder):
     assert numbers.calls == 1
 
 
+def test_an_answer_that_json_cannot_write_is_given_and_not_kept(folder):
+    answer = Counted({1, 2})
+    assert remembered("q", "set", answer) == {1, 2}
+    assert remembered("q", "set", answer) == {1, 2}
+    assert answer.calls == 2
+    assert not folder.exists() or not list(folder.glob("*.json"))
+
+
 def test_details_that_are_not_json_are_asked_every_time(folder):
     answer = Counted(True)
     remembered("q", {1, 2}, answer)

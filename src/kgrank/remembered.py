@@ -77,7 +77,10 @@ def remembered(question: str, details: Any, answer: Callable[[], Answer]) -> Ans
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not asked before, or a file cut short: ask again
     value = answer()
-    text = json.dumps({"key": key, "answer": value})
+    try:
+        text = json.dumps({"key": key, "answer": value})
+    except (TypeError, ValueError):  # an answer JSON cannot write: given, not kept
+        return value
     if json.loads(text)["answer"] == value:
         _keep(folder, path, text)
     return value
