@@ -135,6 +135,76 @@ def test_a_saturated_sigmoid_keeps_its_exact_loss_and_gradient():
     assert float(pykeen_grad[0, 0]) == 0.0 and float(pykeen_value) > 100.0
 
 
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_cross_entropy_gradient_sets_aside_what_exp_cannot_give_as_a_normal_float(label_smoothing):
+    """Rows whose scores spread over 200: most of exp(s - logsumexp s) lies below the
+    smallest normal float32, where torch's exp is slow. The gradient writes 0 there;
+    where subnormals are flushed (the workflow's training: one thread, flushed) that is
+    plain exp's gradient bit for bit, and elsewhere it differs by less than the smallest
+    normal float."""
+    from kgrank.lcwa_loss import cross_entropy_from_positives
+    from kgrank.training import flushed_denormals
+
+    generator = torch.Generator().manual_seed(5)
+    scores = 200.0 * torch.rand(64, 3000, generator=generator) - 100.0
+    labels = _labels(64, 3000, generator)
+    rows, columns = labels.nonzero(as_tuple=True)
+
+    def gradients() -> tuple[torch.Tensor, torch.Tensor]:
+        leaf = scores.clone().requires_grad_(True)
+        cross_entropy_from_positives(leaf, rows, columns, label_smoothing).backward()
+        # the expression before the set-aside: plain exp over the whole block
+        normalisers = torch.logsumexp(scores, dim=1)
+        counts = torch.bincount(rows, minlength=64).to(scores.dtype)
+        plain = torch.sub(scores, normalisers[:, None]).exp_().sub_(label_smoothing / 3000)
+        plain.index_put_((rows, columns), -(1.0 - label_smoothing) / counts[rows], accumulate=True)
+        return leaf.grad, plain.mul_(1.0 / 64)
+
+    shifted = scores - torch.logsumexp(scores, dim=1, keepdim=True)
+    assert (shifted < -87.34).float().mean() > 0.3  # the slow range is exercised
+    # as the workflow trains: one thread (the flush is the calling thread's setting)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with flushed_denormals():
+            grad, plain = gradients()
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(grad.view(torch.int32), plain.view(torch.int32))
+    grad, plain = gradients()
+    assert float((grad - plain).abs().max()) <= torch.finfo(torch.float32).tiny
+    if label_smoothing == 0.0:  # unflushed, plain exp leaves subnormals that the set-aside does not
+        assert (grad != plain).any()
+
+
+def test_row_logsumexp_is_torchs_where_subnormals_are_flushed():
+    """Rows of narrow spread: torch's logsumexp bit for bit, flushed or not; rows of wide
+    spread (terms below the smallest normal float): bit for bit where subnormals are
+    flushed, and within a float's rounding elsewhere."""
+    from kgrank.lcwa_loss import _logsumexp_rows
+    from kgrank.training import flushed_denormals
+
+    generator = torch.Generator().manual_seed(9)
+    narrow = 20.0 * torch.randn(64, 3000, generator=generator)
+    wide = 300.0 * torch.rand(64, 3000, generator=generator) - 150.0
+    wide[0, :5] = float("inf")  # an infinite maximum, which torch shifts by 0
+    wide[1] = float("-inf")
+    for rows in (narrow, wide):
+        expected, found = torch.logsumexp(rows, dim=1), _logsumexp_rows(rows)
+        if rows is narrow:
+            assert torch.equal(found.view(torch.int32), expected.view(torch.int32))
+        else:
+            torch.testing.assert_close(found, expected, rtol=1e-6, atol=0.0, equal_nan=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with flushed_denormals():
+            expected, found = torch.logsumexp(wide, dim=1), _logsumexp_rows(wide)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(found.view(torch.int32), expected.view(torch.int32))
+
+
 def test_only_pykeens_own_losses_are_fused():
     from pykeen.losses import BCEAfterSigmoidLoss, BCEWithLogitsLoss, CrossEntropyLoss, SoftplusLoss
 

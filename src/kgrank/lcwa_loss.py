@@ -38,6 +38,34 @@ import torch
 # the loss and must go through PyKEEN).
 FUSED_LOSSES = ("CrossEntropyLoss", "BCEAfterSigmoidLoss")
 
+# Just below ln of the smallest normal float32 (-87.3365): exp of an argument below it is
+# subnormal or 0, and torch's vectorised exp leaves its fast path for such arguments (a
+# 256 x 14,541 block: 10 ms for arguments near -86, 153 ms near -89, 49-67 ms where every
+# result is 0; flushing subnormals does not help). Arguments in [-87.34, -87.3365) still
+# take the slow path, but only they.
+_BELOW_NORMAL_EXP = -87.34
+
+
+def _exp_normal_or_zero_(x: torch.Tensor) -> torch.Tensor:
+    """exp of ``x`` in place, with 0 where the argument is at or below
+    ``_BELOW_NORMAL_EXP`` (set to -inf first, whose exp is 0 on the fast path): the
+    subnormal results there are what a thread that flushes subnormals (the workflow's
+    training, kgrank.training.flushed_denormals) reads as 0 anyway, so under it the result
+    is bit-identical to ``x.exp_()``. On a 256 x 14,541 block of arguments in [-200, 0]:
+    13 ms against plain exp's 58."""
+    return torch.nn.functional.threshold_(x, _BELOW_NORMAL_EXP, float("-inf")).exp_()
+
+
+def _logsumexp_rows(scores: torch.Tensor) -> torch.Tensor:
+    """torch.logsumexp(scores, dim=1) in torch's own steps (ATen's logsumexp_out_impl:
+    the row maximum, infinite maxima taken as 0, the sum of exp of the shifted row, its
+    log plus the maximum), with :func:`_exp_normal_or_zero_` in place of its exp: the
+    same bits where subnormals are flushed, without exp's slow path."""
+    maxima = torch.amax(scores, dim=1, keepdim=True)
+    maxima.masked_fill_(maxima.abs() == float("inf"), 0.0)
+    sums = _exp_normal_or_zero_(scores - maxima).sum(dim=1)
+    return sums.log_().add_(maxima.squeeze(1))
+
 
 def fused_loss_name(loss: Any) -> str | None:
     """The name of ``loss``'s fused form, or None where PyKEEN's own loss must run."""
@@ -58,7 +86,7 @@ class _CrossEntropySum(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, scores, rows, columns, positive_weights, uniform_weight: float):
-        log_normalisers = torch.logsumexp(scores, dim=1)
+        log_normalisers = _logsumexp_rows(scores)
         ctx.save_for_backward(scores, log_normalisers, rows, columns, positive_weights)
         ctx.uniform_weight = uniform_weight
         return (
@@ -71,7 +99,7 @@ class _CrossEntropySum(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
         scores, log_normalisers, rows, columns, positive_weights = ctx.saved_tensors
-        grad = torch.sub(scores, log_normalisers[:, None]).exp_().sub_(ctx.uniform_weight)
+        grad = _exp_normal_or_zero_(torch.sub(scores, log_normalisers[:, None])).sub_(ctx.uniform_weight)
         grad.index_put_((rows, columns), -positive_weights, accumulate=True)
         return grad.mul_(grad_output), None, None, None, None
 
