@@ -113,10 +113,10 @@ TINY_SNAKEMAKE = [
 MAIN = ("--cores", "2")
 
 
-def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *arguments: str, timeout: float | None = None) -> subprocess.CompletedProcess:
     """Snakemake on the tiny config in ``workdir``, its output captured."""
     command = [*TINY_SNAKEMAKE, "--directory", str(workdir), *arguments]
-    return subprocess.run(command, capture_output=True, text=True, check=False)
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=timeout)
 
 
 def planned_jobs(result: subprocess.CompletedProcess) -> dict[str, int]:
@@ -183,14 +183,8 @@ def debris(workdir: Path) -> list[str]:
 
 
 def _run_tiny_dag(workdir: Path) -> dict[str, str]:
-    result = subprocess.run(
-        [*TINY_SNAKEMAKE, "--directory", str(workdir), *MAIN],
-        capture_output=True,
-        text=True,
-        check=False,
-        # alone it takes about 3 minutes on 2 cores; beside the other end-to-end runs more
-        timeout=1800,
-    )
+    # alone it takes about 3 minutes on 2 cores; beside the other end-to-end runs more
+    result = snakemake(workdir, *MAIN, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     return fingerprint(workdir)
 

@@ -20,22 +20,16 @@ from pathlib import Path
 
 import pytest
 from conftest import MAIN, TINY_SNAKEMAKE, Streamed, debris, differing, fingerprint
+from conftest import snakemake as tiny_snakemake
 
 pytestmark = pytest.mark.slow
 
-SNAKEMAKE = TINY_SNAKEMAKE
 # one step's limit; beside the other end-to-end runs (pytest-xdist) a step takes longer
 TIMEOUT = 1200
 
 
 def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*SNAKEMAKE, "--directory", str(workdir), *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=TIMEOUT,
-    )
+    return tiny_snakemake(workdir, *arguments, timeout=TIMEOUT)
 
 
 def test_the_workflow_profile_applies_by_default(tmp_path):
@@ -50,7 +44,7 @@ class Run(Streamed):
     """The main command on the tiny config, in a process group of its own."""
 
     def __init__(self, workdir: Path):
-        super().__init__([*SNAKEMAKE, "--directory", str(workdir), *MAIN])
+        super().__init__([*TINY_SNAKEMAKE, "--directory", str(workdir), *MAIN])
 
     def started(self, rule: str) -> bool:
         pattern = re.compile(rf"^(local)?rule {rule}:")
