@@ -7,6 +7,8 @@ test_ir_analyses.py).
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -131,3 +133,34 @@ def test_montecarlo_alpha_is_a_setting():
     }
     assert commands["alpha"].required and commands["alpha"].default is None
     assert commands["replicates"].required and commands["hits"].required
+
+
+def test_the_analyses_import_without_torch():
+    """Every command but ir-queries and ir-evaluate (which score or read a dataset through
+    PyKEEN) runs without loading torch: the item table's columns, the analyses, the
+    figures and the table kinds the commands read."""
+    modules = ", ".join(
+        f"kgrank.studies.ir.{name}"
+        for name in (
+            "aggregate",
+            "agreement",
+            "commands",
+            "discrimination",
+            "evaluation",
+            "figures",
+            "kgc_sparsity",
+            "montecarlo",
+            "protocols",
+            "report",
+            "stability",
+            "trec",
+        )
+    )
+    code = (
+        f"import sys, {modules}; from kgrank.studies.ir import commands; "
+        "[kind() for kind in (commands.items_kind, commands.evaluations_kind, commands.relations_kind, "
+        "commands.stability_summary_kind)]; "
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in {'torch', 'pykeen'}))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 # The tables the study's commands read, declared from the columns the study's modules name
 # (so that a column added there is required here too) and checked by kgrank.tables where
-# they are read. Functions, not constants: the modules that name the columns import torch.
+# they are read. Functions, not constants: the modules that name the columns load pandas
+# and scipy, which the CLI's other commands need not pay for.
 def evaluations_kind() -> TableKind:
     """The evaluation sets of `kgrank ir-queries`."""
     from kgrank.studies.ir.kgc_sparsity import EVALUATION_COLUMNS

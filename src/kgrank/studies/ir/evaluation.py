@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import torch
 from tqdm.auto import tqdm
 
 from kgrank import metrics
@@ -34,9 +33,13 @@ from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
 from kgrank.errors import KgrankInputError
 from kgrank.moments import best_rank_moments
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
-from kgrank.ranks import random_tie_ranks
 from kgrank.studies.ir import trec
 from kgrank.studies.ir.settings import ALL_KNOWN, protocol_filter_splits
+
+# torch (and kgrank.ranks, which loads it) is imported in the functions that score: the
+# study's analyses read this module's columns and need not pay for torch
+if TYPE_CHECKING:
+    import torch
 
 ITEM_ID_COLUMNS = (
     "protocol",
@@ -66,7 +69,7 @@ MICRO_COLUMNS = (
     "position",
     "relevant_above",
 )
-ScoreBatch = Callable[[np.ndarray, str], torch.Tensor]
+ScoreBatch = Callable[[np.ndarray, str], "torch.Tensor"]
 
 
 def metric_keys(hits: Sequence[int] = DEFAULT_HITS) -> list[str]:
@@ -120,6 +123,8 @@ def _run_order(run_scores: torch.Tensor, depth: int) -> list[np.ndarray]:
     entries at or above it, all ties of the cut included, are ordered exactly (a stable
     sort keeps the ascending id order within ties).
     """
+    import torch
+
     filled = torch.nan_to_num(run_scores, nan=-torch.inf)
     threshold = torch.topk(filled, k=min(depth, filled.shape[1]), dim=1).values[:, -1:]
     above = (filled >= threshold).numpy()
@@ -148,6 +153,8 @@ def _row_counts(scores: torch.Tensor, answer_ids: np.ndarray) -> _RowCounts:
     """The dense work of a batch: every score against its row's answer, once for all
     evaluations and protocols, which then correct the counts entry by entry
     (:func:`_evaluate_block`)."""
+    import torch
+
     num_rows = scores.shape[0]
     answer_ids = torch.as_tensor(answer_ids)
     true_scores = scores[torch.arange(num_rows), answer_ids]
@@ -186,6 +193,8 @@ def _entry_counts(
 ) -> _EntryCounts:
     """:class:`_EntryCounts` of the (item, entity) ``entries``; item ``i`` is score row
     ``rows[i]`` with answer ``answers[i]`` and answer score ``true_scores[i]``."""
+    import torch
+
     items, entities = entries
     entry_scores = scores[torch.as_tensor(rows[items]), torch.as_tensor(entities)]
     entry_true = true_scores[torch.as_tensor(items)]
@@ -219,6 +228,8 @@ def _rank_block(
     answers stay); those of a micro rank leave out the relevant answers too, the item's
     own included. Both are the row's counts less those of the left-out entries, which
     are disjoint (the filter excludes the relevant answers)."""
+    import torch
+
     removed = _entry_counts(scores, true_scores, rows, answers, filtered)
     above = counts.above[rows] - removed.above
     tied_before = counts.tied_before[rows] - removed.tied_before
@@ -267,6 +278,8 @@ def _evaluate_block(
     answers are all its test answers) the ranks and run lists are taken over instead of
     recomputed.
     """
+    import torch
+
     num_entities = scores.shape[1]
     answers = np.asarray(answers, dtype=np.int64)
     true_scores = counts.true_scores[torch.as_tensor(rows)]
@@ -307,7 +320,6 @@ def protocol_filters(known: KnownAnswers | Mapping[str, KnownAnswers]) -> dict[s
     return dict(known)
 
 
-@torch.inference_mode()
 def score_pass(
     score_batch: ScoreBatch,
     known: KnownAnswers | Mapping[str, KnownAnswers],
@@ -329,6 +341,33 @@ def score_pass(
     lists of a later protocol are left out for an evaluation where they equal the first
     protocol's (FB-Test-O: 23 million rows per protocol); :func:`protocol_runs` reads them.
     """
+    import torch
+
+    with torch.inference_mode():
+        return _score_pass(
+            score_batch,
+            known,
+            evaluations,
+            run_depth=run_depth,
+            export=export,
+            batch_size=batch_size,
+            progress=progress,
+        )
+
+
+def _score_pass(
+    score_batch: ScoreBatch,
+    known: KnownAnswers | Mapping[str, KnownAnswers],
+    evaluations: pd.DataFrame,
+    *,
+    run_depth: int,
+    export: Sequence[str],
+    batch_size: int,
+    progress: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The work of :func:`score_pass`, under torch's inference mode."""
+    import torch
+
     filters = protocol_filters(known)
     protocols = list(filters)
     first_known = next(iter(filters.values()))
@@ -703,6 +742,8 @@ def evaluate_model(
     (kgc_sparsity's EVALUATION_COLUMNS) under both protocols: `paper` filters
     ``filter_splits`` but the test split, `all-known` every one of ``filter_splits``
     (kgrank.studies.ir.settings.protocol_filter_splits), each plus the set's own answers."""
+    import torch
+
     from kgrank.scoring import Scorer
 
     model.eval()
@@ -737,6 +778,8 @@ def micro_rank_table(
     ``triple_id`` numbers the evaluation's distinct triples; the random rank is drawn as
     compute_ranks draws it (seeded, in table order: all head rows, then all tail rows).
     ``protocol`` picks one protocol's rows (default: the first of the pass)."""
+    from kgrank.ranks import random_tie_ranks
+
     if "protocol" in micro.columns:
         protocol = micro["protocol"].iloc[0] if protocol is None else protocol
         micro = micro[micro["protocol"] == protocol]
