@@ -13,13 +13,14 @@ z-score are NaN.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from functools import cache
 from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Variant, derive, lookup
+from kgrank.metrics import Metric, Variant, derive, lookup
 
 K = TypeVar("K", bound=Hashable)
 AVERAGINGS = ("micro", "macro", "macro-pykeen")
@@ -54,6 +55,13 @@ VALUE_COLUMNS = ("value", "expectation", "variance", "adjusted_index", "z_score"
 VARIANT_COLUMNS = {"raw": "value", "adjusted index": "adjusted_index", "z-score": "z_score"}
 
 
+@cache
+def _metric(key: str) -> Metric:
+    """The registry's metric of a key, looked up once: the analyses ask per value, and a
+    lookup builds the registry anew."""
+    return lookup(key)
+
+
 def metric_keys(items: pd.DataFrame) -> list[str]:
     """The metrics an item table carries: every column with an ``_expectation`` partner
     (in table order), then AP@20 and nDCG@20 where present."""
@@ -67,7 +75,7 @@ def has_moments(metric: str) -> bool:
 
 def higher_is_better(metric: str) -> bool:
     """The direction of a metric (AP and nDCG: higher is better)."""
-    return True if metric in IR_METRICS else lookup(metric).increasing
+    return True if metric in IR_METRICS else _metric(metric).increasing
 
 
 def check_aligned(items_by_system: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -139,21 +147,27 @@ def derived(metric: str, value: float, expectation: float, variance: float) -> t
     """
     if not has_moments(metric) or not np.isfinite(expectation):
         return float("nan"), float("nan")
-    values = derive(lookup(metric), value, expectation, variance if np.isfinite(variance) else None)
+    values = derive(_metric(metric), value, expectation, variance if np.isfinite(variance) else None)
     return float(values[Variant.INDEX].value), float(values[Variant.Z_SCORE].value)
 
 
-def aggregate_rows(items: pd.DataFrame, metric: str, weights: np.ndarray | None = None) -> dict[str, float]:
-    """Value, expectation, variance, adjusted index and z-score of one metric over the rows
-    of ``items`` (one evaluation, one averaging) with ``weights`` (default: the weight column)."""
-    weight = items["weight"].to_numpy(dtype=float) if weights is None else np.asarray(weights, dtype=float)
+def aggregate_arrays(
+    metric: str,
+    weight: np.ndarray,
+    values: np.ndarray,
+    expectations: np.ndarray | None = None,
+    variances: np.ndarray | None = None,
+) -> dict[str, float]:
+    """Value, expectation, variance, adjusted index and z-score of one metric from its
+    per-row ``values`` (and, for a metric with moments, their ``expectations`` and
+    ``variances``) with ``weight``: the arithmetic of :func:`aggregate_rows` on arrays."""
     total = weight.sum()
     if total <= 0:
         raise KgrankInputError(f"metric {metric}: rows with no positive weight; nothing to aggregate")
-    value = float(weight @ items[metric].to_numpy(dtype=float) / total)
+    value = float(weight @ values / total)
     if has_moments(metric):
-        expectation = float(weight @ items[f"{metric}_expectation"].to_numpy(dtype=float) / total)
-        variance = float((weight * weight) @ items[f"{metric}_variance"].to_numpy(dtype=float) / total**2)
+        expectation = float(weight @ expectations / total)
+        variance = float((weight * weight) @ variances / total**2)
     else:
         expectation = variance = float("nan")
     adjusted_index, z_score = derived(metric, value, expectation, variance)
@@ -166,9 +180,38 @@ def aggregate_rows(items: pd.DataFrame, metric: str, weights: np.ndarray | None 
     }
 
 
+def metric_arrays(items: pd.DataFrame, metrics: Sequence[str]) -> dict[str, np.ndarray]:
+    """The columns of ``metrics`` with their expectation and variance columns (where the
+    metric has moments) as float arrays, by column name."""
+    names = [
+        column
+        for metric in metrics
+        for column in (
+            (metric, f"{metric}_expectation", f"{metric}_variance") if has_moments(metric) else (metric,)
+        )
+    ]
+    return {name: items[name].to_numpy(dtype=float) for name in names}
+
+
+def aggregate_rows(items: pd.DataFrame, metric: str, weights: np.ndarray | None = None) -> dict[str, float]:
+    """Value, expectation, variance, adjusted index and z-score of one metric over the rows
+    of ``items`` (one evaluation, one averaging) with ``weights`` (default: the weight column)."""
+    weight = items["weight"].to_numpy(dtype=float) if weights is None else np.asarray(weights, dtype=float)
+    columns = metric_arrays(items, [metric])
+    return aggregate_arrays(
+        metric,
+        weight,
+        columns[metric],
+        columns.get(f"{metric}_expectation"),
+        columns.get(f"{metric}_variance"),
+    )
+
+
 def defined_metrics(items: pd.DataFrame) -> list[str]:
     """The metrics with values on these rows (AP@20 and nDCG@20 only on macro rows)."""
-    return [metric for metric in metric_keys(items) if items[metric].notna().any()]
+    keys = metric_keys(items)
+    defined = items[keys].notna().any().to_numpy()
+    return [metric for metric, has_value in zip(keys, defined, strict=True) if has_value]
 
 
 def aggregate_items(

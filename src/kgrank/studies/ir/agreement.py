@@ -36,10 +36,12 @@ from kgrank.studies.ir.aggregate import (
     AVERAGINGS,
     VALUE_COLUMNS,
     VARIANT_COLUMNS,
-    aggregate_rows,
+    aggregate_arrays,
     check_aligned,
-    defined_metrics,
+    has_moments,
     higher_is_better,
+    metric_arrays,
+    metric_keys,
 )
 from kgrank.studies.ir.kgc_sparsity import depth_evaluation
 
@@ -168,26 +170,40 @@ def sparsity_values(
     present = set(category[reference["evaluation"].isin([SAMPLE, POOLED]).to_numpy()])
     categories = [name for name in (*CATEGORIES, *sorted(set(relations["category"]) - set(CATEGORIES)))]
     categories = [name for name in categories if name in present]
+    # the rows' columns as arrays, once: a selection takes a few rows of every system
+    keys = metric_keys(reference)
+    arrays = {system: metric_arrays(items_by_system[system], keys) for system in systems}
+    weight = reference["weight"].to_numpy(dtype=float)
+    evaluation_of, averaging_of, side_of = (
+        reference[column].to_numpy() for column in ("evaluation", "averaging", "side")
+    )
     rows = []
     for selection in _selections(evaluations, depths, categories):
         for averaging in AVERAGINGS:
-            mask = (reference["evaluation"] == selection.evaluation) & (reference["averaging"] == averaging)
+            mask = (evaluation_of == selection.evaluation) & (averaging_of == averaging)
             if selection.category != ALL:
                 mask &= category == selection.category
             if selection.side != BOTH:
-                mask &= reference["side"] == selection.side
-            mask = mask.to_numpy()
+                mask &= side_of == selection.side
             if not mask.any():
                 continue
-            weights = None
+            chosen = np.flatnonzero(mask)
             if selection.weighting == SAMPLE_MIX:
-                source = reference[
-                    (reference["evaluation"] == SAMPLE) & (reference["averaging"] == averaging)
-                ]
+                source = reference[(evaluation_of == SAMPLE) & (averaging_of == averaging)]
                 weights = relation_mix_weights(reference[mask], source)
+            else:
+                weights = weight[chosen]
             for system in systems:
-                subset = items_by_system[system][mask]
-                for metric in defined_metrics(subset):
+                columns = arrays[system]
+                for metric in keys:
+                    values = columns[metric][chosen]
+                    if np.isnan(values).all():  # AP@20 and nDCG@20 only on macro rows
+                        continue
+                    moments = (
+                        (columns[f"{metric}_expectation"][chosen], columns[f"{metric}_variance"][chosen])
+                        if has_moments(metric)
+                        else (None, None)
+                    )
                     rows.append(
                         {
                             "model": system,
@@ -198,7 +214,7 @@ def sparsity_values(
                             "weighting": selection.weighting,
                             "averaging": averaging,
                             "metric": metric,
-                            **aggregate_rows(subset, metric, weights),
+                            **aggregate_arrays(metric, weights, values, *moments),
                         }
                     )
     values = pd.DataFrame(rows, columns=list(SPARSITY_VALUE_COLUMNS[:-1]))
@@ -239,12 +255,63 @@ def _comparisons(values: pd.DataFrame) -> list[tuple[str, Selection, Selection]]
     ]
 
 
-def _by_system(cell: pd.DataFrame, column: str, systems: list[str]) -> pd.DataFrame:
-    """One value column of a selection's rows as a table (averaging, metric) x system."""
-    table = cell.pivot_table(
-        index=["averaging", "metric"], columns="model", values=column, sort=False, dropna=False
-    )
-    return table.reindex(columns=systems)
+@dataclass(frozen=True)
+class _BySystem:
+    """The value columns of a selection's rows as arrays (averaging, metric) x system."""
+
+    keys: list[tuple[str, str]]
+    columns: dict[str, np.ndarray]
+
+
+def _by_system(cell: pd.DataFrame, columns: list[str], systems: list[str]) -> _BySystem:
+    """Each value column of a selection's rows as an array with one row per (averaging,
+    metric), every averaging with every metric present in order of first appearance (NaN
+    where a system, or the pair, has no value), one column per system.
+
+    This is the table of ``cell.pivot_table(index=["averaging", "metric"], columns="model",
+    sort=False, dropna=False)`` in its row order (the product of the two levels), filled
+    by position: a selection has one value per system, averaging and metric, and pandas'
+    pivot costs tens of milliseconds per selection where the comparisons need hundreds."""
+    averagings = list(dict.fromkeys(cell["averaging"]))
+    metrics = list(dict.fromkeys(cell["metric"]))
+    metric_position = {metric: position for position, metric in enumerate(metrics)}
+    averaging_position = {averaging: position for position, averaging in enumerate(averagings)}
+    system_position = {system: position for position, system in enumerate(systems)}
+    rows = [
+        averaging_position[averaging] * len(metrics) + metric_position[metric]
+        for averaging, metric in zip(cell["averaging"], cell["metric"], strict=True)
+    ]
+    positions = [system_position[system] for system in cell["model"]]
+    arrays = {}
+    for column in columns:
+        array = np.full((len(averagings) * len(metrics), len(systems)), np.nan)
+        array[rows, positions] = cell[column].to_numpy(dtype=float)
+        arrays[column] = array
+    return _BySystem([(averaging, metric) for averaging in averagings for metric in metrics], arrays)
+
+
+class _RankPatternTaus:
+    """kendall_tau memoised on the rank pattern of its two vectors.
+
+    scipy.stats.kendalltau reads its vectors only through their dense ranks (tau and p
+    from counts of concordant, discordant and tied pairs), so two comparisons with the
+    same pair of dense rankings get the same result, bit for bit. A handful of systems
+    give few patterns, while the comparisons number thousands (three variants with the
+    same ranking each, module docstring), and scipy's call costs about a millisecond."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple, tuple[float, float]] = {}
+
+    def __call__(self, first: np.ndarray, second: np.ndarray) -> tuple[float, float]:
+        if not (np.isfinite(first).all() and np.isfinite(second).all()):
+            return kendall_tau(first, second)  # NaN, without scipy
+        key = (
+            tuple(np.unique(first, return_inverse=True)[1].tolist()),
+            tuple(np.unique(second, return_inverse=True)[1].tolist()),
+        )
+        if key not in self._known:
+            self._known[key] = kendall_tau(first, second)
+        return self._known[key]
 
 
 def agreement_table(values: pd.DataFrame) -> pd.DataFrame:
@@ -253,26 +320,29 @@ def agreement_table(values: pd.DataFrame) -> pd.DataFrame:
     table with the columns AGREEMENT_COLUMNS. Variants without values (AP@20 and nDCG@20
     have no adjusted index) are left out."""
     systems = list(dict.fromkeys(values["model"]))
-    # a selection takes part in many comparisons: its rows are found, and each of its value
-    # columns pivoted, once
+    columns = list(VARIANT_COLUMNS.values())
+    # a selection takes part in many comparisons: its rows are found, and its value columns
+    # laid out by system, once
     cells = dict(list(values.groupby(["evaluation", "category", "side", "weighting"], sort=False)))
-    tables: dict[tuple, pd.DataFrame] = {}
+    tables: dict[tuple, _BySystem] = {}
 
-    def by_system(selection: Selection, column: str) -> pd.DataFrame:
-        if (selection.key, column) not in tables:
-            cell = cells.get(selection.key, values.iloc[:0])
-            tables[selection.key, column] = _by_system(cell, column, systems)
-        return tables[selection.key, column]
+    def by_system(selection: Selection) -> _BySystem:
+        if selection.key not in tables:
+            tables[selection.key] = _by_system(cells[selection.key], columns, systems)
+        return tables[selection.key]
 
+    tau_of = _RankPatternTaus()
     rows = []
     for name, first, second in _comparisons(values):
+        table_a, table_b = by_system(first), by_system(second)
+        rows_b = {key: row for row, key in enumerate(table_b.keys)}
+        shared = [(row_a, rows_b[key], key) for row_a, key in enumerate(table_a.keys) if key in rows_b]
         for variant, column in VARIANT_COLUMNS.items():
-            table_a, table_b = (by_system(selection, column) for selection in (first, second))
-            for averaging, metric in table_a.index.intersection(table_b.index, sort=False):
-                vector_a, vector_b = table_a.loc[(averaging, metric)], table_b.loc[(averaging, metric)]
-                if vector_a.isna().all() or vector_b.isna().all():
+            for row_a, row_b, (averaging, metric) in shared:
+                vector_a, vector_b = table_a.columns[column][row_a], table_b.columns[column][row_b]
+                if np.isnan(vector_a).all() or np.isnan(vector_b).all():
                     continue
-                tau, p_value = kendall_tau(vector_a.to_numpy(), vector_b.to_numpy())
+                tau, p_value = tau_of(vector_a, vector_b)
                 rows.append(
                     {
                         "comparison": name,
@@ -287,7 +357,7 @@ def agreement_table(values: pd.DataFrame) -> pd.DataFrame:
                         "variant": variant,
                         "tau": tau,
                         "p_value": p_value,
-                        "num_systems": int(vector_a.notna().sum()),
+                        "num_systems": int(np.count_nonzero(~np.isnan(vector_a))),
                     }
                 )
     return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
