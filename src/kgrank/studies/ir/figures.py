@@ -14,8 +14,9 @@ import pandas as pd
 from kgrank.errors import KgrankInputError
 from kgrank.labels import dataset_label, model_label
 from kgrank.metrics import lookup
-from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
 
+# kgrank.plotting (matplotlib, seaborn) is imported where a figure is drawn: report.py
+# reads this module's labels for commands that draw nothing (ir-queries, ir-montecarlo)
 if TYPE_CHECKING:
     import matplotlib.pyplot as plt
 
@@ -93,8 +94,16 @@ def _panel_label(panel: tuple[str, str, str]) -> str:
     return f"{label},\n{protocol_label(protocol)}" if protocol else label
 
 
+def _set_style() -> None:
+    from kgrank.plotting import set_style
+
+    set_style()
+
+
 def _colours(names: list[str]) -> dict[str, tuple]:
     import seaborn as sns
+
+    from kgrank.plotting import PALETTE
 
     return dict(zip(names, sns.color_palette(PALETTE, max(len(names), 1)), strict=False))
 
@@ -116,6 +125,8 @@ def _nothing_to_draw(message: str, pdf: str | Path, png: str | Path, caption: st
     """A figure that says on its canvas why it is empty, so the workflow still has a file."""
     import matplotlib.pyplot as plt
 
+    from kgrank.plotting import add_caption, save_figure
+
     figure, axis = plt.subplots(figsize=(5.0, 2.0))
     axis.axis("off")
     axis.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
@@ -133,6 +144,8 @@ def _finish(
     figure: plt.Figure, axes: np.ndarray, title: str, caption: str, pdf: str | Path, png: str | Path
 ) -> None:
     """One legend for the whole figure under the panels, the title, the caption, both files."""
+    from kgrank.plotting import add_caption, save_figure
+
     handles, labels = [], []
     for axis in axes.flat:
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
@@ -159,7 +172,7 @@ def plot_tau_by_depth(agreement: pd.DataFrame, pdf: str | Path, png: str | Path,
     """One panel per metric: Kendall's tau between the ranking at pooling depth d and the
     ranking on FB-Test-S-C (solid) and on FB-Test-S (dashed), against d, one colour per
     averaging. Raw values only: the adjusted index and z-score give the same tau."""
-    set_style()
+    _set_style()
     frame = agreement[
         agreement["comparison"].isin(["depth vs pooled", "depth vs sample"]) & (agreement["variant"] == "raw")
     ]
@@ -229,7 +242,7 @@ def plot_values_by_depth(
 ) -> None:
     """Two panels, the raw value and the adjusted index of one metric and averaging (default
     macro MRR and AMRR) on every pooling depth, one line per system."""
-    set_style()
+    _set_style()
     frame = values[
         values["depth"].notna()
         & (values["category"] == "all")
@@ -294,7 +307,7 @@ def plot_stability(summary: pd.DataFrame, pdf: str | Path, png: str | Path, capt
     percentile, one colour per averaging. Raw values (the adjusted ones give the same tau)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-    set_style()
+    _set_style()
     frame = summary[summary["variant"] == "raw"]
     if frame.empty:
         _nothing_to_draw("No stability results: nothing to draw.", pdf, png, caption)
@@ -363,7 +376,7 @@ def plot_discrimination(
 ) -> None:
     """Rows: evaluations; columns: metrics; the p-values of all system pairs sorted
     increasingly (log y), one colour per averaging, the significance level as a line."""
-    set_style()
+    _set_style()
     if pairs.empty:
         _nothing_to_draw("Fewer than two systems: no pair to test.", pdf, png, caption)
         return
@@ -424,7 +437,7 @@ SYSTEM_BARS = (
 def plot_systems(table: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "") -> None:
     """One panel per evaluation set: each system's MRR (micro, PyKEEN's macro, the best-answer
     macro), MAP@20 and nDCG@20 as grouped bars (the aggregate table of aggregate.py)."""
-    set_style()
+    _set_style()
     evaluations = [name for name in EVALUATION_LABELS if name in set(table["evaluation"])]
     if not evaluations:
         _nothing_to_draw("No evaluation set of the study in this table.", pdf, png, caption)
