@@ -357,7 +357,12 @@ def subset_values(
     for metric in rows.metrics:
         transform = lookup(metric).transform
         if discarded_are_candidates:
-            first, second = transform.task_moments(num_candidates)
+            # the task moments of each distinct N + D_q (element-wise: the same numbers as
+            # on the whole (subsets, rows) array, which repeats a few hundred N many times)
+            sizes, size_of = np.unique(num_candidates, return_inverse=True)
+            first, second = (
+                moment[size_of].reshape(num_candidates.shape) for moment in transform.task_moments(sizes)
+            )
             expectations, variances = first, np.maximum(second - first * first, 0.0)
             # (subsets, systems): the sums over each subset's rows of f(the subset's rank)
             micro_sums = np.column_stack(
@@ -457,7 +462,9 @@ def stability(
             raise KgrankInputError(
                 f"stability: fraction {fraction} is not in (0, 1]; give fractions of the test set"
             )
-    frames = []
+    # the table's columns, one block of repetitions per (evaluation, fraction, averaging,
+    # metric, variant): a DataFrame per block cost more than the taus
+    blocks: list[tuple[tuple[str, str, str, str, float], np.ndarray]] = []
     for evaluation in evaluations:
         rows, tables = micro_rows(items_by_system, evaluation)
         best_rank = best_rank_tables(rows, rows.metrics, discarded_are_candidates=candidates)
@@ -471,41 +478,53 @@ def stability(
             for (averaging, metric), variants in values.items():
                 for variant, values in variants.items():
                     tau = kendall_tau_b_rows(whole[averaging, metric][variant][0], values)
-                    frames.append(
-                        pd.DataFrame(
-                            {
-                                "protocol": protocol,
-                                "dataset": dataset,
-                                "evaluation": evaluation,
-                                "averaging": averaging,
-                                "metric": metric,
-                                "variant": variant,
-                                "fraction": fraction,
-                                "repetition": np.arange(repetitions),
-                                "tau": tau,
-                            }
-                        )
-                    )
-    if not frames:
+                    blocks.append(((evaluation, averaging, metric, variant, fraction), tau))
+    if not blocks:
         return pd.DataFrame(columns=list(STABILITY_COLUMNS))
-    return pd.concat(frames, ignore_index=True)[list(STABILITY_COLUMNS)]
+    keys = [key for key, tau in blocks for _ in range(len(tau))]
+    evaluation_of, averaging_of, metric_of, variant_of, fraction_of = zip(*keys, strict=True)
+    return pd.DataFrame(
+        {
+            "protocol": protocol,
+            "dataset": dataset,
+            "evaluation": evaluation_of,
+            "averaging": averaging_of,
+            "metric": metric_of,
+            "variant": variant_of,
+            "fraction": np.asarray(fraction_of, dtype=float),
+            "repetition": np.tile(np.arange(repetitions), len(blocks)),
+            "tau": np.concatenate([tau for _, tau in blocks]),
+        }
+    )[list(STABILITY_COLUMNS)]
 
 
 def stability_summary(taus: pd.DataFrame) -> pd.DataFrame:
     """Mean tau and its 5th and 95th percentiles over the repetitions, per protocol, dataset,
     evaluation, averaging, metric, variant and fraction (columns STABILITY_SUMMARY_COLUMNS)."""
     group = ["protocol", "dataset", "evaluation", "averaging", "metric", "variant", "fraction"]
-    summary = (
-        taus.groupby(group, sort=False)["tau"]
-        .agg(
-            repetitions="size",
-            # tau is undefined where a subset ties every system (a share of 1 % and Hits@1):
-            # the mean is over the defined ones, so say how many there are
-            defined="count",
-            mean_tau="mean",
-            tau_p05=lambda tau: tau.quantile(0.05),
-            tau_p95=lambda tau: tau.quantile(0.95),
-        )
-        .reset_index()
-    )
+    grouped = taus.groupby(group, sort=False)["tau"]
+    summary = grouped.agg(
+        repetitions="size",
+        # tau is undefined where a subset ties every system (a share of 1 % and Hits@1):
+        # the mean is over the defined ones, so say how many there are
+        defined="count",
+        mean_tau="mean",
+    ).reset_index()
+    summary["tau_p05"], summary["tau_p95"] = _percentiles(taus["tau"].to_numpy(), grouped.ngroup().to_numpy())
     return summary[list(STABILITY_SUMMARY_COLUMNS)]
+
+
+def _percentiles(tau: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 5th and 95th percentiles of the defined taus of each group (0..n-1), NaN where
+    none is: Series.quantile's numbers (numpy's percentile, linear), taken in one pass
+    instead of a pandas call per group."""
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(group.max() + 2 if group.size else 1))
+    percentiles = np.full((len(bounds) - 1, 2), np.nan)
+    for number, (start, end) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        defined = tau[order[start:end]]
+        defined = defined[~np.isnan(defined)]
+        if defined.size:
+            # the quantiles as percentages, as pandas passes them to numpy
+            percentiles[number] = np.percentile(defined, np.array([0.05, 0.95]) * 100.0, method="linear")
+    return percentiles[:, 0], percentiles[:, 1]
