@@ -78,6 +78,15 @@ def higher_is_better(metric: str) -> bool:
     return True if metric in IR_METRICS else _metric(metric).increasing
 
 
+def _same_values(first: pd.Series, second: pd.Series) -> bool:
+    """np.array_equal of two columns; string columns without missing values are compared
+    as they are stored (pyarrow), not first turned into object arrays, which costs a
+    tenth of a second per column of an FB15k-237 item table."""
+    if isinstance(first.dtype, pd.StringDtype) and first.dtype == second.dtype and not first.hasnans:
+        return bool(first.array.equals(second.array))
+    return np.array_equal(first.to_numpy(), second.to_numpy())
+
+
 def check_aligned(items_by_system: Mapping[str, pd.DataFrame]) -> list[str]:
     """Check that every system's table holds the same items in the same order; return the
     systems in the mapping's order. Raises KgrankInputError naming the first system that
@@ -100,7 +109,7 @@ def check_aligned(items_by_system: Mapping[str, pd.DataFrame]) -> list[str]:
                 "evaluate every system on the same evaluation sets"
             )
         for column in ALIGNED_COLUMNS:
-            if not np.array_equal(table[column].to_numpy(), reference[column].to_numpy()):
+            if not _same_values(table[column], reference[column]):
                 row = int(np.flatnonzero(table[column].to_numpy() != reference[column].to_numpy())[0])
                 raise KgrankInputError(
                     f"item table of {system}: column {column} differs from {reference_name}'s at row {row}; "
