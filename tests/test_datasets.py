@@ -1,6 +1,8 @@
 import gzip
 import io
 import json
+import subprocess
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -11,7 +13,14 @@ import pytest
 from conftest import SHARED
 
 from kgrank import datasets
-from kgrank.datasets import load_factories, prepare_dataset, read_archive_splits, read_triples, sha256_of
+from kgrank.datasets import (
+    load_factories,
+    load_mapped_dataset,
+    prepare_dataset,
+    read_archive_splits,
+    read_triples,
+    sha256_of,
+)
 from kgrank.errors import KgrankInputError
 
 
@@ -45,6 +54,46 @@ def test_factories_use_pykeens_ids(nations_dir):
     assert ours.training.relation_to_id == theirs.training.relation_to_id
     as_set = lambda mapped: set(map(tuple, mapped.tolist()))  # noqa: E731
     assert as_set(ours.testing.mapped_triples) == as_set(theirs.testing.mapped_triples)
+
+
+def _assert_mapped_equals_factories(dataset_dir):
+    ours, theirs = load_mapped_dataset(dataset_dir), load_factories(dataset_dir)
+    assert ours.entity_to_id == dict(theirs.training.entity_to_id)
+    assert ours.relation_to_id == dict(theirs.training.relation_to_id)
+    assert ours.relation_id_to_label == dict(theirs.training.relation_id_to_label)
+    assert (ours.num_entities, ours.num_relations) == (theirs.num_entities, theirs.num_relations)
+    for mapped, factory_mapped in zip(ours.mapped(), theirs.mapped(), strict=True):
+        assert mapped.dtype == np.int64
+        np.testing.assert_array_equal(mapped, factory_mapped.numpy())
+
+
+def test_mapped_dataset_equals_the_factories(nations_dir, tmp_path):
+    """The torch-free ids are PyKEEN's: Nations, and a folder with a repeated triple, labels
+    that sort differently as bytes and as text, and a relation with PyKEEN's inverse suffix."""
+    _assert_mapped_equals_factories(nations_dir)
+    train = "b\tr\ta\nB\tr\tc\nb\tr\ta\né\ts\tz\nz\tr_inverse\tb\nc\tr_b\tb\n"
+    for name, text in (("repeated", train.replace("z\tr_inverse\tb\n", "")), ("inverse", train)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "train.tsv").write_text(text, encoding="utf-8")
+        (folder / "valid.tsv").write_text("a\tr\tb\n", encoding="utf-8")
+        (folder / "test.tsv").write_text("c\ts\tb\nb\tr_b\tc\n", encoding="utf-8")
+        _assert_mapped_equals_factories(folder)
+    (tmp_path / "repeated" / "test.tsv").write_text("c\tq\tb\nb\tr\tunseen\n", encoding="utf-8")
+    with pytest.raises(KgrankInputError, match="test.tsv: 2 triples use entities or relations absent"):
+        load_factories(tmp_path / "repeated")
+    with pytest.raises(KgrankInputError, match="test.tsv: 2 triples use entities or relations absent"):
+        load_mapped_dataset(tmp_path / "repeated")
+
+
+def test_candidate_counts_and_groups_import_without_torch():
+    """The metric and moments steps read a dataset's ids without PyKEEN's factories (torch)."""
+    code = (
+        "import sys, kgrank.candidates, kgrank.groups; "
+        "print(sorted(name for name in sys.modules if name.split('.')[0] in {'torch', 'pykeen'}))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_unknown_dataset_is_refused(tmp_path):

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 
-from kgrank.datasets import load_factories
+from kgrank.datasets import load_mapped_dataset
 from kgrank.defaults import DEFAULT_FILTER_SPLITS
 from kgrank.rank_table import SIDES, SIDES_AND_BOTH, select_side
 
@@ -51,11 +51,10 @@ class KnownAnswers:
 
 
 def known_answers(factories: Any, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS) -> KnownAnswers:
-    """The known answers of a dataset's ``filter_splits``, indexed by its training ids."""
+    """The known answers of a dataset's ``filter_splits``, indexed by its training ids
+    (``factories``: a ``Factories`` or a ``MappedDataset``)."""
     return KnownAnswers(
-        factories.mapped(tuple(filter_splits)),
-        factories.training.num_entities,
-        factories.training.num_relations,
+        factories.mapped(tuple(filter_splits)), factories.num_entities, factories.num_relations
     )
 
 
@@ -63,18 +62,16 @@ def candidate_counts(
     dataset_dir: str | Path, split: str, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS
 ) -> pd.DataFrame:
     """Filtered candidate count of every (triple, side) of a split: side, num_candidates."""
-    factories = load_factories(dataset_dir)
-    known = known_answers(factories, filter_splits)
-    mapped = np.asarray(factories.mapped((split,))[0], dtype=np.int64)
+    dataset = load_mapped_dataset(dataset_dir, tuple(dict.fromkeys((*filter_splits, split))))
+    known = known_answers(dataset, filter_splits)
+    mapped = dataset.mapped((split,))[0]
     frames = []
     for side in SIDES:
         rows, entities = known.answers(side, mapped)
         true_entities = mapped[:, 0] if side == "head" else mapped[:, 2]
         # every known answer leaves the list but the evaluated one, whichever splits hold it
         others = np.bincount(rows[entities != true_entities[rows]], minlength=len(mapped))
-        frames.append(
-            pd.DataFrame({"side": side, "num_candidates": factories.training.num_entities - others})
-        )
+        frames.append(pd.DataFrame({"side": side, "num_candidates": dataset.num_entities - others}))
     return pd.concat(frames, ignore_index=True)
 
 

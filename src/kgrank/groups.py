@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgrank.datasets import load_factories
+from kgrank.datasets import load_mapped_dataset
 from kgrank.metrics import Metric, evaluate_rank_table
 
 MANY_THRESHOLD = 1.5
@@ -47,8 +47,8 @@ def evaluate_groups(
     ``group`` is always text: the relation's label for a relation, the category's name
     for a category (one type per column, so the table reads back as it was written).
     """
-    training = load_factories(dataset_dir).training
-    categories = relation_categories(np.asarray(training.mapped_triples))
+    training = load_mapped_dataset(dataset_dir, ("train",))
+    categories = relation_categories(training.mapped(("train",))[0])
     labelled = ranks.merge(categories[["relation", "category"]], on="relation", how="left")
     labelled["category"] = labelled["category"].fillna("unseen")
     labelled["relation"] = labelled["relation"].map(training.relation_id_to_label)
