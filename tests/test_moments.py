@@ -50,7 +50,7 @@ def test_log_expected_power_against_sums(exponent):
     )
 )
 def test_sampled_median_and_deviation_equal_numpy_and_scipy(ranks):
-    """The histogram path (rows long enough) and the fallback give numpy's and scipy's values."""
+    """The integer sort gives numpy's and scipy's values, rows of odd and even length alike."""
     summary = median_and_deviation(ranks)
     np.testing.assert_array_equal(summary[:, 0], np.median(ranks, axis=-1))
     np.testing.assert_array_equal(summary[:, 1], stats.median_abs_deviation(ranks, axis=-1))

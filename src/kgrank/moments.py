@@ -248,61 +248,29 @@ def sample_ranks(generator: np.random.Generator, num_candidates: np.ndarray, rep
 MAD_NORMAL_SCALE = 1.0 / stats.norm.ppf(0.75)
 
 
-def median_and_deviation(ranks: np.ndarray, *, histogram_elements: int = 4_000_000) -> np.ndarray:
+def median_and_deviation(ranks: np.ndarray) -> np.ndarray:
     """Median and (unscaled) median absolute deviation of each row of integer-valued ranks.
 
-    The same values as np.median and scipy.stats.median_abs_deviation, but from one
-    cumulative histogram per row: sampled ranks are integers in 1..max N, so the k-th
-    smallest rank is the first value whose cumulative count reaches k, and the k-th
-    smallest |r - median| is found by bisection on the same histogram. For a sampled
-    replicate this costs one counting pass instead of the two selections (np.partition)
-    that the median and the MAD need, which is what made the sampled moments slow at
-    FB15k-237's size. Rows much shorter than the largest rank fall back to np.median,
-    where a histogram would cost more than the selection.
+    The same values as np.median and scipy.stats.median_abs_deviation, from one sorted
+    copy of each row and one of its doubled deviations |2 r - (sum of the two middle
+    values)|, as integers: numpy sorts those with its vectorised integer sort, faster
+    than both the two float selections (np.partition) that np.median and the MAD make
+    (3 to 5 times for rows of 30 to 3,000 ranks among 14,505 candidates) and a cumulative
+    histogram per row (1.4 times for FB15k-237's 40,876 ranks, 3 to 6 times for WN18RR's
+    3,134 and 6,268 among 40,943). Every value involved is an integer or a half, so the
+    result is exact.
     """
     ranks = np.atleast_2d(ranks)
-    rows, length = ranks.shape
-    top = int(ranks.max())
-    if 8 * length < top:
-        median = np.median(ranks, axis=-1)
-        return np.column_stack([median, np.median(np.abs(ranks - median[:, None]), axis=-1)])
+    length = ranks.shape[-1]
     # the j-th smallest value, for j = lower and upper middle position (equal for odd length)
-    lower, upper = (length + 1) // 2, length // 2 + 1
-    result = np.empty((rows, 2))
-    block = max(1, histogram_elements // (top + 1))
-    for start in range(0, rows, block):
-        keys = ranks[start : start + block].astype(np.int64)
-        size = len(keys)
-        keys += (np.arange(size) * (top + 1))[:, None]
-        counts = np.bincount(keys.ravel(), minlength=size * (top + 1)).reshape(size, top + 1)
-        cumulative = np.cumsum(counts, axis=1)
-        # cumulative[:, v] = #{r <= v}, v = 0..top; the doubled median (the sum of the two
-        # middle values) stays an integer
-        doubled = (cumulative < lower).sum(axis=1) + (cumulative < upper).sum(axis=1)
-        result[start : start + size, 0] = doubled / 2.0
-        result[start : start + size, 1] = (
-            _smallest_deviation(cumulative, doubled, lower) + _smallest_deviation(cumulative, doubled, upper)
-        ) / 4.0
-    return result
-
-
-def _smallest_deviation(cumulative: np.ndarray, doubled: np.ndarray, position: int) -> np.ndarray:
-    """Per row, the smallest e with #{|2 r - doubled| <= e} >= position, by bisection on e.
-
-    #{|2 r - doubled| <= e} = #{ceil((doubled - e) / 2) <= r <= floor((doubled + e) / 2)},
-    two look-ups in the cumulative histogram.
-    """
-    size, top = cumulative.shape[0], cumulative.shape[1] - 1
-    rows = np.arange(size)
-    below, above = np.full(size, -1), np.full(size, 2 * top)
-    while np.any(above - below > 1):
-        middle = (below + above) // 2
-        high = np.minimum((doubled + middle) // 2, top)
-        low = np.clip(-((middle - doubled) // 2) - 1, 0, top)
-        reached = cumulative[rows, high] - cumulative[rows, low] >= position
-        above = np.where(reached, middle, above)
-        below = np.where(reached, below, middle)
-    return above
+    lower, upper = (length - 1) // 2, length // 2
+    # 32 bits sort fastest; the doubled deviations must fit
+    integers = ranks.astype(np.int32 if ranks.max() < 2**29 else np.int64)
+    ordered = np.sort(integers, axis=-1)
+    doubled = ordered[:, lower] + ordered[:, upper]  # the doubled median stays an integer
+    deviations = np.abs(2 * integers - doubled[:, None])
+    deviations.sort(axis=-1)
+    return np.column_stack([doubled / 2.0, (deviations[:, lower] + deviations[:, upper]) / 4.0])
 
 
 SAMPLING_REPLICATES = 2000
