@@ -469,3 +469,13 @@ def test_macro_mean_moments_need_an_arithmetic_mean_and_one_query_per_task():
         macro_mean_moments(lookup("gmr"), np.array([3]), np.array([0]))
     with pytest.raises(KgrankInputError, match="one query id per task"):
         macro_mean_moments(MEAN_RECIPROCAL_RANK, np.array([3, 3]), np.array([0]))
+
+
+@pytest.mark.parametrize(
+    "num_candidates",
+    [np.full(31, 100), np.array([3, 9, 40, 40, 1000, 7]), np.full(400, 14_505)],
+    ids=["constant", "mixed", "large"],
+)
+def test_moments_method_names_the_method_without_sampling(num_candidates):
+    for metric in ALL:
+        assert metric.moments_method(num_candidates) == metric.moments(num_candidates).method.split(" (R=")[0]

@@ -194,6 +194,12 @@ class Metric:
     def moments(self, num_candidates: np.ndarray) -> Moments:
         return moments_of([self], num_candidates)[self.key]
 
+    def moments_method(self, num_candidates: np.ndarray) -> str:
+        """The method :meth:`moments` would name, without its sample size: ``sampling``
+        where it samples, which is decided here without drawing a replicate."""
+        outcome = None if self.moments_function is None else self.moments_function(num_candidates)
+        return mom.SAMPLING if outcome is None or isinstance(outcome, mom.SamplingRequest) else outcome.method
+
     @property
     def mean_text(self) -> str:
         if self.statistic != "power mean":

@@ -29,6 +29,7 @@ CLOSED_FORM = "closed form"
 EXACT_SUM = "exact sum"
 ORDER_STATISTICS = "exact (order statistics)"
 DELTA_METHOD = "delta method (2nd order)"
+SAMPLING = "sampling"
 
 
 @dataclass(frozen=True)
@@ -329,7 +330,7 @@ def sampled_moments_of_subsets(
         result[subset][key] = Moments(
             mean.estimate,
             variance.estimate,
-            f"sampling (R={replicates}, s.e. of mean {mean.error:.2g})",
+            f"{SAMPLING} (R={replicates}, s.e. of mean {mean.error:.2g})",
             expectation_error=mean.error,
             variance_error=variance.error,
         )

@@ -179,7 +179,6 @@ def table2(metrics: Sequence[Metric], reference_candidates: np.ndarray) -> pd.Da
     """Definitions as f, M_p, g, with direction, optimum, range and how the moments are known."""
     rows = []
     for metric in metrics:
-        method = metric.moments(reference_candidates).method
         rows.append(
             {
                 "metric": metric.label,
@@ -190,7 +189,7 @@ def table2(metrics: Sequence[Metric], reference_candidates: np.ndarray) -> pd.Da
                 "better": "higher" if metric.increasing else "lower",
                 "optimum": "" if metric.optimum is None else f"{metric.optimum:g}",
                 "range": f"[{metric.value_range[0]:g}, {metric.value_range[1]:g}]",
-                "moments": method.split(" (R=")[0],
+                "moments": metric.moments_method(reference_candidates),
             }
         )
     return pd.DataFrame(rows)
