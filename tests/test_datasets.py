@@ -1,8 +1,6 @@
 import gzip
 import io
 import json
-import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -84,16 +82,6 @@ def test_mapped_dataset_equals_the_factories(nations_dir, tmp_path):
         load_factories(tmp_path / "repeated")
     with pytest.raises(KgrankInputError, match="test.tsv: 2 triples use entities or relations absent"):
         load_mapped_dataset(tmp_path / "repeated")
-
-
-def test_candidate_counts_and_groups_import_without_torch():
-    """The metric and moments steps read a dataset's ids without PyKEEN's factories (torch)."""
-    code = (
-        "import sys, kgrank.candidates, kgrank.groups; "
-        "print(sorted(name for name in sys.modules if name.split('.')[0] in {'torch', 'pykeen'}))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
 
 
 def test_unknown_dataset_is_refused(tmp_path):

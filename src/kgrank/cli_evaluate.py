@@ -29,9 +29,8 @@ TABLE_SUFFIXES = (".tsv", ".parquet")
 
 def add_commands(commands: Any) -> None:
     """Add `evaluate` to the `kgrank` subcommands."""
-    from kgrank.defaults import DEFAULT_CONFIDENCE, SYSTEM_SIDES
+    from kgrank.defaults import DEFAULT_CONFIDENCE, IDENTIFIERS, SYSTEM_SIDES
     from kgrank.rank_table import RANK_COLUMNS
-    from kgrank.systems import IDENTIFIERS
 
     command = commands.add_parser(
         "evaluate",

@@ -36,7 +36,7 @@ def _scorecard(args: argparse.Namespace) -> None:
 
 def add_commands(commands: Any) -> None:
     """Add `scorecard` to the `kgrank` subcommands."""
-    from kgrank.scorecard import STUDIES
+    from kgrank.defaults import SCORECARD_STUDIES
 
     command = commands.add_parser(
         "scorecard",
@@ -49,8 +49,8 @@ def add_commands(commands: Any) -> None:
     command.add_argument(
         "--studies",
         nargs="*",
-        default=list(STUDIES),
-        choices=list(STUDIES),
+        default=list(SCORECARD_STUDIES),
+        choices=list(SCORECARD_STUDIES),
         help="the studies this run made; a claim of another study is 'not checkable: study not run' "
         "(default: all)",
     )

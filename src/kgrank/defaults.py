@@ -23,3 +23,7 @@ DEFAULT_CONFIDENCE = 0.95
 WEIGHT_SCHEMES = ("negatives", "relation", "uniform")
 # Estimators of a full-ranking metric from sampled negatives (kgrank.sampled)
 SAMPLED_ESTIMATORS = ("naive", "rescaled", "posterior-rank", "corrected")
+# How an outside system's rank table or score rows name entities and relations (kgrank.systems)
+IDENTIFIERS = ("auto", "ids", "labels")
+# The studies whose published claims the scorecard judges (kgrank.scorecard)
+SCORECARD_STUDIES = ("paper", "moments", "ambiguity", "ir", "openworld")

@@ -48,14 +48,13 @@ import pandas as pd
 
 from kgrank.candidates import candidate_counts, known_answers
 from kgrank.datasets import SPLITS, load_factories, prepare_dataset
-from kgrank.defaults import DEFAULT_FILTER_SPLITS
+from kgrank.defaults import DEFAULT_FILTER_SPLITS, IDENTIFIERS
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
 
 KINDS = ("ranks", "pykeen", "scores")
 RANK_TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".txt": "\t", ".parquet": None}
 SCORE_SUFFIXES = (".npy", ".pt")
-IDENTIFIERS = ("auto", "ids", "labels")
 # The columns of a rank table from outside, and what else each may be called.
 TRIPLE_COLUMNS = ("head", "relation", "tail")
 ALIASES = {

@@ -17,18 +17,19 @@ own values move when the documents are renamed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import ir_measures
 import numpy as np
 import pandas as pd
-import torch
 from scipy.stats import nhypergeom
 
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import SIDES_AND_BOTH, select_side
-from kgrank.ranks import ranks_from_scores
 from kgrank.stats import seed_stream
+
+if TYPE_CHECKING:
+    import torch
 
 # ---------------------------------------------------------------------------------------
 # 1. Rank width
@@ -108,6 +109,8 @@ def tie_mask(
     (filtered candidates) with nothing. The comparison runs in float64, so a float32 block
     gives the same answer as ``math.isclose`` on its values.
     """
+    import torch  # here: the rank-width and IR functions need no torch
+
     _check_tolerance(absolute, relative)
     exact = candidates == true_scores
     candidates, true_scores = candidates.double(), true_scores.double()
@@ -132,6 +135,10 @@ def ranks_with_tolerance(
     ranks are exactly those of ``ranks_from_scores``. Same arguments and side effect:
     filtered entries of ``scores`` become NaN in place; NaN scores are refused.
     """
+    import torch  # here: the rank-width and IR functions need no torch
+
+    from kgrank.ranks import ranks_from_scores
+
     _check_tolerance(absolute, relative)
     # ranks_from_scores filters the block in place, refuses NaN and counts the candidates;
     # its exact ranks are recomputed below with the tolerance
@@ -155,6 +162,8 @@ def ranks_with_tolerance(
 def constant_scores(scores: torch.Tensor, value: float = 0.0) -> torch.Tensor:
     """A scorer that ties every candidate: each task gets optimistic rank 1, pessimistic N
     and realistic (N + 1) / 2 (N its candidates), the worst case for the optimistic rank."""
+    import torch  # here: the rank-width and IR functions need no torch
+
     return torch.full_like(scores, value)
 
 
@@ -164,6 +173,8 @@ def quantised_scores(scores: torch.Tensor, decimals: int) -> torch.Tensor:
     can only fall and the pessimistic only rise."""
     if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
         raise KgrankInputError(f"decimals {decimals!r} must be an integer; pass e.g. 3")
+    import torch  # here: the rank-width and IR functions need no torch
+
     return torch.round(scores, decimals=int(decimals))
 
 

@@ -15,6 +15,7 @@ import torch
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import hits_at, lookup, macro_mean_moments
 from kgrank.studies.openworld.consistency import (
+    inversion_counts,
     inversion_table,
     local_slope,
     pair_strengths,
@@ -24,7 +25,6 @@ from kgrank.studies.openworld.consistency import (
 from kgrank.studies.openworld.familytree import (
     FamilyTree,
     filtered_ranks,
-    inversion_counts,
     macro_rows,
     read_family_tree,
     training_factory,

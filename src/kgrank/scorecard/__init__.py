@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kgrank.defaults import SCORECARD_STUDIES
 from kgrank.errors import KgrankInputError
 
 # The five documents, by the key the claims files use, in reading order.
@@ -49,7 +50,7 @@ PAPERS = {
     "zhou2022": "Zhou et al. 2022 (IR perspective)",
     "yang2022": "Yang, Lin, Zhang 2022 (open world)",
 }
-STUDIES = ("paper", "moments", "ambiguity", "ir", "openworld")
+STUDIES = SCORECARD_STUDIES
 NO_STUDY = "none"
 NO_SOURCE = "-"
 CLAIM_COLUMNS = [

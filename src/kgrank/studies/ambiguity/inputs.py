@@ -6,11 +6,13 @@ from __future__ import annotations
 from kgrank.rank_table import SIDES
 from kgrank.tables import TableKind, table_kind
 
+# The columns of a subset rank table (kgrank.studies.ambiguity.subsets writes it; named
+# here so that reading one needs no torch).
+SUBSET_COLUMNS = ("fraction", "replicate", "triple_id", "side", "optimistic", "pessimistic", "num_candidates")
+
 
 def subset_kind() -> TableKind:
     """The subset rank table of `kgrank ambiguity-subsets` (ranks within the candidates)."""
-    from kgrank.studies.ambiguity.subsets import SUBSET_COLUMNS
-
     return table_kind(
         "subset rank table",
         "`kgrank ambiguity-subsets`",

@@ -26,8 +26,8 @@ from kgrank.candidates import KnownAnswers
 from kgrank.rank_table import SIDES
 from kgrank.ranks import ranks_from_scores
 from kgrank.stats import seed_stream
+from kgrank.studies.ambiguity.inputs import SUBSET_COLUMNS
 
-SUBSET_COLUMNS = ("fraction", "replicate", "triple_id", "side", "optimistic", "pessimistic", "num_candidates")
 ScoreBatch = Callable[[np.ndarray, str], torch.Tensor]
 
 

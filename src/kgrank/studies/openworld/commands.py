@@ -244,7 +244,7 @@ def _family_tree(args: argparse.Namespace) -> None:
 def _inversions(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
     from kgrank.studies.openworld import report
-    from kgrank.studies.openworld.familytree import inversion_counts
+    from kgrank.studies.openworld.consistency import inversion_counts
     from kgrank.studies.openworld.simulation import study_metrics
     from kgrank.tables import read_tables_of
 

@@ -14,6 +14,7 @@ rows are correlated; each row on its own is an honest paired comparison.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ from scipy import stats
 
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, Variant, derive, macro_mean_moments
-from kgrank.stats import seed_stream
+from kgrank.stats import kendall_tau, seed_stream
 from kgrank.studies.openworld.settings import SLOPE_POINTS, STRENGTH_TOLERANCE
 from kgrank.studies.openworld.simulation import (
     MRR_KEY,
@@ -300,3 +301,32 @@ def saturation_table(
         ]
     )
     return pd.concat([table, closed], ignore_index=True)
+
+
+def inversion_counts(checkpoints: pd.DataFrame) -> pd.DataFrame:
+    """The family-tree experiment's inversions (``kgrank.studies.openworld.familytree``'s
+    checkpoints): per (variant of the graph, density, metric), over all pairs of checkpoints
+    (every configuration and epoch), how many the sparse metric orders against the full one
+    (ties in either count apart), and Kendall's tau between the two."""
+    keys = ["graph", "density", "metric", "label", "variant"]
+    wide = checkpoints.pivot_table(
+        index=[*keys, "configuration", "epoch"], columns="evaluation", values="value"
+    ).reset_index()
+    rows = []
+    for key, group in wide.groupby(keys, sort=False):
+        sparse, full = group["sparse"].to_numpy(), group["full"].to_numpy()
+        pairs = list(combinations(range(len(group)), 2))
+        sparse_sign = np.sign([sparse[j] - sparse[i] for i, j in pairs])
+        full_sign = np.sign([full[j] - full[i] for i, j in pairs])
+        tau, _ = kendall_tau(sparse, full)
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "checkpoints": len(group),
+                "pairs": len(pairs),
+                "inverted": int((sparse_sign * full_sign < 0).sum()),
+                "tied": int(((sparse_sign == 0) | (full_sign == 0)).sum()),
+                "kendall_tau": float(tau),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -17,7 +17,6 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from pykeen.training.callbacks import TrainingCallback
 from kgrank.errors import KgrankInputError
 from kgrank.io import text_lines
 from kgrank.metrics import Metric, Variant, derived_values, macro_mean_moments
-from kgrank.stats import kendall_tau
 
 EVALUATION_SETS = ("sparse", "full")
 ANSWER_COLUMNS = ("head", "relation", "tail", "in_sparse_test")
@@ -334,31 +332,3 @@ def train_and_evaluate(
     checkpoints = Checkpoints(trees, metrics, evaluate_every, num_epochs)
     fit(model, pipeline, factory, num_epochs=num_epochs, callbacks=[checkpoints], progress=progress)
     return pd.DataFrame(checkpoints.rows)
-
-
-def inversion_counts(checkpoints: pd.DataFrame) -> pd.DataFrame:
-    """Per (variant of the graph, density, metric): over all pairs of checkpoints (every
-    configuration and epoch), how many the sparse metric orders against the full one
-    (ties in either count apart), and Kendall's tau between the two."""
-    keys = ["graph", "density", "metric", "label", "variant"]
-    wide = checkpoints.pivot_table(
-        index=[*keys, "configuration", "epoch"], columns="evaluation", values="value"
-    ).reset_index()
-    rows = []
-    for key, group in wide.groupby(keys, sort=False):
-        sparse, full = group["sparse"].to_numpy(), group["full"].to_numpy()
-        pairs = list(combinations(range(len(group)), 2))
-        sparse_sign = np.sign([sparse[j] - sparse[i] for i, j in pairs])
-        full_sign = np.sign([full[j] - full[i] for i, j in pairs])
-        tau, _ = kendall_tau(sparse, full)
-        rows.append(
-            {
-                **dict(zip(keys, key, strict=True)),
-                "checkpoints": len(group),
-                "pairs": len(pairs),
-                "inverted": int((sparse_sign * full_sign < 0).sum()),
-                "tied": int(((sparse_sign == 0) | (full_sign == 0)).sum()),
-                "kendall_tau": float(tau),
-            }
-        )
-    return pd.DataFrame(rows)

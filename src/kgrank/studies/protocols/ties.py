@@ -29,13 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import torch
 
 from kgrank.errors import KgrankInputError
-from kgrank.ranks import ranks_from_scores
 from kgrank.stats import seed_sequence, seed_stream
 from kgrank.studies.protocols.inputs import TIES_COLUMNS, TIES_WIDTH_COLUMNS
 from kgrank.studies.protocols.settings import SCORERS
@@ -47,6 +46,9 @@ from kgrank.ties import (
     ranks_with_tolerance,
     trec_tie_sensitivity,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 EXACT = "exact"
 TOLERANCE_KINDS = ("absolute", "relative")
@@ -246,7 +248,7 @@ class _RunBudget:
         return run, qrels
 
 
-ScoreFunction = Callable[[np.ndarray, str], torch.Tensor]
+ScoreFunction = Callable[[np.ndarray, str], "torch.Tensor"]
 
 
 def pair_ties(
@@ -266,7 +268,10 @@ def pair_ties(
     Rank rows (measure ``rank_width``: statistics ``mean``, ``tied_share``; measure ``MRR``:
     one statistic per rank type) per scorer and tolerance over every chosen task; IR rows
     (tolerance ``exact``) per scorer and measure: IR_STATISTICS over the scorer's queries."""
+    import torch  # here: the tables and widths of `protocols-ties` need no torch
+
     from kgrank.metrics import lookup
+    from kgrank.ranks import ranks_from_scores
 
     test_triples = np.asarray(test_triples, dtype=np.int64)
     if test_triples.ndim != 2 or test_triples.shape[1] != 3 or len(test_triples) == 0:
