@@ -12,7 +12,6 @@ import pandas as pd
 from kgrank.errors import KgrankInputError
 from kgrank.labels import dataset_label, model_label
 from kgrank.metrics import lookup
-from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
 from kgrank.rank_table import RANK_COLUMNS
 from kgrank.studies.ambiguity.drift import drift_metric_keys
 from kgrank.studies.ambiguity.variants import CONSTANT_SCORER, RANDOM_SCORER
@@ -55,6 +54,8 @@ def scorer_label(name: str) -> str:
 
 
 def _finish(figure: plt.Figure, title: str, caption: str, pdf: str | Path, png: str | Path) -> None:
+    from kgrank.plotting import add_caption, save_figure
+
     figure.suptitle(title)
     figure.tight_layout()
     add_caption(figure, caption)
@@ -67,6 +68,8 @@ def plot_variants(
     """Rows: metrics; columns: datasets; x: the scorers; one marker per rank definition."""
     import matplotlib.pyplot as plt
     import seaborn as sns
+
+    from kgrank.plotting import PALETTE, set_style
 
     set_style()
     frame = metrics[(metrics["side"] == "both") & metrics["metric"].isin(shown)]
@@ -120,6 +123,8 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
     one line per (dataset, model), a band from the lowest to the highest seed."""
     import matplotlib.pyplot as plt
     import seaborn as sns
+
+    from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
 
     set_style()
     keys = [key for key in drift_metric_keys() if key in set(drift["metric"])]
@@ -185,6 +190,8 @@ def plot_pairwise(
     tests reject equality ('W' or 't' where only one does); models not distinguishable
     from random marked '†'."""
     import matplotlib.pyplot as plt
+
+    from kgrank.plotting import add_caption, save_figure, set_style
 
     set_style()
     datasets = list(dict.fromkeys(pairwise["dataset"]))
