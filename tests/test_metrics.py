@@ -479,3 +479,36 @@ def test_macro_mean_moments_need_an_arithmetic_mean_and_one_query_per_task():
 def test_moments_method_names_the_method_without_sampling(num_candidates):
     for metric in ALL:
         assert metric.moments_method(num_candidates) == metric.moments(num_candidates).method.split(" (R=")[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 5).flatmap(
+        lambda rows: st.lists(
+            st.lists(
+                st.one_of(
+                    st.integers(1, 40).map(float),
+                    st.integers(2, 80).map(lambda twice: twice / 2),
+                    st.sampled_from([np.nan, np.inf, -np.inf, 1e300]),
+                ),
+                min_size=rows,
+                max_size=rows,
+            ),
+            min_size=1,
+            max_size=60,
+        ).map(lambda columns: np.array(columns, dtype=float).T)
+    )
+)
+def test_median_and_mad_equal_numpy_and_scipy(values):
+    """The sorted median and the MAD give np.median's and scipy's values to the bit,
+    NaN and infinities included, on rows and on a single vector."""
+    from scipy import stats
+
+    from kgrank.metrics import _mad, sorted_median
+
+    with np.errstate(invalid="ignore"):
+        for sample in (values, values[0]):
+            np.testing.assert_array_equal(sorted_median(sample), np.median(sample, axis=-1))
+            np.testing.assert_array_equal(
+                _mad(sample), stats.median_abs_deviation(sample, axis=-1, scale="normal")
+            )

