@@ -421,7 +421,10 @@ def test_report_states_every_method(tmp_path):
 @given(
     seed=st.integers(0, 2**16),
     systems=st.integers(2, 4),
-    tasks=st.integers(3, 40),
+    # not 9 to 13 tasks: with ties or zeros there, scipy's Wilcoxon test enumerates every
+    # one of the 2^n sign patterns (1.5 s a test at 13 tasks, 27 s for four systems'
+    # comparison), and how its p-value is found does not bear on the tables' agreement
+    tasks=st.one_of(st.integers(3, 8), st.integers(14, 40)),
     candidates=st.integers(2, 30),
 )
 def test_tables_agree_with_each_other(seed, systems, tasks, candidates):
