@@ -27,6 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from kgrank import moments as mom
 from kgrank.defaults import DEFAULT_HITS
@@ -159,8 +160,8 @@ def sorted_median(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(ordered[..., -1]), np.nan, median)
 
 
-# scipy.stats.median_abs_deviation's scale="normal" (special.ndtri(0.75)), which it divides by
-NORMAL_MAD_SCALE = 0.6744897501960817
+# scipy.stats.median_abs_deviation's scale="normal", which it divides by
+NORMAL_MAD_SCALE = float(special.ndtri(0.75))
 
 
 def _mad(values: np.ndarray) -> np.ndarray:

@@ -297,6 +297,15 @@ def test_label_sparsity_taus_by_hand() -> None:
     assert ranks.set_index("model")["rank"].to_dict() == {"a": 1.0, "b": 3.0, "c": 2.0}
 
 
+def test_label_sparsity_refuses_systems_with_other_metrics() -> None:
+    items = _sparsity_items()
+    last = list(items)[-1]
+    items[last] = items[last].drop(columns="inverse_harmonic_mean_rank")
+    message = f"the one of {last} has no column inverse_harmonic_mean_rank,"
+    with pytest.raises(KgrankInputError, match=message):
+        label_sparsity(items, RELATIONS, depths=(0, 1))
+
+
 def test_adjusted_tau_equals_raw_tau() -> None:
     """Within one evaluation the expectation (and variance) is common to all systems, so the
     adjusted index and the z-score order the systems as the raw value does: same tau."""

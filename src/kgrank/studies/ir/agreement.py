@@ -172,6 +172,19 @@ def sparsity_values(
     categories = [name for name in categories if name in present]
     # the rows' columns as arrays, once: a selection takes a few rows of every system
     keys = metric_keys(reference)
+    # every system's table must carry the first one's metrics (check_aligned compares rows)
+    needed = [
+        column
+        for key in keys
+        for column in ((key, f"{key}_expectation", f"{key}_variance") if has_moments(key) else (key,))
+    ]
+    for system in systems:
+        missing = [column for column in needed if column not in items_by_system[system].columns]
+        if missing:
+            raise KgrankInputError(
+                f"item tables: the one of {system} has no column {', '.join(missing)}, which that of "
+                f"{systems[0]} has; evaluate every system with the same ir-evaluate settings"
+            )
     arrays = {system: metric_arrays(items_by_system[system], keys) for system in systems}
     weight = reference["weight"].to_numpy(dtype=float)
     evaluation_of, averaging_of, side_of = (
