@@ -13,14 +13,13 @@ z-score are NaN.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from functools import cache
 from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, Variant, derive, lookup
+from kgrank.metrics import Variant, derive, lookup
 
 K = TypeVar("K", bound=Hashable)
 AVERAGINGS = ("micro", "macro", "macro-pykeen")
@@ -55,13 +54,6 @@ VALUE_COLUMNS = ("value", "expectation", "variance", "adjusted_index", "z_score"
 VARIANT_COLUMNS = {"raw": "value", "adjusted index": "adjusted_index", "z-score": "z_score"}
 
 
-@cache
-def _metric(key: str) -> Metric:
-    """The registry's metric of a key, looked up once: the analyses ask per value, and a
-    lookup builds the registry anew."""
-    return lookup(key)
-
-
 def metric_keys(items: pd.DataFrame) -> list[str]:
     """The metrics an item table carries: every column with an ``_expectation`` partner
     (in table order), then AP@20 and nDCG@20 where present."""
@@ -75,7 +67,7 @@ def has_moments(metric: str) -> bool:
 
 def higher_is_better(metric: str) -> bool:
     """The direction of a metric (AP and nDCG: higher is better)."""
-    return True if metric in IR_METRICS else _metric(metric).increasing
+    return True if metric in IR_METRICS else lookup(metric).increasing
 
 
 def _same_values(first: pd.Series, second: pd.Series) -> bool:
@@ -156,7 +148,7 @@ def derived(metric: str, value: float, expectation: float, variance: float) -> t
     """
     if not has_moments(metric) or not np.isfinite(expectation):
         return float("nan"), float("nan")
-    values = derive(_metric(metric), value, expectation, variance if np.isfinite(variance) else None)
+    values = derive(lookup(metric), value, expectation, variance if np.isfinite(variance) else None)
     return float(values[Variant.INDEX].value), float(values[Variant.Z_SCORE].value)
 
 
