@@ -9,7 +9,6 @@ metric live here; moments under the random model live in :mod:`kgrank.moments`.
 
 from __future__ import annotations
 
-import gc
 import warnings
 import zlib
 from collections.abc import Callable, Sequence
@@ -18,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+
+from kgrank.garbage import frozen_objects
 
 SeedKey = int | str
 
@@ -85,15 +86,10 @@ def holm(p_values: Sequence[float] | np.ndarray, alpha: float = 0.05) -> tuple[n
     adjusted = np.full(p_values.shape, np.nan)
     made = np.isfinite(p_values)
     if made.any():
-        # statsmodels' holm branch ends in gc.collect(), a walk over every live object: 0.15 s
-        # a call in a process that has imported torch and pandas, 12 of the 22 s of the tiny
-        # config's ir-discrimination job. A full collection skips frozen objects, and
-        # unfreezing hands them back to the collector as they were.
-        gc.freeze()
-        try:
+        # statsmodels' holm branch ends in gc.collect(): 12 of the 22 s of the tiny config's
+        # ir-discrimination job before the objects were frozen (kgrank.garbage)
+        with frozen_objects():
             rejected[made], adjusted[made], _, _ = multipletests(p_values[made], alpha=alpha, method="holm")
-        finally:
-            gc.unfreeze()
     return rejected, adjusted
 
 

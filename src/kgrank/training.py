@@ -26,6 +26,7 @@ from kgrank.candidates import known_answers
 from kgrank.datasets import load_factories
 from kgrank.early_stopping import EarlyStopping, LearningCurve
 from kgrank.errors import KgrankInputError
+from kgrank.garbage import frozen_objects
 from kgrank.hyperparameters import apply_budget
 from kgrank.io import atomic_path, read_json, write_json, write_table
 from kgrank.training_step import fast_scores, sparse_label_batches
@@ -264,13 +265,17 @@ def fit(
         loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
         if scoring == "fast":
             sparse_label_batches(loop)
-        losses = loop.train(
-            triples_factory=training_factory,
-            use_tqdm=progress,
-            use_tqdm_batch=False,
-            callbacks=callbacks,
-            **training_kwargs,
-        )
+        # PyKEEN's loop ends every epoch with gc.collect(), a walk over every object this
+        # process holds (kgrank.garbage): 30 epochs of Nations ComplEx took 16.4 s with the
+        # walks, 8.1 s without, and wrote the same model.pt
+        with frozen_objects():
+            losses = loop.train(
+                triples_factory=training_factory,
+                use_tqdm=progress,
+                use_tqdm_batch=False,
+                callbacks=callbacks,
+                **training_kwargs,
+            )
     return list(losses), training_kwargs
 
 
