@@ -60,3 +60,34 @@ def test_caption_is_wrapped_under_the_figure():
     add_caption(empty, "")
     assert empty.texts == []
     plt.close("all")
+
+
+@pytest.mark.parametrize("layout", [None, "constrained"])
+def test_both_files_are_cropped_as_tight_saving_crops_each(tmp_path, layout):
+    """save_figure lays the figure out once for both files; each must come out as
+    savefig(bbox_inches="tight") makes it, the caption under the axes included."""
+    import re
+
+    from PIL import Image
+
+    def captioned() -> plt.Figure:
+        figure, axis = plt.subplots(figsize=(3, 2), layout=layout)
+        axis.plot([1, 2, 3], [3, 1, 2])
+        axis.set_xlabel("a label")
+        add_caption(figure, "a caption under the axes " * 6, characters_per_line=40)
+        return figure
+
+    save_figure(captioned(), tmp_path / "once.pdf", tmp_path / "once.png")
+    reference = captioned()
+    reference.savefig(tmp_path / "tight.pdf", bbox_inches="tight")
+    reference.savefig(tmp_path / "tight.png", bbox_inches="tight", dpi=200)
+    plt.close(reference)
+
+    def media_box(path):
+        match = re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", path.read_bytes())
+        return float(match[1]), float(match[2])
+
+    once, tight = Image.open(tmp_path / "once.png").size, Image.open(tmp_path / "tight.png").size
+    assert tight[1] > 2 * 200  # the caption hangs below the 2-inch figure and is kept
+    assert all(abs(a - b) <= 2 for a, b in zip(once, tight, strict=True)), (once, tight)
+    assert media_box(tmp_path / "once.pdf") == pytest.approx(media_box(tmp_path / "tight.pdf"), abs=1.0)
