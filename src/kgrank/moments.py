@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 CLOSED_FORM = "closed form"
 EXACT_SUM = "exact sum"
@@ -230,6 +230,8 @@ def median_moments_iid(num_candidates: int, n: int, transform: Callable = lambda
     if n % 2 == 0:
         raise ValueError("the exact median needs an odd number of ranks")
     support = np.arange(1, num_candidates + 1, dtype=float)
+    from scipy import stats  # 1 s to import; most steps that use this module never get here
+
     cdf = stats.binom.sf((n + 1) // 2 - 1, n, support / num_candidates)
     probability = np.diff(np.concatenate([[0.0], cdf]))
     values = transform(support)
@@ -246,7 +248,7 @@ def sample_ranks(generator: np.random.Generator, num_candidates: np.ndarray, rep
 
 # A normal-consistent MAD divides by the normal distribution's third quartile, as
 # scipy.stats.median_abs_deviation(scale="normal") and PyKEEN do.
-MAD_NORMAL_SCALE = 1.0 / stats.norm.ppf(0.75)
+MAD_NORMAL_SCALE = 1.0 / special.ndtri(0.75)  # the normal quantile, bit for bit stats.norm.ppf's
 
 
 def median_and_deviation(ranks: np.ndarray) -> np.ndarray:
@@ -402,7 +404,7 @@ def apply_familywise(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """Verdicts at family-wise level ``alpha`` over every test in ``table`` (two per row:
     mean and variance), Bonferroni-corrected; call it again on a concatenation of
     several checks (e.g. all sides of a dataset) to make them one family."""
-    critical = stats.norm.isf(alpha / (2 * len(table)) / 2)
+    critical = -special.ndtri(alpha / (2 * len(table)) / 2)  # bit for bit stats.norm.isf
     return table.assign(
         ratio_ci_low=table["variance_ratio"] - critical * table["variance_ratio_error"],
         ratio_ci_high=table["variance_ratio"] + critical * table["variance_ratio_error"],

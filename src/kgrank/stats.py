@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from kgrank.garbage import frozen_objects
+
+# scipy.stats and statsmodels (1 s to import) are imported by the functions that test or
+# resample: every study takes its seeds from here, and most of its steps need nothing else.
 
 SeedKey = int | str
 
@@ -69,6 +70,8 @@ def paired_tests(first: np.ndarray, second: np.ndarray) -> PairedTest:
     difference = first - second
     if not np.any(difference != 0):
         return PairedTest(0.0, 0.0, 1.0, 1.0)
+    from scipy import stats
+
     wilcoxon_p = float(stats.wilcoxon(first, second).pvalue)
     if np.all(difference == difference[0]):
         return PairedTest(float(difference[0]), float(np.copysign(np.inf, difference[0])), 0.0, wilcoxon_p)
@@ -86,6 +89,8 @@ def holm(p_values: Sequence[float] | np.ndarray, alpha: float = 0.05) -> tuple[n
     adjusted = np.full(p_values.shape, np.nan)
     made = np.isfinite(p_values)
     if made.any():
+        from statsmodels.stats.multitest import multipletests
+
         # statsmodels' holm branch ends in gc.collect(): 12 of the 22 s of the tiny config's
         # ir-discrimination job before the objects were frozen (kgrank.garbage)
         with frozen_objects():
@@ -102,6 +107,8 @@ def kendall_tau(first: np.ndarray, second: np.ndarray) -> tuple[float, float]:
         return float("nan"), float("nan")
     if np.ptp(first) == 0 or np.ptp(second) == 0:
         return float("nan"), float("nan")
+    from scipy import stats
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = stats.kendalltau(first, second)
@@ -143,6 +150,8 @@ def bootstrap_interval(
     """Bootstrap interval (scipy.stats.bootstrap, ``method`` "percentile" or "BCa") of
     ``statistic(*samples, axis)`` (vectorised), resampling the samples' rows together
     when ``paired``; ``batch`` bounds the resamples held at once."""
+    from scipy import stats
+
     with warnings.catch_warnings():
         # a resample that draws one point many times is degenerate; the interval is
         # still what it is
