@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,14 +31,6 @@ TIMEOUT = 1200
 
 def snakemake(workdir: Path, *arguments: str) -> subprocess.CompletedProcess:
     return tiny_snakemake(workdir, *arguments, timeout=TIMEOUT)
-
-
-def test_the_workflow_profile_applies_by_default(tmp_path):
-    # a folder of its own: a dry run writes Snakemake's caches into its working directory,
-    # and nothing may write into the clean run's folder (conftest.local_run)
-    result = snakemake(tmp_path, "-n", *MAIN)
-    # found relative to the working directory or to the Snakefile, whichever comes first
-    assert re.search(r"Using workflow specific profile \S*profiles/default ", result.stderr), result.stderr
 
 
 class Run(Streamed):
@@ -97,55 +90,81 @@ KILL_POINTS = [
 ]
 
 
-def test_kill_9_at_random_moments_then_the_documented_recovery(request, tmp_path):
-    """Also the determinism test: the recovered run computes every output again from
-    nothing (the kills only split it into pieces), so it must equal the clean run byte for
-    byte; a second clean run would prove nothing more and cost a whole run of the DAG.
-    The clean run (conftest.local_run, shared with the cluster test) is asked for only at
-    the end, so that under pytest-xdist the two runs go side by side."""
+@dataclass
+class CrashRun:
+    workdir: Path
+    first_output: str  # what the first run printed before its kill
+    without_unlock: subprocess.CompletedProcess  # the main command again, before --unlock
+    killed_during: list[str]
+    final: subprocess.CompletedProcess
+
+
+@pytest.fixture(scope="module")
+def crash_run(tmp_path_factory) -> CrashRun:
+    """The main command on the tiny config, killed with SIGKILL at KILL_POINTS, each kill
+    followed by `snakemake --unlock` and the main command again; after the first kill the
+    main command is also rerun without unlocking. One run for this module's tests: each
+    start of Snakemake parses the workflow, and the run computes the whole DAG."""
+    workdir = tmp_path_factory.mktemp("crash-run")
     rng = random.Random(20261123)
     killed_during: list[str] = []
+    first_output, without_unlock = "", None
     for kind, target in KILL_POINTS:
-        run = Run(tmp_path)
+        run = Run(workdir)
         deadline = time.monotonic() + TIMEOUT
         if kind == "rule":
             reached = _wait_until(lambda run=run, rule=target: run.started(rule), run, deadline)
             # somewhere inside the job: loading, computing or writing its outputs
             time.sleep(rng.uniform(0.0, 2.0))
         else:
-            reached = _wait_until(lambda path=tmp_path / target: path.exists(), run, deadline)
+            reached = _wait_until(lambda path=workdir / target: path.exists(), run, deadline)
         if run.process.poll() is None:
             killed_during.append(f"{target}: {', '.join(run.running_rules()) or 'scheduling'}")
             run.kill()
             if kind == "output":
                 # the output is there but marked incomplete: what only --rerun-incomplete
                 # (the workflow profile) lets the plain rerun remake
-                assert target in incomplete_outputs(tmp_path), "killed after the job was recorded complete"
+                assert target in incomplete_outputs(workdir), "killed after the job was recorded complete"
         else:
             run.reader.join(timeout=60)
             assert run.process.returncode == 0, "".join(run.lines)[-3000:]
         assert reached or run.process.returncode == 0
+        if without_unlock is None:
+            first_output = "".join(run.lines)
+            without_unlock = snakemake(workdir, *MAIN)
         # the one documented step after a crash
-        unlock = snakemake(tmp_path, "--unlock")
+        unlock = snakemake(workdir, "--unlock")
         assert unlock.returncode == 0, unlock.stderr[-2000:]
+    final = snakemake(workdir, *MAIN)
+    return CrashRun(workdir, first_output, without_unlock, killed_during, final)
+
+
+def test_the_workflow_profile_applies_by_default(crash_run):
+    # found relative to the working directory or to the Snakefile, whichever comes first
+    pattern = r"Using workflow specific profile \S*profiles/default "
+    assert re.search(pattern, crash_run.first_output), crash_run.first_output[-2000:]
+
+
+def test_without_unlock_the_rerun_names_the_step(crash_run):
+    """A stale lock is the one thing the user must clear; Snakemake says how."""
+    result = crash_run.without_unlock
+    assert result.returncode != 0
+    assert "--unlock" in result.stderr + result.stdout
+
+
+def test_kill_9_at_random_moments_then_the_documented_recovery(request, crash_run):
+    """Also the determinism test: the recovered run computes every output again from
+    nothing (the kills only split it into pieces), so it must equal the clean run byte for
+    byte; a second clean run would prove nothing more and cost a whole run of the DAG.
+    The clean run (conftest.local_run, shared with the cluster test) is asked for only at
+    the end, so that under pytest-xdist the two runs go side by side."""
+    killed_during = crash_run.killed_during
     assert len(killed_during) >= 5, killed_during
-    final = snakemake(tmp_path, *MAIN)
-    assert final.returncode == 0, final.stderr[-3000:]
-    assert debris(tmp_path) == [], f"debris after recovery (kills during {killed_during})"
+    assert crash_run.final.returncode == 0, crash_run.final.stderr[-3000:]
+    assert debris(crash_run.workdir) == [], f"debris after recovery (kills during {killed_during})"
     _, expected = request.getfixturevalue("local_run")
     assert len(expected) > 50  # data, models, ranks, metrics, tables, figures of every study
     assert any(name.endswith("model.pt") for name in expected)
     assert any(name.endswith(".pdf") for name in expected) and any(name.endswith(".png") for name in expected)
-    changed = differing(expected, fingerprint(tmp_path))
+    changed = differing(expected, fingerprint(crash_run.workdir))
     assert not changed, f"recovered outputs differ from a clean run: {changed} (kills during {killed_during})"
-
-
-def test_without_unlock_the_rerun_names_the_step(tmp_path):
-    """A stale lock is the one thing the user must clear; Snakemake says how."""
-    run = Run(tmp_path)
-    _wait_until(lambda: run.started("train"), run, time.monotonic() + TIMEOUT)
-    run.kill()
-    result = snakemake(tmp_path, *MAIN)
-    assert result.returncode != 0
-    assert "--unlock" in result.stderr + result.stdout
-    assert snakemake(tmp_path, "--unlock").returncode == 0
