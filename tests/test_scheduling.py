@@ -157,6 +157,25 @@ def test_triples_file_size(tmp_path):
     assert scheduling.triples_file_size(str(with_header), header=True) == (1, 2)
 
 
+def test_triples_file_size_is_kept_until_the_file_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGRANK_ANSWERS", str(tmp_path / "answers"))
+    path = tmp_path / "train.tsv"
+    path.write_text("a\tr\tb\n", encoding="utf-8")
+    assert scheduling.triples_file_size(str(path)) == (1, 2)
+    count = scheduling._count_triples
+
+    def read_again(*arguments):
+        raise AssertionError("the file was read again")
+
+    monkeypatch.setattr(scheduling, "_count_triples", read_again)
+    scheduling.triples_file_size.cache_clear()  # as in the next Snakemake call
+    assert scheduling.triples_file_size(str(path)) == (1, 2)
+    monkeypatch.setattr(scheduling, "_count_triples", count)
+    path.write_text("a\tr\tb\nc\tr\td\n", encoding="utf-8")
+    scheduling.triples_file_size.cache_clear()
+    assert scheduling.triples_file_size(str(path)) == (2, 4)
+
+
 def test_priority_is_a_positive_integer():
     assert scheduling.priority(0.2) == 1
     assert scheduling.priority([10.5, 3.0]) == 14
