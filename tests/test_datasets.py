@@ -186,11 +186,10 @@ def test_archive_checksum_mismatch(tmp_path):
         ("wn18rr", "wn18rr/WN18RR.tar.gz", (40559, 11, 86835, 2824, 2924)),
     ],
 )
-def test_benchmark_archives(tmp_path, name, path, expected):
-    archive = SHARED / "data" / path
-    if not archive.is_file():
-        pytest.skip(f"{archive} not present")
-    stats = prepare_dataset(name, {"source": "archive", "archive": str(archive)}, tmp_path)
+def test_benchmark_archives(request, name, path, expected):
+    # prepared from the shared archive once per test session (conftest)
+    prepared = request.getfixturevalue(f"{name}_dir")
+    stats = json.loads((prepared / "stats.json").read_text(encoding="utf-8"))
     triples = stats["triples"]
     assert (
         stats["entities"],
@@ -199,7 +198,7 @@ def test_benchmark_archives(tmp_path, name, path, expected):
         triples["valid"],
         triples["test"],
     ) == expected
-    assert np.all(read_triples(tmp_path / "test.tsv")[:, 1] != "")
+    assert np.all(read_triples(prepared / "test.tsv")[:, 1] != "")
 
 
 def _fb15k237_release_zip(archive: Path, zip_path: Path) -> None:
@@ -217,7 +216,7 @@ def _fb15k237_release_zip(archive: Path, zip_path: Path) -> None:
         ("wn18rr", "wn18rr/WN18RR.tar.gz", "WN18RR.tar.gz"),
     ],
 )
-def test_pykeen_download_path_with_the_download_mocked(tmp_path, monkeypatch, name, path, url_end):
+def test_pykeen_download_path_with_the_download_mocked(request, tmp_path, monkeypatch, name, path, url_end):
     """`{source: pykeen}` goes through PyKEEN's dataset class and its download; only the
     network is replaced (by the local file), and the result equals the archive source's."""
     import pykeen.datasets.base
@@ -247,14 +246,16 @@ def test_pykeen_download_path_with_the_download_mocked(tmp_path, monkeypatch, na
     monkeypatch.setattr(pykeen.datasets.base, "PYKEEN_DATASETS", tmp_path / "pykeen-cache")
     from_pykeen = prepare_dataset(name, {"source": "pykeen"}, tmp_path / "pykeen")
     assert len(requested) == 1 and requested[0].endswith(url_end)
-    from_archive = prepare_dataset(name, {"source": "archive", "archive": str(archive)}, tmp_path / "archive")
+    # the archive source's preparation, made once per test session (conftest)
+    from_archive_dir = request.getfixturevalue(f"{name}_dir")
+    from_archive = json.loads((from_archive_dir / "stats.json").read_text(encoding="utf-8"))
     assert from_pykeen["entities"] == from_archive["entities"]
     assert from_pykeen["triples"] == from_archive["triples"]
     for split in ("train", "valid", "test"):
         # PyKEEN's classes return the triples in their own order; the sets are the same.
         lines = [
-            sorted((tmp_path / source / f"{split}.tsv").read_text().splitlines())
-            for source in ("pykeen", "archive")
+            sorted((folder / f"{split}.tsv").read_text().splitlines())
+            for folder in (tmp_path / "pykeen", from_archive_dir)
         ]
         assert lines[0] == lines[1], split
 
