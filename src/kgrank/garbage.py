@@ -12,18 +12,22 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_depth = 0  # blocks open now: the outermost one gives the objects back
+
 
 @contextmanager
 def frozen_objects() -> Iterator[None]:
     """Leave every object alive now out of full collections until the block ends.
 
-    Nothing is lost: objects made inside the block are collected as usual, and those
-    frozen come back to the collector as they were when the block ends. Inside another
-    such block, the outer one gives them back."""
-    outermost = gc.get_freeze_count() == 0
+    Nothing is lost: objects made inside the block are collected as usual, and when the
+    outermost block ends the frozen ones go back to the collector (into its oldest
+    generation, so garbage among them waits for the next full collection)."""
+    global _depth
     gc.freeze()
+    _depth += 1
     try:
         yield
     finally:
-        if outermost:
+        _depth -= 1
+        if _depth == 0:
             gc.unfreeze()

@@ -79,8 +79,9 @@ def discrimination(
     datasets and protocols can be stacked; ``metrics`` restricts the metrics (default:
     every metric of the table).
 
-    statsmodels' Holm calls gc.collect() on every call (a tenth of a second in a process
-    holding many objects), so a table of many metrics takes seconds."""
+    statsmodels' Holm calls gc.collect() on every call, a walk over every object of the
+    process; kgrank.stats.holm keeps the objects held before the call out of it
+    (kgrank.garbage)."""
     systems = check_aligned(items_by_system)
     reference = items_by_system[systems[0]]
     present = list(dict.fromkeys(reference["evaluation"]))
