@@ -401,17 +401,22 @@ TORCH_FREE_MODULES = (
 )
 
 
-def test_table_steps_import_no_torch():
+def _loaded_by_importing(modules: tuple[str, ...], watched: tuple[str, ...]) -> list[str]:
+    """Which of ``watched`` a fresh interpreter holds after importing ``modules``."""
     import subprocess
     import sys
 
     script = (
         "import importlib, sys\n"
-        f"for name in {TORCH_FREE_MODULES!r}: importlib.import_module(name)\n"
-        "print(' '.join(m for m in ('torch', 'pykeen') if m in sys.modules))"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        f"print(' '.join(m for m in {watched!r} if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert result.stdout.split() == []
+    return result.stdout.split()
+
+
+def test_table_steps_import_no_torch():
+    assert _loaded_by_importing(TORCH_FREE_MODULES, ("torch", "pykeen")) == []
 
 
 # Modules of table steps that seed, sum and sort but neither test nor resample: scipy.stats
@@ -431,16 +436,7 @@ STATS_FREE_MODULES = (
 
 
 def test_table_steps_import_no_scipy_stats():
-    import subprocess
-    import sys
-
-    script = (
-        "import importlib, sys\n"
-        f"for name in {STATS_FREE_MODULES!r}: importlib.import_module(name)\n"
-        "print(' '.join(m for m in ('scipy.stats', 'statsmodels') if m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert result.stdout.split() == []
+    assert _loaded_by_importing(STATS_FREE_MODULES, ("scipy.stats", "statsmodels")) == []
 
 
 def _top_level_names(source: str) -> list[str]:
