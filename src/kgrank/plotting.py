@@ -14,7 +14,6 @@ import seaborn as sns  # noqa: E402
 from kgrank.io import atomic_path  # noqa: E402
 
 PALETTE = "colorblind"
-PNG_DPI = 200
 
 
 def set_style() -> None:
@@ -29,21 +28,9 @@ def add_caption(figure: plt.Figure, caption: str, characters_per_line: int = 150
 
 
 def save_figure(figure: plt.Figure, pdf_path: str | Path, png_path: str | Path) -> None:
-    """Write both formats atomically, each cropped as savefig(bbox_inches="tight") crops it:
-    PDF for papers, PNG (200 dpi) for the README and report."""
-    # Tight saving lays the figure out (its layout engine, if any) and measures every
-    # artist before each file's draw. The layout is made once here, at the PNG's dpi, with
-    # the PNG's crop; the PDF keeps tight saving's own crop, measured with the PDF's text
-    # metrics (the PNG's are up to 10 pt wider on a caption line wider than the figure).
-    figure.set_dpi(PNG_DPI)
-    figure.draw_without_rendering()
-    png_crop = figure.get_tightbbox().padded(plt.rcParams["savefig.pad_inches"])
-    figure.set_layout_engine("none")  # keep the positions just laid out
+    """Write both formats atomically; PDF for papers, PNG (200 dpi) for the README and report."""
     # No creation date in the PDF, so that the same data give the same bytes.
-    for path, options in (
-        (pdf_path, {"metadata": {"CreationDate": None}, "bbox_inches": "tight"}),
-        (png_path, {"dpi": PNG_DPI, "bbox_inches": png_crop}),
-    ):
+    for path, options in ((pdf_path, {"metadata": {"CreationDate": None}}), (png_path, {"dpi": 200})):
         with atomic_path(path) as temporary:
-            figure.savefig(temporary, format=Path(path).suffix.lstrip("."), **options)
+            figure.savefig(temporary, format=Path(path).suffix.lstrip("."), bbox_inches="tight", **options)
     plt.close(figure)
