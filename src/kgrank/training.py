@@ -266,8 +266,8 @@ def fit(
         if scoring == "fast":
             sparse_label_batches(loop)
         # PyKEEN's loop ends every epoch with gc.collect(), a walk over every object this
-        # process holds (kgrank.garbage): 30 epochs of Nations ComplEx took 16.4 s with the
-        # walks, 8.1 s without, and wrote the same model.pt
+        # process holds (kgrank.garbage): 30 epochs of Nations ComplEx took 16.8 and 15.8 s
+        # with the walks, 9.1 and 7.7 s without, and wrote the same model.pt
         with frozen_objects():
             losses = loop.train(
                 triples_factory=training_factory,
