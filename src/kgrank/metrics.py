@@ -28,7 +28,6 @@ from functools import cache
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from kgrank import moments as mom
 from kgrank.defaults import DEFAULT_HITS
@@ -161,16 +160,12 @@ def sorted_median(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(ordered[..., -1]), np.nan, median)
 
 
-# scipy.stats.median_abs_deviation's scale="normal", which it divides by
-NORMAL_MAD_SCALE = float(special.ndtri(0.75))
-
-
 def _mad(values: np.ndarray) -> np.ndarray:
     """scipy.stats.median_abs_deviation(values, axis=-1, scale="normal"), the same values,
     from :func:`sorted_median`. Scaled to estimate a normal standard deviation (x 1.4826),
     as PyKEEN reports it."""
     deviations = np.abs(values - sorted_median(values)[..., None])
-    return sorted_median(deviations) / NORMAL_MAD_SCALE
+    return sorted_median(deviations) / mom.NORMAL_THIRD_QUARTILE
 
 
 @dataclass(frozen=True, kw_only=True)
