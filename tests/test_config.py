@@ -34,6 +34,20 @@ def _schema(path):
     return yaml.safe_load(path.read_text())
 
 
+SHIPPED_SCHEMAS = sorted((REPO / "workflow/schemas").rglob("*.yaml")) + [
+    REPO / "src/kgrank/schemas/hyperparameters.schema.yaml"
+]
+
+
+@pytest.mark.parametrize("path", SHIPPED_SCHEMAS, ids=lambda path: path.name)
+def test_shipped_schemas_read_as_pyyaml_reads_them(path):
+    """kgrank.io.read_schema (libyaml where PyYAML has it) gives what yaml.safe_load gives."""
+    from kgrank.io import read_schema
+
+    text = path.read_text(encoding="utf-8")
+    assert read_schema(text) == yaml.safe_load(text)
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda path: str(path.relative_to(REPO)))
 def test_shipped_configs_validate(path, tmp_path):
     """Every check that runs before any job (common.smk and the study rule files) passes."""

@@ -116,6 +116,15 @@ def write_report_table(
         )
 
 
+def read_schema(text: str) -> Any:
+    """A YAML schema kgrank ships: parsed by libyaml where PyYAML has it. Every Snakemake
+    start parses the config's schemas, 0.13 s in pure Python against 0.01 s in C; the
+    user's own files go through yaml.safe_load, whose errors name the line and column."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A JSON file a step wrote; a damaged one stops with its name and line."""
     from kgrank.errors import KgrankInputError
