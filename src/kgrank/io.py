@@ -117,9 +117,10 @@ def write_report_table(
 
 
 def read_schema(text: str) -> Any:
-    """A YAML schema kgrank ships: parsed by libyaml where PyYAML has it. Every Snakemake
-    start parses the config's schemas, 0.13 s in pure Python against 0.01 s in C; the
-    user's own files go through yaml.safe_load, whose errors name the line and column."""
+    """A YAML schema kgrank ships, parsed by libyaml where PyYAML has it: every Snakemake
+    start reads the eight schemas, 0.13 s in PyYAML's pure-Python loader against 0.015 s
+    in its C loader. The user's own files go through yaml.safe_load, whose errors name
+    the line and column."""
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
