@@ -24,16 +24,18 @@ SHARED = REPO.parent / "shared"
 # from 181 s alone to about 1,000 s). Waiting threads sleep instead; no result changes.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # The answers PyKEEN gives the workflow's parse-time checks (kgrank.remembered) are kept in
-# a folder of this test run's own, for its processes and the commands they start, never
-# the user's. The pytest-xdist workers of one run share it (each first question costs a
-# Snakemake parse about 4 CPU-seconds of importing PyKEEN): its name is the run's id.
-_RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-if _RUN_ID:
-    _ANSWERS = Path(tempfile.gettempdir()) / f"kgrank-answers-{_RUN_ID}"
-    _ANSWERS.mkdir(exist_ok=True)
-    os.environ.setdefault("KGRANK_ANSWERS", str(_ANSWERS))
-else:
-    os.environ.setdefault("KGRANK_ANSWERS", tempfile.mkdtemp(prefix="kgrank-answers-"))
+# a folder of this test run's own, for its processes and the commands they start, unless
+# KGRANK_ANSWERS names one already. The pytest-xdist workers of one run share it (each
+# first question costs a Snakemake parse about 4 CPU-seconds of importing PyKEEN): its
+# name is the run's id.
+if "KGRANK_ANSWERS" not in os.environ:
+    _RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if _RUN_ID:
+        _ANSWERS = Path(tempfile.gettempdir()) / f"kgrank-answers-{_RUN_ID}"
+        _ANSWERS.mkdir(exist_ok=True)
+    else:
+        _ANSWERS = Path(tempfile.mkdtemp(prefix="kgrank-answers-"))
+    os.environ["KGRANK_ANSWERS"] = str(_ANSWERS)
 
 # The end-to-end modules first: under pytest-xdist (`--dist loadscope
 # --no-loadscope-reorder`, the README's test command) each module goes whole to one

@@ -233,7 +233,7 @@ def test_second_run_does_nothing(workdir):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-def test_deleted_ranks_remake_only_their_dependants(tmp_path, local_run):
+def test_deleted_ranks_plan_their_dependants_and_remake_the_same(tmp_path, local_run):
     """The plan names every dependant; the rerun makes the ranks alone, on a copy of the
     run of its own: the dependants' rules ran on these ranks in the session's run and in
     the crash test's, and remaking them here (16 jobs, a quarter of the DAG) would assert

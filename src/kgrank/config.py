@@ -25,7 +25,7 @@ from kgrank.hyperparameters import (
     load_hyperparameters,
     validate_pipeline,
 )
-from kgrank.io import read_schema
+from kgrank.io import parse_schema
 from kgrank.names import RULES
 from kgrank.remembered import remembered
 
@@ -60,7 +60,7 @@ def _check_renamed(data: Any, schema: Mapping[str, Any], source: str, path: str,
 
 
 def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") -> None:
-    schema = read_schema(schema_path.read_text(encoding="utf-8"))
+    schema = parse_schema(schema_path.read_text(encoding="utf-8"))
     _check_renamed(data, schema, source, prefix, schema_path)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:

@@ -14,7 +14,7 @@ import jsonschema
 import yaml
 
 from kgrank.errors import KgrankInputError, yaml_refusal
-from kgrank.io import read_schema
+from kgrank.io import parse_schema
 from kgrank.names import check_name
 from kgrank.remembered import remembered
 
@@ -24,7 +24,7 @@ SCHEMA_PATH = "src/kgrank/schemas/hyperparameters.schema.yaml"
 @cache
 def _schema() -> dict[str, Any]:
     text = resources.files("kgrank").joinpath("schemas/hyperparameters.schema.yaml").read_text()
-    return read_schema(text)
+    return parse_schema(text)
 
 
 # JSON Schema counts 64.0 as an integer; torch does not (nn.Embedding(14, 64.0) raises a

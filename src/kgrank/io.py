@@ -116,11 +116,11 @@ def write_report_table(
         )
 
 
-def read_schema(text: str) -> Any:
-    """A YAML schema kgrank ships, parsed by libyaml where PyYAML has it: every Snakemake
-    start reads the eight schemas, 0.13 s in PyYAML's pure-Python loader against 0.015 s
-    in its C loader. The user's own files go through yaml.safe_load, whose errors name
-    the line and column."""
+def parse_schema(text: str) -> Any:
+    """A YAML schema kgrank ships, parsed by libyaml where PyYAML has it: kgrank's config
+    check reads the eight schemas at every Snakemake start, 0.13 s in PyYAML's pure-Python
+    loader against 0.015 s in its C loader. The user's own files go through
+    yaml.safe_load, whose errors also quote the offending line."""
     import yaml
 
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
