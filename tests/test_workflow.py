@@ -14,14 +14,19 @@ from conftest import REPO, markdown_row, planned_jobs, snakemake
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, local_run) -> Path:
-    """A copy of the session's run of the tiny config (conftest.local_run), which these
-    tests may change: one run of the DAG serves every end-to-end test module."""
-    workdir = tmp_path_factory.mktemp("workflow") / "run"
+def _copy_of_the_local_run(local_run, parent: Path) -> Path:
+    """A copy of the session's run of the tiny config (conftest.local_run) under
+    ``parent``, which a test may change: one run of the DAG serves every end-to-end test
+    module."""
+    workdir = parent / "run"
     # copy2 keeps modification times, so Snakemake sees the copy as up to date
     shutil.copytree(local_run[0], workdir, symlinks=True)
     return workdir
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, local_run) -> Path:
+    return _copy_of_the_local_run(local_run, tmp_path_factory.mktemp("workflow"))
 
 
 def test_outputs_exist(workdir):
@@ -238,8 +243,7 @@ def test_deleted_ranks_plan_their_dependants_and_remake_the_same(tmp_path, local
     run of its own: the dependants' rules ran on these ranks in the session's run and in
     the crash test's, and remaking them here (16 jobs, a quarter of the DAG) would assert
     nothing more than their exit code."""
-    workdir = tmp_path / "run"
-    shutil.copytree(local_run[0], workdir, symlinks=True)
+    workdir = _copy_of_the_local_run(local_run, tmp_path)
     path = workdir / "results/ranks/nations/transe.parquet"
     before = pd.read_parquet(path)
     path.unlink()
