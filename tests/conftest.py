@@ -182,6 +182,14 @@ def differing(expected: dict[str, str], found: dict[str, str]) -> list[str]:
     return sorted(name for name in expected.keys() | found.keys() if expected.get(name) != found.get(name))
 
 
+def made_by(targets: tuple[str, ...], expected: dict[str, str], found: dict[str, str]) -> dict[str, str]:
+    """The fingerprint ``expected`` (the local run's) of the outputs ``found`` holds, after
+    checking that a run asked for ``targets`` made them and nothing the local run did not."""
+    assert {target.removeprefix("results/") for target in targets} <= set(found)
+    assert set(found) <= set(expected), set(found) - set(expected)
+    return {name: expected[name] for name in found}
+
+
 def debris(workdir: Path) -> list[str]:
     """Partial files of killed steps, and Snakemake's marks of incomplete outputs."""
     from kgrank.io import PARTIAL_SUFFIX

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, TINY_SNAKEMAKE, Streamed, debris, differing, fingerprint
+from conftest import REPO, TINY_SNAKEMAKE, Streamed, debris, differing, fingerprint, made_by
 
 pytestmark = pytest.mark.slow
 
@@ -291,19 +291,11 @@ def test_light_rules_ran_on_the_submitting_node(cluster_run):
     assert ran_locally >= LIGHT_RULES_RUN
 
 
-def made_by_the_cluster(expected: dict[str, str], found: dict[str, str]) -> dict[str, str]:
-    """The local run's fingerprint of the outputs the cluster run made, after checking
-    that it made its targets and nothing the local run did not."""
-    assert {target.removeprefix("results/") for target in CLUSTER_TARGETS} <= set(found)
-    assert set(found) <= set(expected), set(found) - set(expected)
-    return {name: expected[name] for name in found}
-
-
 def test_outputs_equal_the_local_run(cluster_run, local_run):
     workdir, _, found = cluster_run
     _, expected = local_run
     assert len(found) > 30  # data, models, ranks, metrics, tables, figures of every study
-    expected = made_by_the_cluster(expected, found)
+    expected = made_by(CLUSTER_TARGETS, expected, found)
     assert not differing(expected, found), (
         f"the cluster run differs from the local run: {differing(expected, found)}"
     )
@@ -339,7 +331,7 @@ def test_a_cancelled_job_is_finished_by_rerunning_and_nothing_is_lost(cluster_ru
     retry would resubmit it within the run); the same command again finishes the work."""
     workdir, _, made = cluster_run
     _, expected = local_run
-    expected = made_by_the_cluster(expected, made)
+    expected = made_by(CLUSTER_TARGETS, expected, made)
     target = workdir / "results" / "moments" / "nations" / "moments.tsv"
     target.unlink()
     started = time.monotonic()
