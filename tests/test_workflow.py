@@ -240,9 +240,9 @@ def test_second_run_does_nothing(workdir):
 
 def test_deleted_ranks_plan_their_dependants_and_remake_the_same(tmp_path, local_run):
     """The plan names every dependant; the rerun makes the ranks alone, on a copy of the
-    run of its own: the dependants' rules ran on these ranks in the session's run and in
-    the crash test's, and remaking them here (16 jobs, a quarter of the DAG) would assert
-    nothing more than their exit code."""
+    run of its own: the dependants' rules ran on these ranks in the session's run (and
+    metrics and Figure 1 again in the crash test's), and remaking them here (16 jobs, a
+    quarter of the DAG) would assert nothing more than their exit code."""
     workdir = _copy_of_the_local_run(local_run, tmp_path)
     path = workdir / "results/ranks/nations/transe.parquet"
     before = pd.read_parquet(path)
