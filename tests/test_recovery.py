@@ -119,10 +119,10 @@ class CrashRun:
 
 @pytest.fixture(scope="module")
 def crash_run(tmp_path_factory) -> CrashRun:
-    """The main command on the tiny config, killed with SIGKILL at KILL_POINTS, each kill
-    followed by `snakemake --unlock` and the main command again; after the first kill the
-    main command is also rerun without unlocking. One run for this module's tests: each
-    start of Snakemake parses the workflow, and the run computes CRASH_TARGETS' jobs."""
+    """COMMAND on the tiny config, killed with SIGKILL at KILL_POINTS, each kill followed
+    by `snakemake --unlock` and COMMAND again; after the first kill COMMAND is also rerun
+    without unlocking. One run for this module's tests: each start of Snakemake parses
+    the workflow, and the run computes CRASH_TARGETS' jobs."""
     workdir = tmp_path_factory.mktemp("crash-run")
     rng = random.Random(20261123)
     killed_during: list[str] = []
