@@ -636,6 +636,8 @@ CASES = [
             str(tmp / "m.tsv"),
             "--groups-out",
             str(tmp / "g.tsv"),
+            "--seed",
+            "1",
         ],
         ("--groups-out needs --dataset-dir",),
     ),
@@ -654,6 +656,8 @@ CASES = [
             "transe",
             "--out",
             str(tmp / "m.tsv"),
+            "--seed",
+            "1",
         ],
         ("missing.parquet",),
     ),
@@ -664,7 +668,7 @@ CASES = [
             lambda tmp, _, problem=problem: [
                 "metrics",
                 *("--ranks", _damaged_rank_table(tmp, problem), "--model-dir", str(tmp)),
-                *("--dataset", "nations", "--model", "transe", "--out", str(tmp / "m.tsv")),
+                *("--dataset", "nations", "--model", "transe", "--out", str(tmp / "m.tsv"), "--seed", "1"),
             ],
             names,
         )
@@ -2000,3 +2004,23 @@ def test_ranks_refuses_a_dataset_without_test_triples(tmp_path, capsys, monkeypa
     assert code == 2
     assert f"{tmp_path / 'd' / 'test.tsv'}: no test triples to rank" in _error_line("ranks", err)
     assert not out.exists()
+
+
+def test_metrics_command_seeds_its_intervals(tmp_path):
+    # the workflow's `seed:` reaches the metric table's resampled intervals
+    from test_metrics import _small_rank_table
+
+    from kgrank.cli import main
+
+    ranks = tmp_path / "ranks.parquet"
+    _small_rank_table().assign(triple_id=0, head=0, relation=0, tail=0).to_parquet(ranks)
+    tables = []
+    for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
+        out = tmp_path / f"{name}.tsv"
+        main(
+            ["metrics", "--ranks", str(ranks), "--external", "ranks", "--dataset", "d", "--model", "m"]
+            + ["--out", str(out), "--seed", seed]
+        )
+        tables.append(out.read_bytes())
+    assert tables[0] == tables[1]
+    assert tables[0] != tables[2]

@@ -512,3 +512,68 @@ def test_median_and_mad_equal_numpy_and_scipy(values):
             np.testing.assert_array_equal(
                 _mad(sample), stats.median_abs_deviation(sample, axis=-1, scale="normal")
             )
+
+
+def _small_rank_table(seed: int = 3) -> pd.DataFrame:
+    # 12 head and 12 tail rows: below the 30 tasks of the normal interval, so every
+    # interval but Hits@k's and the median's is a seeded bootstrap
+    generator = np.random.default_rng(seed)
+    num_candidates = generator.integers(5, 40, size=24)
+    optimistic = np.minimum(generator.integers(1, 10, size=24), num_candidates)
+    pessimistic = np.minimum(optimistic + generator.integers(0, 3, size=24), num_candidates)
+    return pd.DataFrame(
+        {
+            "side": ["head"] * 12 + ["tail"] * 12,
+            "optimistic": optimistic,
+            "realistic": (optimistic + pessimistic) / 2,
+            "pessimistic": pessimistic,
+            "random": pessimistic,
+            "num_candidates": num_candidates,
+        }
+    )
+
+
+def test_one_side_and_rank_type_gets_one_interval_from_every_entry_point():
+    # `kgrank metrics` (evaluate_rank_table) and `kgrank evaluate` / kgrank.evaluate
+    # (evaluate_system) name a resampled interval's stream by the seed, the side and the
+    # rank type: the same ranks get the same interval from each
+    from kgrank.api import evaluate_system
+
+    table = _small_rank_table()
+    tidy = evaluate_rank_table(table, confidence=0.9, seed=11).set_index(["side", "rank_type", "metric"])
+    for side, rank_type in [("both", "realistic"), ("head", "optimistic"), ("tail", "pessimistic")]:
+        api = evaluate_system(table, side=side, rank_type=rank_type, confidence=0.9, seed=11).set_index(
+            "metric"
+        )
+        ours = tidy.loc[(side, rank_type)].loc[api.index]
+        assert ours["ci_method"].str.contains("bootstrap").any()
+        # a derived variant's interval is the base interval's image under the random
+        # model's moments, and the sampled moments (a side's median, MAD, ...) of a whole
+        # table share one stream of replicates: derived rows compare where those are exact
+        base = np.isin(api.index, [metric.key for metric in ALL])
+        compared = base | ours["method"].str.startswith(EXACT_METHODS).to_numpy()
+        assert (compared & ~base & ours["ci_method"].str.contains("bootstrap").to_numpy()).any()
+        np.testing.assert_array_equal(ours["ci_low"][compared], api["ci_low"][compared])
+        np.testing.assert_array_equal(ours["ci_high"][compared], api["ci_high"][compared])
+
+
+def test_the_seed_reaches_every_resampled_interval():
+    table = _small_rank_table()
+    first, again, other = (evaluate_rank_table(table, confidence=0.9, seed=seed) for seed in (1, 1, 2))
+    pd.testing.assert_frame_equal(first, again)
+    resampled = first["ci_method"].str.contains("bootstrap")
+    assert resampled.sum() > 0
+    # a new seed moves the resampled ends and leaves the analytic ones alone
+    assert (first.loc[resampled, "ci_low"] != other.loc[resampled, "ci_low"]).any()
+    pd.testing.assert_frame_equal(first[~resampled], other[~resampled])
+    # each (side, rank type) draws its own stream: the tail's interval is not the head's
+    heads = first[(first["side"] == "head") & resampled & (first["rank_type"] == "optimistic")]
+    tails = first[(first["side"] == "tail") & resampled & (first["rank_type"] == "optimistic")]
+    assert not np.array_equal(heads["ci_low"].to_numpy(), tails["ci_low"].to_numpy())
+
+
+def test_weights_go_only_to_the_metrics_that_take_them():
+    from kgrank.metrics import evaluate_ranks
+
+    with pytest.raises(KgrankInputError, match="metric inverse_harmonic_mean_rank: takes no weights"):
+        evaluate_ranks([1.0, 2.0], [3, 3], [MEAN_RECIPROCAL_RANK], weights=np.array([1.0, 2.0]))

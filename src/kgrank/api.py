@@ -5,9 +5,9 @@
 >>> columns = ["metric", "value", "ci_low", "ci_high", "random_expectation"]
 >>> print(table[columns].round(3).to_string(index=False))
                              metric  value  ci_low  ci_high  random_expectation
-         inverse_harmonic_mean_rank  0.587   0.276    0.900               0.232
-adjusted_inverse_harmonic_mean_rank  0.462   0.057    0.870               0.000
-       z_inverse_harmonic_mean_rank  3.273   0.404    6.167               0.000
+         inverse_harmonic_mean_rank  0.587   0.273    0.900               0.232
+adjusted_inverse_harmonic_mean_rank  0.462   0.054    0.870               0.000
+       z_inverse_harmonic_mean_rank  3.273   0.379    6.167               0.000
 """
 
 from __future__ import annotations
@@ -25,13 +25,11 @@ from kgrank.metrics import (
     Metric,
     MetricKey,
     Variant,
-    _interval_rows,
-    check_ranks,
     default_metrics,
+    evaluate_ranks,
     lookup_key,
-    rows_for,
 )
-from kgrank.rank_table import SIDES
+from kgrank.rank_table import RANK_COLUMNS, SIDES
 
 # evaluate()'s table names the two variances apart: `random_expectation` and
 # `random_variance` are the metric's moments under the random model (uniform ranks on
@@ -82,27 +80,6 @@ def _selection(metrics: Iterable[str] | None, hits: Sequence[int]) -> tuple[list
     return list(bases.values()), {key.key for key in keys}
 
 
-def _rows(
-    ranks: np.ndarray,
-    num_candidates: np.ndarray,
-    metrics: Sequence[Metric],
-    confidence: float | None,
-    seed: Sequence[int],
-) -> list[dict]:
-    from kgrank.metrics import moments_of
-
-    moments = moments_of(metrics, num_candidates)
-    rows = []
-    for metric in metrics:
-        check_ranks(metric.key, ranks, num_candidates)
-        metric_rows = rows_for(metric, metric.value(ranks), moments[metric.key])
-        if confidence is not None:
-            intervals = _interval_rows(metric, ranks, moments[metric.key], confidence, seed)
-            metric_rows = [{**row, **interval} for row, interval in zip(metric_rows, intervals, strict=True)]
-        rows += metric_rows
-    return rows
-
-
 def evaluate(
     ranks: Sequence[float] | np.ndarray | pd.Series,
     num_candidates: int | Sequence[int] | np.ndarray | pd.Series,
@@ -112,6 +89,7 @@ def evaluate(
     hits: Sequence[int] = DEFAULT_HITS,
     confidence: float | None = DEFAULT_CONFIDENCE,
     seed: int = 0,
+    rank_type: str = "realistic",
 ) -> pd.DataFrame:
     """Every metric of one model's ranks with its sampling interval and the random
     model's expectation, variance, adjusted index and z-score.
@@ -121,7 +99,10 @@ def evaluate(
     true answer included (one number for all, or one per task); ``sides`` (optional):
     ``head``/``tail`` per task, which adds the rows of each side; ``metrics``: names to
     keep (any name :func:`lookup` takes; default: every registered metric and variant);
-    ``confidence``: the level of the sampling interval (None: no interval).
+    ``confidence``: the level of the sampling interval (None: no interval); ``seed`` and
+    ``rank_type`` (which rank the vector holds, among optimistic, realistic, pessimistic
+    and random) name the stream of a resampled interval, so that the same ranks get the
+    same interval here, from ``kgrank evaluate`` and in ``kgrank metrics``' table.
 
     Returns a tidy table: ``metric`` (key), ``label``, ``value``, ``ci_low``/``ci_high``
     (how far the value would move over test sets like this one; ``ci_method`` says how),
@@ -136,6 +117,23 @@ def evaluate(
     head hits_at_1    1.0
     tail hits_at_1    0.0
     """
+    rank_vector, candidates = _checked_vectors(ranks, num_candidates)
+    groups: list[tuple[str, np.ndarray]] = [("both", np.ones(rank_vector.shape, dtype=bool))]
+    if sides is not None:
+        side_vector = np.asarray(sides).reshape(-1)
+        if side_vector.shape != rank_vector.shape:
+            raise KgrankInputError(f"sides: {side_vector.size} values for {rank_vector.size} ranks")
+        unknown = sorted(set(side_vector.tolist()) - set(SIDES))
+        if unknown:
+            raise KgrankInputError(f"sides: {unknown[0]!r} is not a side; use head or tail")
+        groups += [(side, side_vector == side) for side in SIDES if np.any(side_vector == side)]
+    options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed}
+    table = _evaluation_table(rank_vector, candidates, groups, rank_type=rank_type, **options)
+    return table if sides is not None else table.drop(columns="side")
+
+
+def _checked_vectors(ranks: object, num_candidates: object) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks as floats and the candidate counts as integers, one per rank."""
     rank_vector = _as_vector(ranks, "ranks")
     candidates = _as_vector(num_candidates, "num_candidates")
     if candidates.size == 1:
@@ -147,24 +145,37 @@ def evaluate(
         )
     if not np.all(candidates == np.round(candidates)) or candidates.min() < 1:
         raise KgrankInputError("num_candidates: every count must be a whole number of at least 1")
-    candidates = candidates.astype(np.int64)
+    return rank_vector, candidates.astype(np.int64)
+
+
+def _evaluation_table(
+    rank_vector: np.ndarray,
+    candidates: np.ndarray,
+    groups: Sequence[tuple[str, np.ndarray]],
+    *,
+    metrics: Iterable[str] | str | None,
+    hits: Sequence[int],
+    confidence: float | None,
+    seed: int,
+    rank_type: str,
+) -> pd.DataFrame:
+    """:func:`evaluate`'s table, a ``side`` column first, for each (side, rows) group:
+    :func:`kgrank.metrics.evaluate_ranks` seeded by the side and the rank type."""
+    if rank_type not in RANK_COLUMNS:
+        raise KgrankInputError(f"rank type {rank_type!r} is not one of {', '.join(RANK_COLUMNS)}")
     chosen, keep = _selection(metrics, hits)
-    groups: list[tuple[str | None, np.ndarray]] = [(None, np.ones(rank_vector.shape, dtype=bool))]
-    if sides is not None:
-        side_vector = np.asarray(sides).reshape(-1)
-        if side_vector.shape != rank_vector.shape:
-            raise KgrankInputError(f"sides: {side_vector.size} values for {rank_vector.size} ranks")
-        unknown = sorted(set(side_vector.tolist()) - set(SIDES))
-        if unknown:
-            raise KgrankInputError(f"sides: {unknown[0]!r} is not a side; use head or tail")
-        groups = [("both", groups[0][1])] + [
-            (side, side_vector == side) for side in SIDES if np.any(side_vector == side)
-        ]
     rows = []
-    for index, (side, mask) in enumerate(groups):
-        for row in _rows(rank_vector[mask], candidates[mask], chosen, confidence, [seed, index]):
+    for side, mask in groups:
+        for row in evaluate_ranks(
+            rank_vector[mask],
+            candidates[mask],
+            chosen,
+            confidence=confidence,
+            seed=seed,
+            stream=(side, rank_type),
+        ):
             if keep is None or row["metric"] in keep:
-                rows.append({**({"side": side} if side is not None else {}), **row})
+                rows.append({"side": side, **row})
     labels = {
         name.key: name.label
         for metric in chosen
@@ -172,10 +183,7 @@ def evaluate(
     }
     table = pd.DataFrame(rows).rename(columns=RENAMED_COLUMNS)
     table.insert(table.columns.get_loc("metric") + 1, "label", table["metric"].map(labels))
-    columns = (["side"] if sides is not None else []) + [
-        column for column in EVALUATION_COLUMNS if column in table.columns
-    ]
-    return table[columns]
+    return table[["side"] + [column for column in EVALUATION_COLUMNS if column in table.columns]]
 
 
 def evaluate_system(
@@ -196,7 +204,7 @@ def evaluate_system(
     the other arguments as in :func:`evaluate`. Returns :func:`evaluate`'s table with
     ``side`` and ``rank_type`` columns first.
     """
-    from kgrank.rank_table import RANK_COLUMNS, select_side
+    from kgrank.rank_table import select_side
 
     if rank_type not in RANK_COLUMNS:
         raise KgrankInputError(f"rank type {rank_type!r} is not one of {', '.join(RANK_COLUMNS)}")
@@ -206,13 +214,15 @@ def evaluate_system(
     if missing:
         raise KgrankInputError(f"rank table: column(s) {missing} missing; pass a table of kgrank's format")
     options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed}
+    options["rank_type"] = rank_type
     if side == "all":
         result = evaluate(table[rank_type], table["num_candidates"], sides=table["side"], **options)
     else:
         subset = select_side(table, side)
         if subset.empty:
             raise KgrankInputError(f"side {side}: the rank table has no row of this side; pick another side")
-        result = evaluate(subset[rank_type], subset["num_candidates"], **options)
-        result.insert(0, "side", side)
+        rank_vector, candidates = _checked_vectors(subset[rank_type], subset["num_candidates"])
+        every_row = np.ones(rank_vector.shape, dtype=bool)
+        result = _evaluation_table(rank_vector, candidates, [(side, every_row)], **options)
     result.insert(1, "rank_type", rank_type)
     return result

@@ -197,7 +197,7 @@ def _metrics(args: argparse.Namespace) -> None:
         if args.external
         else budget_columns(read_json(Path(args.model_dir) / "config.json"))
     )
-    tables = [(evaluate_rank_table(ranks, metrics, confidence=args.confidence), args.out)]
+    tables = [(evaluate_rank_table(ranks, metrics, confidence=args.confidence, seed=args.seed), args.out)]
     if args.groups_out:
         tables.append((evaluate_groups(ranks, args.dataset_dir, metrics), args.groups_out))
     for table, out in tables:
@@ -356,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_CONFIDENCE,
         help="level of each value's sampling interval over the test tasks (ci_low, ci_high, ci_method)",
     )
+    add_seed(command, "the resampled intervals (with the side, rank type and metric naming each stream)")
     command.add_argument("--out", required=True, help="where to write the tidy metric table (TSV)")
     command.add_argument("--groups-out", help="also write the table per relation and relation category")
     command.set_defaults(handler=_metrics)

@@ -62,7 +62,7 @@ def _none(reason: str) -> Interval:
 
 
 def _resampled_interval(
-    metric: Metric, ranks: np.ndarray, confidence: float, resamples: int, seed: int | Sequence[int]
+    metric: Metric, ranks: np.ndarray, confidence: float, resamples: int, seed: int | Sequence[int | str]
 ) -> Interval:
     def statistic(sample: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.asarray(metric.value(np.moveaxis(sample, axis, -1)))
@@ -125,7 +125,7 @@ def metric_interval(
     *,
     confidence: float = DEFAULT_CONFIDENCE,
     resamples: int = DEFAULT_RESAMPLES,
-    seed: int | Sequence[int] = 0,
+    seed: int | Sequence[int | str] = 0,
 ) -> Interval:
     """The ``confidence`` interval of ``metric`` on ``ranks`` (one per test task) for the
     value of the same model on another test set of as many tasks (module docstring)."""

@@ -185,6 +185,8 @@ class Metric:
     post: str = "identity"
     synonyms: tuple[str, ...] = ()
     parameters: dict[str, float] = field(default_factory=dict)
+    # a metric whose value and moments need one weight per rank (kgrank.weighted)
+    weighted = False
 
     @property
     def has_derived(self) -> bool:
@@ -748,6 +750,29 @@ def check_ranks(metric_key: str, ranks: np.ndarray, num_candidates: np.ndarray) 
         )
 
 
+def check_weights(
+    weights: np.ndarray | Sequence[float], num_tasks: int, *, name: str = "weights"
+) -> np.ndarray:
+    """The weights as floats, one per task: finite, nonnegative and not all zero."""
+    values = np.asarray(weights, dtype=float)
+    if values.ndim != 1 or len(values) != num_tasks:
+        raise KgrankInputError(
+            f"{name}: {values.size} weights of shape {values.shape} for {num_tasks} ranks; "
+            "give one weight per rank"
+        )
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise KgrankInputError(
+            f"{name}: weight {values[index]} at position {index} is not a finite nonnegative number; fix it"
+        )
+    if num_tasks == 0 or not values.any():
+        raise KgrankInputError(
+            f"{name}: every weight is zero (or none given); give at least one positive weight"
+        )
+    return values
+
+
 @dataclass(frozen=True)
 class DerivedArrays:
     """A derived variant of metric values (any shape), with its E and Var under the random
@@ -845,11 +870,10 @@ def rows_for(metric: Metric, value: float, moments: Moments) -> list[dict]:
 
 
 def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -> list[dict]:
-    """Every row of one metric for one rank vector (checked first)."""
-    ranks = np.asarray(ranks, dtype=float)
-    num_candidates = np.asarray(num_candidates)
-    check_ranks(metric.key, ranks, num_candidates)
-    return rows_for(metric, metric.value(ranks), metric.moments(num_candidates))
+    """Every row of one metric for one rank vector (checked first): :func:`evaluate_ranks`
+    of that metric alone."""
+    check_ranks(metric.key, np.asarray(ranks, dtype=float), np.asarray(num_candidates))
+    return evaluate_ranks(ranks, num_candidates, [metric])
 
 
 def side_subsets(sides: np.ndarray) -> dict[str, np.ndarray | slice | None]:
@@ -876,13 +900,70 @@ TIDY_COLUMNS = ["side", "rank_type", "metric", "value", "expectation", "variance
 INTERVAL_COLUMNS = ["ci_low", "ci_high", "ci_method"]
 
 
-def _interval_rows(
-    metric: Metric, values: np.ndarray, moments: Moments, confidence: float, seed: Sequence[int]
+def evaluate_ranks(
+    ranks: np.ndarray,
+    num_candidates: np.ndarray,
+    metrics: Sequence[Metric],
+    *,
+    weights: np.ndarray | None = None,
+    moments: Mapping[str, Moments] | None = None,
+    confidence: float | None = None,
+    seed: int = 0,
+    stream: Sequence[str] = ("both", "realistic"),
+) -> list[dict]:
+    """The one evaluator of a rank vector: for each metric, its value with the random
+    model's moments and method, then its derived variants (:func:`rows_for`), and with
+    ``confidence`` each row's sampling interval over the test tasks (``ci_low``,
+    ``ci_high``, ``ci_method``; :mod:`kgrank.intervals`).
+
+    ``weights`` (one per rank) go to the metrics that take them (``Metric.weighted``:
+    WGMR, IWGMR), which need them; a metric that takes none refuses them rather than
+    ignore them. ``moments`` gives precomputed moments by key (a rank table's side shares
+    them across its rank types). A resampled interval is seeded by ``seed``, the
+    ``stream`` names (side and rank type) and the metric's key, so that
+    ``kgrank metrics``, ``kgrank evaluate`` and :func:`kgrank.evaluate` give one
+    (side, rank type) the same interval."""
+    ranks = np.asarray(ranks, dtype=float)
+    num_candidates = np.asarray(num_candidates)
+    if num_candidates.shape != ranks.shape:
+        raise KgrankInputError(
+            f"num_candidates: {num_candidates.size} counts for {ranks.size} ranks; give one per rank"
+        )
+    name = f"({', '.join(stream)})" if stream else "ranks"
+    check_ranks(name, ranks, num_candidates)
+    unweighted = [metric for metric in metrics if not metric.weighted]
+    if weights is not None and unweighted:
+        raise KgrankInputError(
+            f"metric {unweighted[0].key}: takes no weights; weigh only wgmr and iwgmr, or drop the weights"
+        )
+    if moments is None:
+        moments = moments_of(unweighted, num_candidates) if unweighted else {}
+    rows: list[dict] = []
+    for metric in metrics:
+        if metric.weighted:
+            value = metric.value(ranks, weights)
+            metric_moments = moments.get(metric.key) or metric.moments(num_candidates, weights)
+        else:
+            value, metric_moments = metric.value(ranks), moments[metric.key]
+        metric_rows_ = rows_for(metric, value, metric_moments)
+        if confidence is not None:
+            intervals = _interval_columns(metric, ranks, metric_moments, confidence, [seed, *stream])
+            metric_rows_ = [{**row, **columns} for row, columns in zip(metric_rows_, intervals, strict=True)]
+        rows += metric_rows_
+    return rows
+
+
+def _interval_columns(
+    metric: Metric, values: np.ndarray, moments: Moments, confidence: float, seed: Sequence[int | str]
 ) -> list[dict]:
     """The interval columns of :func:`rows_for`'s rows, in the same order."""
-    from kgrank.intervals import derived_interval, metric_interval
+    from kgrank.intervals import Interval, derived_interval, metric_interval
 
-    interval = metric_interval(metric, values, confidence=confidence, seed=seed)
+    if metric.weighted:
+        # kgrank.intervals resamples or approximates unweighted statistics only
+        interval = Interval(float("nan"), float("nan"), "none (a weighted metric)")
+    else:
+        interval = metric_interval(metric, values, confidence=confidence, seed=seed)
     intervals = [interval]
     if metric.has_derived:
         intervals += list(derived_interval(metric, interval, moments.expectation, moments.variance).values())
@@ -896,16 +977,17 @@ def evaluate_rank_table(
     ranks: pd.DataFrame,
     metrics: Sequence[Metric] | None = None,
     *,
+    weights: np.ndarray | None = None,
     confidence: float | None = None,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Every metric for side in {head, tail, both} and every rank type, as a tidy table.
+    """Every metric for side in {head, tail, both} and every rank type, as a tidy table
+    (:func:`evaluate_ranks` per side and rank type, seeded by both names).
 
-    The moments depend on the candidate counts only, so they are computed once per side
-    and reused for all four rank types; the sampled ones of all three sides come from
-    one stream of replicates. With ``confidence``, each value also gets its sampling
-    interval over the test tasks (``ci_low``, ``ci_high``, ``ci_method``; seeded by
-    ``seed``, the side and the rank type where a method resamples).
+    The moments depend on the candidate counts (and weights) only, so they are computed
+    once per side and reused for all four rank types; the sampled ones of all three
+    sides come from one stream of replicates. ``weights`` (one per row) go to the
+    weighted metrics; a side uses its own rows' weights, renormalised.
     """
     metrics = list(metrics) if metrics is not None else default_metrics()
     num_candidates = ranks["num_candidates"].to_numpy()
@@ -914,23 +996,40 @@ def evaluate_rank_table(
         raise KgrankInputError(
             f"rank table: num_candidates {num_candidates.min()} is not at least 1; recompute the ranks"
         )
-    cached = moments_of_subsets(metrics, num_candidates, side_subsets(ranks["side"].to_numpy()))
+    subsets = side_subsets(ranks["side"].to_numpy())
+    unweighted = [metric for metric in metrics if not metric.weighted]
+    cached = moments_of_subsets(unweighted, num_candidates, subsets)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=float)
+        if weights.shape != num_candidates.shape:
+            raise KgrankInputError(
+                f"weights: {weights.size} weights for {num_candidates.size} rows; give one weight per row"
+            )
     rows: list[dict] = []
-    for side_index, side in enumerate(SIDES_AND_BOTH):
+    for side in SIDES_AND_BOTH:
+        positions = subsets[side]
+        side_candidates = num_candidates if positions is None else num_candidates[positions]
+        side_weights = None if weights is None or positions is None else weights[positions]
+        side_weights = weights if positions is None else side_weights
+        side_moments = dict(cached[side])
+        if side_weights is not None:
+            side_weights = check_weights(side_weights, len(side_candidates), name=f"weights of side {side}")
+        for metric in metrics:
+            if metric.weighted:
+                side_moments[metric.key] = metric.moments(side_candidates, side_weights)
         subset = select_side(ranks, side)
-        side_candidates = subset["num_candidates"].to_numpy()
-        for type_index, rank_type in enumerate(RANK_COLUMNS):
-            values = subset[rank_type].to_numpy(dtype=float)
-            check_ranks(f"({side}, {rank_type})", values, side_candidates)
-            for metric in metrics:
-                moments = cached[side][metric.key]
-                metric_rows_ = rows_for(metric, metric.value(values), moments)
-                if confidence is not None:
-                    intervals = _interval_rows(
-                        metric, values, moments, confidence, [seed, side_index, type_index]
-                    )
-                    metric_rows_ = [
-                        {**row, **interval} for row, interval in zip(metric_rows_, intervals, strict=True)
-                    ]
-                rows += [{"side": side, "rank_type": rank_type, **row} for row in metric_rows_]
+        for rank_type in RANK_COLUMNS:
+            rows += [
+                {"side": side, "rank_type": rank_type, **row}
+                for row in evaluate_ranks(
+                    subset[rank_type].to_numpy(dtype=float),
+                    side_candidates,
+                    metrics,
+                    weights=side_weights,
+                    moments=side_moments,
+                    confidence=confidence,
+                    seed=seed,
+                    stream=(side, rank_type),
+                )
+            ]
     return pd.DataFrame(rows, columns=TIDY_COLUMNS + (INTERVAL_COLUMNS if confidence is not None else []))

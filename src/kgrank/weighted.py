@@ -63,35 +63,11 @@ import pandas as pd
 from kgrank import moments as mom
 from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import IDENTITY, TIDY_COLUMNS, Metric, check_ranks, rows_for
+from kgrank.metrics import IDENTITY, Metric, check_weights, evaluate_rank_table, evaluate_ranks
 from kgrank.moments import Moments
-from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH
 from kgrank.stats import seed_stream
 
 # --- weights -------------------------------------------------------------------------------
-
-
-def check_weights(
-    weights: np.ndarray | Sequence[float], num_tasks: int, *, name: str = "weights"
-) -> np.ndarray:
-    """The weights as floats, one per task: finite, nonnegative and not all zero."""
-    values = np.asarray(weights, dtype=float)
-    if values.ndim != 1 or len(values) != num_tasks:
-        raise KgrankInputError(
-            f"{name}: {values.size} weights of shape {values.shape} for {num_tasks} ranks; "
-            "give one weight per rank"
-        )
-    bad = ~np.isfinite(values) | (values < 0)
-    if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        raise KgrankInputError(
-            f"{name}: weight {values[index]} at position {index} is not a finite nonnegative number; fix it"
-        )
-    if num_tasks == 0 or not values.any():
-        raise KgrankInputError(
-            f"{name}: every weight is zero (or none given); give at least one positive weight"
-        )
-    return values
 
 
 def negative_count_weights(num_candidates: np.ndarray | Sequence[int]) -> np.ndarray:
@@ -287,6 +263,7 @@ class WeightedMetric(Metric):
     WGMR and -1 for its inverse (the exponent of the weighted product of ranks)."""
 
     sign: float
+    weighted = True
 
     def value(
         self, ranks: np.ndarray, weights: np.ndarray | Sequence[float] | None = None
@@ -342,22 +319,13 @@ def weighted_metric_rows(
     weights: np.ndarray | Sequence[float],
     metrics: Sequence[WeightedMetric] = WEIGHTED_METRICS,
 ) -> list[dict]:
-    """Rows like :func:`kgrank.metrics.rows_for` for each weighted metric: the base value
-    with its exact E, Var and method, then the expectation-normalised value, the adjusted
-    index and the z-score with theirs (keys ``weighted_geometric_mean_rank``,
+    """Rows like :func:`kgrank.metrics.rows_for` for each weighted metric
+    (:func:`kgrank.metrics.evaluate_ranks` with weights): the base value with its exact E,
+    Var and method, then the expectation-normalised value, the adjusted index and the
+    z-score with theirs (keys ``weighted_geometric_mean_rank``,
     ``adjusted_weighted_geometric_mean_rank_index``, ``z_inverse_weighted_geometric_mean_rank`` ...)."""
     ranks = np.asarray(ranks, dtype=float)
-    num_candidates = np.asarray(num_candidates)
-    weights = check_weights(weights, len(ranks))
-    if num_candidates.shape != ranks.shape:
-        raise KgrankInputError(
-            f"num_candidates: {num_candidates.size} counts for {ranks.size} ranks; give one per rank"
-        )
-    rows: list[dict] = []
-    for metric in metrics:
-        check_ranks(metric.key, ranks, num_candidates)
-        rows += rows_for(metric, metric.value(ranks, weights), metric.moments(num_candidates, weights))
-    return rows
+    return evaluate_ranks(ranks, num_candidates, metrics, weights=check_weights(weights, len(ranks)))
 
 
 def evaluate_weighted_rank_table(
@@ -366,30 +334,11 @@ def evaluate_weighted_rank_table(
     metrics: Sequence[WeightedMetric] = WEIGHTED_METRICS,
 ) -> pd.DataFrame:
     """The weighted metrics of a rank table for side in {head, tail, both} and every rank
-    type, as a tidy table with :data:`kgrank.metrics.TIDY_COLUMNS`. ``weights`` is a scheme
-    name (:func:`scheme_weights`) or one weight per row of ``table``; a side uses its own
-    rows' weights, renormalised. The moments depend on the candidate counts and the
-    weights only, so they are computed once per side."""
+    type (:func:`kgrank.metrics.evaluate_rank_table` with weights). ``weights`` is a
+    scheme name (:func:`scheme_weights`) or one weight per row of ``table``; a side uses
+    its own rows' weights, renormalised."""
     given = scheme_weights(table, weights) if isinstance(weights, str) else weights
-    given = check_weights(given, len(table))
-    rows = []
-    for side in SIDES_AND_BOTH:
-        mask = np.ones(len(table), dtype=bool) if side == "both" else (table["side"] == side).to_numpy()
-        if not mask.any():
-            raise KgrankInputError(f"side {side}: empty rank set; nothing to evaluate")
-        side_candidates = table["num_candidates"].to_numpy()[mask]
-        side_weights = check_weights(given[mask], int(mask.sum()), name=f"weights of side {side}")
-        cached = {metric.key: metric.moments(side_candidates, side_weights) for metric in metrics}
-        for rank_type in RANK_COLUMNS:
-            values = table[rank_type].to_numpy(dtype=float)[mask]
-            for metric in metrics:
-                check_ranks(f"({side}, {rank_type})", values, side_candidates)
-                value = metric.value(values, side_weights)
-                rows += [
-                    {"side": side, "rank_type": rank_type, **row}
-                    for row in rows_for(metric, value, cached[metric.key])
-                ]
-    return pd.DataFrame(rows, columns=TIDY_COLUMNS)
+    return evaluate_rank_table(table, metrics, weights=check_weights(given, len(table)))
 
 
 # --- Monte Carlo check ---------------------------------------------------------------------

@@ -17,6 +17,7 @@ rule metrics:
         dataset_dir=of_wildcards(dataset_dir),
         hits=HITS,
         confidence=config["metrics"]["confidence"],
+        seed=config["seed"],
     log:
         log_file("metrics", "{dataset}/{model}"),
     benchmark:
@@ -26,7 +27,7 @@ rule metrics:
     shell:
         "kgrank metrics --ranks {input.ranks} {params.system}"
         " --dataset {wildcards.dataset} --model {wildcards.model} --hits {params.hits}"
-        " --confidence {params.confidence}"
+        " --confidence {params.confidence} --seed {params.seed}"
         " --dataset-dir {params.dataset_dir} --out {output.table} --groups-out {output.groups} 2>&1 | tee {log}"
 
 
@@ -44,6 +45,7 @@ if EXTERNAL_PAIRS:
             dataset_dir=of_wildcards(dataset_dir),
             hits=HITS,
             confidence=config["metrics"]["confidence"],
+            seed=config["seed"],
 
     # What each external system joined, and what it skipped and why.
     rule external_systems:
