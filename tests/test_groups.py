@@ -40,7 +40,7 @@ def test_relation_categories_threshold():
     assert table["category"].to_dict() == {0: "1-1", 1: "1-N", 2: "N-1", 3: "1-1"}
 
 
-METRICS = [lookup("mrr"), lookup("hits@10"), lookup("count")]
+METRICS = [lookup("mrr").metric, lookup("hits@10").metric, lookup("count").metric]
 
 
 @pytest.fixture(scope="module")

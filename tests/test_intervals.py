@@ -44,7 +44,7 @@ def _population(generator: np.random.Generator) -> np.ndarray:
 def test_intervals_cover_the_population_value(key, tasks, method, least):
     generator = seed_stream(11, key, tasks)
     population = _population(generator)
-    metric = lookup(key)
+    metric = lookup(key).metric
     truth = metric.value(population)
     replicates = 200
     covered = 0
@@ -60,22 +60,22 @@ def test_intervals_cover_the_population_value(key, tasks, method, least):
 def test_metrics_without_an_interval_say_why():
     ranks = np.arange(1.0, 50.0)
     for key, reason in (("count", "a count"), ("power_mean_rank_inf", "extreme order statistic")):
-        interval = metric_interval(lookup(key), ranks)
+        interval = metric_interval(lookup(key).metric, ranks)
         assert np.isnan(interval.low) and np.isnan(interval.high) and reason in interval.method
-    assert "fewer than two" in metric_interval(lookup("mrr"), np.array([3.0])).method
-    constant = metric_interval(lookup("mrr"), np.full(40, 2.0))
+    assert "fewer than two" in metric_interval(lookup("mrr").metric, np.array([3.0])).method
+    constant = metric_interval(lookup("mrr").metric, np.full(40, 2.0))
     assert (constant.low, constant.high) == (0.5, 0.5)
 
 
 def test_the_bootstrap_is_seeded():
     ranks = np.random.default_rng(3).integers(1, 100, 25).astype(float)
-    first = metric_interval(lookup("mrr"), ranks, seed=4)
-    assert first == metric_interval(lookup("mrr"), ranks, seed=4)
-    assert first != metric_interval(lookup("mrr"), ranks, seed=5)
+    first = metric_interval(lookup("mrr").metric, ranks, seed=4)
+    assert first == metric_interval(lookup("mrr").metric, ranks, seed=4)
+    assert first != metric_interval(lookup("mrr").metric, ranks, seed=5)
 
 
 def test_derived_intervals_are_the_affine_image_of_the_base_interval():
-    metric = lookup("arithmetic_mean_rank")
+    metric = lookup("arithmetic_mean_rank").metric
     num_candidates = np.full(100, 50)
     moments = metric.moments(num_candidates)
     base = Interval(10.0, 14.0, "normal (central limit)")

@@ -12,7 +12,7 @@ import kgrank
 import kgrank.api
 import kgrank.metrics
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import lookup_key
+from kgrank.metrics import lookup
 
 # PyKEEN's class name (normalised by its resolver) -> kgrank's key, for k = 10.
 PYKEEN_TO_KGRANK = {
@@ -61,7 +61,7 @@ def test_every_pykeen_metric_and_synonym_resolves_as_pykeen_means_it():
         for synonym in (name, *getattr(cls, "synonyms", ())):
             if synonym in UNRESOLVED_PYKEEN_SYNONYMS:
                 continue
-            assert lookup_key(_with_k(synonym)).key == PYKEEN_TO_KGRANK[name], synonym
+            assert lookup(_with_k(synonym)).key == PYKEEN_TO_KGRANK[name], synonym
             checked += 1
     assert checked > 60
 
@@ -87,18 +87,18 @@ def test_short_names(name, key):
 
 def test_every_registered_key_resolves_to_itself():
     for metric in kgrank.metrics.default_metrics():
-        assert lookup_key(metric.key).key == metric.key
+        assert lookup(metric.key).key == metric.key
         if metric.has_derived:
             for variant in kgrank.metrics.Variant:
-                assert lookup_key(metric.variant_key(variant)).variant is variant
+                assert lookup(metric.variant_key(variant)).variant is variant
 
 
 def test_an_unknown_name_is_one_line_with_suggestions():
     with pytest.raises(KgrankInputError, match=r"unknown metric 'amrrr'; did you mean amrr") as error:
-        lookup_key("amrrr")
+        lookup("amrrr")
     assert "\n" not in str(error.value)
     with pytest.raises(KgrankInputError):
-        lookup_key("median_rank_index")
+        lookup("median_rank_index")
 
 
 def test_the_public_api_is_listed_and_its_examples_run():
@@ -108,3 +108,50 @@ def test_the_public_api_is_listed_and_its_examples_run():
     for module in (kgrank.api, kgrank.metrics):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0, module.__name__
+
+
+# the abbreviations of Berrendorf et al. (2020), Hoyt et al. (2022) and Tiwari et al.
+# (2021), as the studies print them
+SHORT_NAMES = {
+    "arithmetic_mean_rank": "MR",
+    "adjusted_arithmetic_mean_rank": "AMR",
+    "adjusted_arithmetic_mean_rank_index": "AMRI",
+    "z_arithmetic_mean_rank": "z-MR",
+    "adjusted_inverse_harmonic_mean_rank": "AMRR",
+    "z_inverse_harmonic_mean_rank": "z-MRR",
+    "adjusted_hits_at_10": "AH@10",
+    "z_hits_at_1": "z-H@1",
+    "adjusted_geometric_mean_rank_index": "AGMRI",
+    "adjusted_weighted_geometric_mean_rank_index": "AWGMRI",
+    "adjusted_inverse_weighted_geometric_mean_rank": "AIWGMR",
+    "expectation_normalized_inverse_harmonic_mean_rank": "MRR/E",
+    "adjusted_mean_inverse_rank_power_1_2": "adjusted mean r^-1/2",
+}
+
+
+@pytest.mark.parametrize(("key", "short_name"), SHORT_NAMES.items())
+def test_every_variant_prints_its_short_name_from_the_registry(key, short_name):
+    assert lookup(key).short_name == short_name
+
+
+def test_short_names_are_distinct_and_the_abbreviations_resolve_back():
+    metrics = [*kgrank.metrics.default_metrics(), *kgrank.metrics.WEIGHTED_METRICS]
+    names = [
+        kgrank.metrics.MetricKey(metric, variant)
+        for metric in metrics
+        for variant in (None, *(kgrank.metrics.Variant if metric.has_derived else ()))
+    ]
+    shorts = [name.short_name for name in names]
+    assert len(set(shorts)) == len(shorts)
+    abbreviated = {"MR", "MRR", "GMR", "IGMR", "WGMR", "IWGMR"}
+    for name in names:
+        hits = "k" in name.metric.parameters
+        # "MRR/E" is printed, not a name PyKEEN or a paper uses for a metric
+        written = name.variant is not kgrank.metrics.Variant.NORMALISED or not name.metric.increasing
+        if (name.metric.label in abbreviated or hits) and written:
+            assert lookup(name.short_name).key == name.key, name.short_name
+
+
+def test_the_package_and_the_registry_share_one_resolver():
+    assert kgrank.lookup is kgrank.metrics.lookup
+    assert kgrank.metrics.lookup("amrr").key == "adjusted_inverse_harmonic_mean_rank"

@@ -25,8 +25,8 @@ from kgrank.metrics import (
 from kgrank.moments import Moments
 
 ALL = default_metrics()
-MEAN_RANK = lookup("mr")
-MEAN_RECIPROCAL_RANK = lookup("mrr")
+MEAN_RANK = lookup("mr").metric
+MEAN_RECIPROCAL_RANK = lookup("mrr").metric
 EXACT_METHODS = ("closed form", "exact sum", "exact (order statistics)", "exact (constant)")
 
 
@@ -260,8 +260,8 @@ def test_values_against_brute_force(ranks):
 def test_registry_is_complete_and_unique():
     keys = [metric.key for metric in ALL]
     assert len(keys) == len(set(keys)) == 25
-    assert lookup("MRR").key == "inverse_harmonic_mean_rank"
-    assert lookup("hits@7").key == "hits_at_7"
+    assert lookup("MRR").metric.key == "inverse_harmonic_mean_rank"
+    assert lookup("hits@7").metric.key == "hits_at_7"
     with pytest.raises(KgrankInputError, match="unknown metric 'mrrr'"):
         lookup("mrrr")
 
@@ -271,7 +271,7 @@ def test_standard_deviation_delta_method_against_simulation():
     # about 0.016 here); fewer ranks are sampled, which the test above covers
     generator = np.random.default_rng(11)
     num_candidates = generator.integers(2, 5000, size=3000)
-    metric = lookup("standard_deviation")
+    metric = lookup("standard_deviation").metric
     moments = metric.moments(num_candidates)
     assert moments.method.startswith("delta method")
     replicates = 4000
@@ -311,10 +311,10 @@ def test_sides_share_one_stream_but_match_separate_evaluation():
             "num_candidates": num_candidates,
         }
     )
-    table = evaluate_rank_table(ranks, [lookup("median_rank")])
+    table = evaluate_rank_table(ranks, [lookup("median_rank").metric])
     for side, counts in (("head", num_candidates[:200]), ("tail", num_candidates[200:])):
         row = table[(table["side"] == side) & (table["metric"] == "median_rank")].iloc[0]
-        alone = moments_of([lookup("median_rank")], counts)["median_rank"]
+        alone = moments_of([lookup("median_rank").metric], counts)["median_rank"]
         assert row["method"].startswith("sampling")
         assert abs(row["expectation"] - alone.expectation) < 5 * np.hypot(
             alone.expectation_error, alone.expectation_error
@@ -357,7 +357,7 @@ def test_variants_are_named_as_printed():
     ],
 )
 def test_variant_keys_follow_pykeen(name, keys):
-    metric = lookup(name)
+    metric = lookup(name).metric
     assert {variant: metric.variant_key(variant) for variant in Variant} == keys
     ranks, num_candidates = np.array([1.0, 3.0, 12.0, 2.5]), np.array([20, 7, 40, 3])
     derived = derived_values(metric, metric.value(ranks), metric.moments(num_candidates))
@@ -384,7 +384,7 @@ def test_pykeen_amr_is_mr_over_its_expectation():
 
 @pytest.mark.parametrize("name", ["mr", "mrr", "hits@3", "gmr"])
 def test_derived_values_by_hand(name):
-    metric = lookup(name)
+    metric = lookup(name).metric
     moments = Moments(expectation=0.3 if metric.increasing else 7.0, variance=0.04, method="given")
     value = 0.45 if metric.increasing else 4.0
     derived = derived_values(metric, value, moments)
@@ -407,7 +407,7 @@ def test_derived_values_by_hand(name):
 
 
 def test_derived_values_are_undefined_where_random_is_optimal():
-    metric = lookup("mr")
+    metric = lookup("mr").metric
     derived = derived_values(metric, 1.0, metric.moments(np.ones(5, dtype=int)))
     assert derived[Variant.NORMALISED].value == 1.0
     for variant in (Variant.INDEX, Variant.Z_SCORE):
@@ -422,9 +422,9 @@ def test_rows_list_the_base_then_each_variant():
     ]
     assert len({row["method"] for row in rows}) == 1
     # dispersion and count have no optimum, hence no derived variants
-    assert [row["metric"] for row in metric_rows(np.array([1.0, 2.0]), np.array([5, 5]), lookup("std"))] == [
-        "standard_deviation"
-    ]
+    assert [
+        row["metric"] for row in metric_rows(np.array([1.0, 2.0]), np.array([5, 5]), lookup("std").metric)
+    ] == ["standard_deviation"]
 
 
 def test_metric_and_transform_are_keyword_only():
@@ -450,7 +450,7 @@ def test_macro_mean_moments_equal_enumeration(key):
     """The mean over queries of each query's mean, every rank combination enumerated."""
     from kgrank.metrics import macro_mean_moments
 
-    metric = lookup(key)
+    metric = lookup(key).metric
     num_candidates = np.array([3, 3, 4, 2])
     query_index = np.array([0, 0, 1, 2])
     values = []
@@ -466,7 +466,7 @@ def test_macro_mean_moments_need_an_arithmetic_mean_and_one_query_per_task():
     from kgrank.metrics import macro_mean_moments
 
     with pytest.raises(KgrankInputError, match="arithmetic means of a rank transform only"):
-        macro_mean_moments(lookup("gmr"), np.array([3]), np.array([0]))
+        macro_mean_moments(lookup("gmr").metric, np.array([3]), np.array([0]))
     with pytest.raises(KgrankInputError, match="one query id per task"):
         macro_mean_moments(MEAN_RECIPROCAL_RANK, np.array([3, 3]), np.array([0]))
 

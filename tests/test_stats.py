@@ -122,7 +122,7 @@ def test_mean_difference_interval_is_scipys_paired_percentile_bootstrap():
 
 
 def test_derive_on_arrays_equals_derived_values_element_by_element():
-    metric = lookup("inverse_harmonic_mean_rank")
+    metric = lookup("inverse_harmonic_mean_rank").metric
     values = np.array([0.2, 0.5, 0.9])
     num_candidates = [np.array([10, 20]), np.array([14, 14]), np.array([3, 100])]
     moments = [metric.moments(n) for n in num_candidates]
@@ -140,7 +140,7 @@ def test_derive_on_arrays_equals_derived_values_element_by_element():
 
 
 def test_derive_without_variance_gives_no_z_score_but_the_adjusted_index():
-    metric = lookup("arithmetic_mean_rank")
+    metric = lookup("arithmetic_mean_rank").metric
     arrays = derive(metric, np.array([2.0]), np.array([7.5]))
     assert arrays[Variant.INDEX].value[0] == pytest.approx((2.0 - 7.5) / (1.0 - 7.5))
     assert np.isnan(arrays[Variant.Z_SCORE].value[0])

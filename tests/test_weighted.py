@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import TIDY_COLUMNS, derive, evaluate_rank_table, lookup, lookup_key, moments_of
-from kgrank.moments import Moments, log_expected_power
+from kgrank.metrics import TIDY_COLUMNS, default_metrics, derive, evaluate_rank_table, lookup, moments_of
+from kgrank.moments import Moments, log_expected_power, log_expected_powers
 from kgrank.weighted import (
     INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK,
     WEIGHTED_GEOMETRIC_MEAN_RANK,
@@ -24,7 +24,6 @@ from kgrank.weighted import (
     evaluate_weighted_rank_table,
     inverse_weighted_geometric_mean_rank,
     iwgmr_moments,
-    log_expected_powers,
     negative_count_weights,
     relation_balanced_weights,
     scheme_weights,
@@ -79,10 +78,10 @@ def test_equal_weights_give_the_registry_gmr():
     ranks = np.array([1.0, 3.0, 2.5, 40.0, 7.0])
     for weights in (np.ones(5), np.full(5, 0.2), np.full(5, 13.0)):
         assert weighted_geometric_mean_rank(ranks, weights) == pytest.approx(
-            lookup("gmr").value(ranks), rel=1e-13
+            lookup("gmr").metric.value(ranks), rel=1e-13
         )
         assert inverse_weighted_geometric_mean_rank(ranks, weights) == pytest.approx(
-            lookup("igmr").value(ranks), rel=1e-13
+            lookup("igmr").metric.value(ranks), rel=1e-13
         )
 
 
@@ -190,7 +189,7 @@ def test_log_expected_powers_in_small_chunks_equal_one_chunk():
 )
 def test_equal_weights_give_the_registry_gmr_moments(num_candidates, variance_tolerance):
     """The per-task-exponent form reduces to kgrank.moments.product_of_powers (s = ±1/n)."""
-    registry = moments_of([lookup("gmr"), lookup("igmr")], num_candidates)
+    registry = moments_of([lookup("gmr").metric, lookup("igmr").metric], num_candidates)
     for scale in (1.0, 0.01):
         weights = np.full(len(num_candidates), scale)
         for ours, theirs in (
@@ -354,14 +353,17 @@ def test_derived_variants_under_the_random_model():
         assert z.var() == pytest.approx(1.0, abs=4.5 * np.sqrt(2 / replicates))
 
 
-def test_lookup_in_the_weighted_metrics():
-    assert lookup_key("wgmr", WEIGHTED_METRICS).key == "weighted_geometric_mean_rank"
-    assert lookup_key("AWGMRI", WEIGHTED_METRICS).key == "adjusted_weighted_geometric_mean_rank_index"
-    assert lookup_key("z_iwgmr", WEIGHTED_METRICS).key == "z_inverse_weighted_geometric_mean_rank"
-    assert lookup_key("aiwgmr", WEIGHTED_METRICS).key == "adjusted_inverse_weighted_geometric_mean_rank"
-    # not in the default registry, whose evaluation has no weights to give it
-    with pytest.raises(KgrankInputError):
-        lookup_key("wgmr")
+def test_the_one_resolver_finds_the_weighted_metrics():
+    # registered: found by every name, printed by their short names, but not in the
+    # default table, whose evaluation has no weights to give them
+    assert lookup("wgmr").key == "weighted_geometric_mean_rank"
+    assert lookup("AWGMRI").key == "adjusted_weighted_geometric_mean_rank_index"
+    assert lookup("AWGMRI").short_name == "AWGMRI"
+    assert lookup("z_iwgmr").key == "z_inverse_weighted_geometric_mean_rank"
+    assert lookup("z_iwgmr").short_name == "z-IWGMR"
+    assert lookup("aiwgmr").key == "adjusted_inverse_weighted_geometric_mean_rank"
+    assert lookup("wgmr").metric is WEIGHTED_GEOMETRIC_MEAN_RANK
+    assert not {metric.key for metric in WEIGHTED_METRICS} & {metric.key for metric in default_metrics()}
 
 
 def test_weighted_metrics_refuse_to_run_without_weights():
@@ -412,7 +414,7 @@ def test_rank_table_evaluation():
 def test_uniform_scheme_equals_the_registry_evaluation():
     table = rank_table()
     ours = evaluate_weighted_rank_table(table, "uniform")
-    registry = evaluate_rank_table(table, [lookup("gmr"), lookup("igmr")])
+    registry = evaluate_rank_table(table, [lookup("gmr").metric, lookup("igmr").metric])
     renamed = ours.assign(metric=ours["metric"].str.replace("weighted_geometric", "geometric"))
     merged = renamed.merge(registry, on=["side", "rank_type", "metric"], suffixes=("", "_registry"))
     assert len(merged) == len(registry) == len(ours)

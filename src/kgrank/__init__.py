@@ -5,7 +5,7 @@ The public API (imported on first use, so that ``import kgrank`` stays light):
 - :func:`evaluate`: every metric of one model's ranks, with its sampling interval and
   the random model's expectation, variance, adjusted index and z-score;
 - :func:`lookup`: a metric or derived variant by any of its names (``mrr``, ``amrr``,
-  ``z_mrr``, ``hits@10``, PyKEEN's keys);
+  ``z_mrr``, ``hits@10``, ``wgmr``, PyKEEN's keys), with its key, label and short name;
 - :func:`compare`: paired tests, bootstrap intervals and Holm's correction for any
   number of systems on one or more datasets, a combined test across datasets, and
   marks for systems not distinguishable from (or worse than) random.
@@ -19,7 +19,7 @@ from typing import Any
 __version__ = "0.1.0"
 __all__ = ["compare", "evaluate", "lookup"]
 
-_EXPORTS = {"compare": "kgrank.comparison", "evaluate": "kgrank.api", "lookup": "kgrank.api"}
+_EXPORTS = {"compare": "kgrank.comparison", "evaluate": "kgrank.api", "lookup": "kgrank.metrics"}
 
 
 def __getattr__(name: str) -> Any:

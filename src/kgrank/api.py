@@ -27,7 +27,7 @@ from kgrank.metrics import (
     Variant,
     default_metrics,
     evaluate_ranks,
-    lookup_key,
+    lookup,
 )
 from kgrank.rank_table import RANK_COLUMNS, SIDES
 
@@ -52,16 +52,6 @@ EVALUATION_COLUMNS = [
 ]
 
 
-def lookup(name: str) -> MetricKey:
-    """A metric or a derived variant by any of its names: ``mrr``, ``amrr``, ``z_mrr``,
-    ``hits@10``, ``amri``, or the full keys (``adjusted_inverse_harmonic_mean_rank``).
-
-    >>> lookup("amrr").key, lookup("amrr").label
-    ('adjusted_inverse_harmonic_mean_rank', 'MRR (adjusted index)')
-    """
-    return lookup_key(name)
-
-
 def _as_vector(values: object, name: str) -> np.ndarray:
     vector = np.asarray(values, dtype=float).reshape(-1)
     if vector.size == 0:
@@ -73,7 +63,7 @@ def _selection(metrics: Iterable[str] | None, hits: Sequence[int]) -> tuple[list
     """The base metrics to compute and the keys to keep (None: every row)."""
     if metrics is None:
         return default_metrics(hits), None
-    keys = [lookup_key(name) for name in ([metrics] if isinstance(metrics, str) else metrics)]
+    keys = [lookup(name) for name in ([metrics] if isinstance(metrics, str) else metrics)]
     bases: dict[str, Metric] = {}
     for key in keys:
         bases.setdefault(key.metric.key, key.metric)

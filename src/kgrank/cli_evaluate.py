@@ -209,7 +209,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def _metric_keys(names: list[str]) -> list[str]:
     """Each named metric's base key with its derived variants' keys, in the order named."""
-    from kgrank.api import lookup
+    from kgrank.metrics import lookup
     from kgrank.metrics import Variant
 
     keys: list[str] = []
@@ -237,7 +237,7 @@ def summary_table(result: Any) -> Any:
     index [interval], z-score (a ``side`` column first when there are several sides)."""
     import pandas as pd
 
-    from kgrank.api import lookup
+    from kgrank.metrics import lookup
     from kgrank.metrics import Variant
 
     rows = []
@@ -245,7 +245,7 @@ def summary_table(result: Any) -> Any:
     for side in sides:
         subset = result[result["side"] == side].set_index("metric")
         for key in subset.index:
-            named = lookup(key)
+            named = lookup(key).metric
             if named.variant is not None:
                 continue
             metric, base = named.metric, subset.loc[key]

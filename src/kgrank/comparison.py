@@ -66,7 +66,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, Variant, derive, lookup_key, moments_of
+from kgrank.metrics import Metric, Variant, derive, lookup, moments_of
 from kgrank.rank_table import RANK_COLUMNS
 from kgrank.stats import bootstrap_interval, holm, mean_difference_interval, paired_tests, seed_sequence
 
@@ -164,7 +164,7 @@ def _refusal(metric: Metric) -> str | None:
 
 def comparable_metrics(names: Iterable[str] | str) -> list[Metric]:
     """The base metrics that ``names`` ask to compare (any name
-    :func:`kgrank.metrics.lookup_key` takes), each once in the order first named: a
+    :func:`kgrank.metrics.lookup` takes), each once in the order first named: a
     derived key names its base metric. A metric that is not a power mean with finite p
     is refused with one line saying why."""
     names = [names] if isinstance(names, str) else list(names)
@@ -172,7 +172,7 @@ def comparable_metrics(names: Iterable[str] | str) -> list[Metric]:
         raise KgrankInputError("compare: no metric given; name one, e.g. mrr or hits@10")
     chosen: dict[str, Metric] = {}
     for name in names:
-        metric = lookup_key(name).metric
+        metric = lookup(name).metric
         reason = _refusal(metric)
         if reason is not None:
             raise KgrankInputError(
@@ -615,7 +615,7 @@ class Comparison:
     def captions(self) -> dict[str, str]:
         """One caption per table, each stating the methods behind its columns."""
         comparisons = len(self.pairs)
-        labels = ", ".join(lookup_key(key).label for key in self.metrics)
+        labels = ", ".join(lookup(key).label for key in self.metrics)
         pairs = (
             f"Paired comparisons ({labels}) of the systems of each dataset. Tests: Student's paired t-test "
             "and Wilcoxon's signed-rank test (two-sided) on the per-task values f(r)^p of each metric "
@@ -654,7 +654,7 @@ class Comparison:
     def report_frames(self) -> dict[str, pd.DataFrame]:
         """The tables as a report prints them (text cells, metric labels; the DataFrames
         keep every column), for :func:`kgrank.io.write_report_table` with :meth:`captions`."""
-        label = {key: lookup_key(key).label for key in self.metrics}
+        label = {key: lookup(key).label for key in self.metrics}
         pairs = pd.DataFrame(
             {
                 "dataset": self.pairs["dataset"],
@@ -784,7 +784,7 @@ def compare(
     "<triple_id>-<side>", the same across the systems of a dataset), ``rank`` (in
     [1, num_candidates]) and ``num_candidates`` (the same for a task across systems).
     Every system of a dataset must rank the same tasks; at least two systems must share
-    a dataset. ``metrics``: names :func:`kgrank.metrics.lookup_key` takes whose base is a
+    a dataset. ``metrics``: names :func:`kgrank.metrics.lookup` takes whose base is a
     power mean with finite p; a derived key compares its base metric."""
     if not 0 < alpha < 1 or not 0 < confidence < 1:
         raise KgrankInputError(f"compare: alpha {alpha} and confidence {confidence} must lie in (0, 1)")

@@ -609,6 +609,98 @@ def _dispersion_metrics() -> list[Metric]:
     ]
 
 
+# --- weighted metrics (kgrank.weighted: the weights, the schemes, the Monte Carlo check) ---
+
+
+def log_weighted_mean(ranks: np.ndarray, fractions: np.ndarray) -> np.ndarray | float:
+    """sum_i a_i ln r_i along the last axis, for normalised weights a (no checks: the
+    Monte Carlo loop calls it on millions of sampled ranks)."""
+    result = np.log(ranks) @ fractions
+    return float(result) if np.ndim(result) == 0 else result
+
+
+def _weighted_ranks(ranks: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[float]) -> tuple:
+    ranks = np.asarray(ranks, dtype=float)
+    if ranks.ndim == 0:
+        raise KgrankInputError(f"ranks: got the single number {float(ranks)}; give a vector of ranks")
+    fractions = check_weights(weights, ranks.shape[-1])
+    bad = ~np.isfinite(ranks) | (ranks < 1)
+    if bad.any():
+        raise KgrankInputError(
+            f"ranks: {ranks[bad].flat[0]} is not a rank of at least 1; recompute the ranks"
+        )
+    return ranks, fractions / fractions.sum()
+
+
+def _weighted_moments(
+    num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float], sign: float
+):
+    num_candidates = np.asarray(num_candidates)
+    fractions = check_weights(weights, len(num_candidates))
+    return mom.product_of_task_powers(num_candidates, sign * fractions / fractions.sum())
+
+
+def _needs_weights(key: str):
+    def refuse(num_candidates: np.ndarray) -> Moments:
+        raise KgrankInputError(f"metric {key}: needs one weight per rank; pass weights=")
+
+    return refuse
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeightedMetric(Metric):
+    """A registry-shaped metric whose value and moments need weights. ``sign`` is +1 for
+    WGMR and -1 for its inverse (the exponent of the weighted product of ranks)."""
+
+    sign: float
+    weighted = True
+
+    def value(
+        self, ranks: np.ndarray, weights: np.ndarray | Sequence[float] | None = None
+    ) -> np.ndarray | float:
+        if weights is None:
+            raise KgrankInputError(f"metric {self.key}: needs one weight per rank; pass weights=")
+        ranks, fractions = _weighted_ranks(ranks, weights)
+        return np.exp(self.sign * log_weighted_mean(ranks, fractions))
+
+    def moments(
+        self, num_candidates: np.ndarray, weights: np.ndarray | Sequence[float] | None = None
+    ) -> Moments:
+        if weights is None:
+            _needs_weights(self.key)(num_candidates)
+        return _weighted_moments(num_candidates, weights, self.sign)
+
+
+WEIGHTED_GEOMETRIC_MEAN_RANK = WeightedMetric(
+    key="weighted_geometric_mean_rank",
+    label="WGMR",
+    transform=IDENTITY,
+    statistic="power mean",
+    power=0.0,
+    increasing=False,
+    optimum=1.0,
+    value_range=(1.0, np.inf),
+    moments_function=_needs_weights("weighted_geometric_mean_rank"),
+    synonyms=("wgmr",),
+    sign=1.0,
+)
+INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK = WeightedMetric(
+    key="inverse_weighted_geometric_mean_rank",
+    label="IWGMR",
+    transform=IDENTITY,
+    statistic="power mean",
+    power=0.0,
+    post="reciprocal",
+    increasing=True,
+    optimum=1.0,
+    value_range=(0.0, 1.0),
+    moments_function=_needs_weights("inverse_weighted_geometric_mean_rank"),
+    synonyms=("iwgmr",),
+    sign=-1.0,
+)
+WEIGHTED_METRICS = (WEIGHTED_GEOMETRIC_MEAN_RANK, INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK)
+
+
 def default_metrics(hits: Iterable[int] = DEFAULT_HITS) -> list[Metric]:
     """Every registered metric, in a stable order."""
     return [
@@ -623,28 +715,16 @@ def default_metrics(hits: Iterable[int] = DEFAULT_HITS) -> list[Metric]:
 
 @cache
 def _registry() -> tuple[Metric, ...]:
-    """:func:`default_metrics`, built once: the analyses look metrics up per value, and
-    building the registry costs about 0.5 ms (metrics are frozen, so sharing is safe)."""
-    return tuple(default_metrics())
-
-
-def lookup(name: str, metrics: Sequence[Metric] | None = None) -> Metric:
-    """A metric by key or synonym (case-insensitive); hits_at_<k> for any k."""
-    lowered = name.lower()
-    for metric in metrics or _registry():
-        if lowered == metric.key or lowered in metric.synonyms:
-            return metric
-    for prefix in ("hits_at_", "hits@", "h@"):
-        if lowered.startswith(prefix) and lowered[len(prefix) :].isdigit():
-            return hits_at(int(lowered[len(prefix) :]))
-    raise KgrankInputError(
-        f"unknown metric {name!r}; use a key such as arithmetic_mean_rank, mrr, hits_at_10"
-    )
+    """Every metric a name can find: :func:`default_metrics` and the weighted ones (which
+    need weights, so the default table leaves them out), built once (metrics are frozen,
+    so sharing is safe)."""
+    return (*default_metrics(), *WEIGHTED_METRICS)
 
 
 @dataclass(frozen=True)
 class MetricKey:
-    """A registered metric or one of its derived variants, as a user names it."""
+    """A registered metric or one of its derived variants, as a user names it: what
+    :func:`lookup` returns."""
 
     metric: Metric
     variant: Variant | None = None
@@ -657,6 +737,27 @@ class MetricKey:
     @property
     def label(self) -> str:
         return self.metric.label if self.variant is None else f"{self.metric.label} ({self.variant.label})"
+
+    @property
+    def short_name(self) -> str:
+        """The printed abbreviation, as the papers write it: the metric's label (MRR,
+        Hits@10, WGMR); the adjusted index A<name> for a higher-is-better metric and
+        A<name>I otherwise (AMRR, AH@10, AMRI, AWGMRI); the z-score z-<name> (z-MRR,
+        z-H@10); the expectation-normalised A<name> of a lower-is-better metric (AMR,
+        Berrendorf et al.'s) and <name>/E otherwise. Hits@k abbreviates to H@k inside a
+        variant; a label that is not one word (``mean r^-1/2``) is spelled out instead."""
+        label = self.metric.label
+        if self.variant is None:
+            return label
+        name = label.replace("Hits@", "H@")
+        if not name.replace("@", "").isalnum():
+            spelled = {Variant.INDEX: f"adjusted {label}", Variant.Z_SCORE: f"z-{label}"}
+            return spelled.get(self.variant, f"{label} / E[{label}]")
+        if self.variant is Variant.Z_SCORE:
+            return f"z-{name}"
+        if self.variant is Variant.INDEX:
+            return f"A{name}" if self.metric.increasing else f"A{name}I"
+        return f"{name}/E" if self.metric.increasing else f"A{name}"
 
 
 def _short_names(metric: Metric) -> tuple[str, ...]:
@@ -697,35 +798,53 @@ def _normalised(name: str) -> str:
     return "".join(character for character in name.lower() if character not in "_- ")
 
 
-def lookup_key(name: str, metrics: Sequence[Metric] | None = None) -> MetricKey:
-    """A metric or a derived variant by any of its names (case, underscores and dashes
-    aside, as PyKEEN's resolver compares them): the keys of
-    the tidy tables (``adjusted_inverse_harmonic_mean_rank``, ``z_hits_at_10``), their
-    PyKEEN spellings, and the short names (``mrr``, ``amrr``, ``amri``, ``z_mrr``,
-    ``ah@10``, ``zh@10``, ``hits@10``).
+def _names_of(metrics: Iterable[Metric]) -> dict[str, MetricKey]:
+    """Every name of each metric and of its derived variants, normalised; the first metric
+    that claims a name keeps it."""
+    names: dict[str, MetricKey] = {}
+    for metric in metrics:
+        for short in _short_names(metric):
+            names.setdefault(_normalised(short), MetricKey(metric))
+        if metric.has_derived:
+            for alias, variant in variant_aliases(metric).items():
+                names.setdefault(_normalised(alias), MetricKey(metric, variant))
+    return names
 
-    >>> lookup_key("amrr").key
+
+@cache
+def _registered_names() -> dict[str, MetricKey]:
+    return _names_of(_registry())
+
+
+@cache
+def lookup(name: str) -> MetricKey:
+    """The one resolver: a metric or a derived variant by any of its names (case,
+    underscores and dashes aside, as PyKEEN's resolver compares them): the keys of the
+    tidy tables (``adjusted_inverse_harmonic_mean_rank``, ``z_hits_at_10``), their
+    PyKEEN spellings, and the short names (``mrr``, ``amrr``, ``amri``, ``z_mrr``,
+    ``ah@10``, ``zh@10``, ``hits@10``, ``wgmr``, ``awgmri``); Hits@k for any k.
+    ``lookup(name).metric`` is the registered metric, ``.variant`` the derived variant
+    (None for the metric itself).
+
+    >>> lookup("amrr").key
     'adjusted_inverse_harmonic_mean_rank'
-    >>> lookup_key("AMRI").key
+    >>> lookup("AMRI").key
     'adjusted_arithmetic_mean_rank_index'
-    >>> lookup_key("z_hits@10").key
-    'z_hits_at_10'
+    >>> lookup("z_hits@10").key, lookup("z_hits@10").short_name
+    ('z_hits_at_10', 'z-H@10')
     """
     lowered = _normalised(name)
-    candidates = list(metrics or default_metrics())
+    names = _registered_names()
+    if lowered in names:
+        return names[lowered]
     for prefix in ("hitsat", "hits@", "h@", "hat"):
         # hits at any k, derived or not
         head, _, k = lowered.rpartition(prefix)
         if k.isdigit() and head in {"", "a", "z", "adjusted", "expectationnormalized"}:
-            candidates.append(hits_at(int(k)))
-    for metric in candidates:
-        if lowered in {_normalised(short) for short in _short_names(metric)}:
-            return MetricKey(metric)
-        if metric.has_derived:
-            aliases = {_normalised(alias): variant for alias, variant in variant_aliases(metric).items()}
-            if lowered in aliases:
-                return MetricKey(metric, aliases[lowered])
-    known = [key for metric in candidates if metric.has_derived for key in variant_aliases(metric)]
+            found = _names_of([hits_at(int(k))])
+            if lowered in found:
+                return found[lowered]
+    known = [key for metric in _registry() if metric.has_derived for key in variant_aliases(metric)]
     close = difflib.get_close_matches(name.lower(), known, n=3)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise KgrankInputError(

@@ -18,12 +18,14 @@ Methods, from exact to approximate:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import special
+
+from kgrank.errors import KgrankInputError
 
 CLOSED_FORM = "closed form"
 EXACT_SUM = "exact sum"
@@ -467,3 +469,70 @@ def best_rank_moments(
             second[start : start + chunk] = probability @ (values * values)
     inverse = inverse.reshape(num_other.shape)
     return first[inverse], second[inverse]
+
+
+def log_expected_powers(
+    num_candidates: np.ndarray | Sequence[int],
+    exponents: np.ndarray | Sequence[float],
+    *,
+    chunk_elements: int = 4_000_000,
+) -> np.ndarray:
+    """log E[r_i^(s_i)] for r_i uniform on 1..N_i, element-wise over tasks (exact sums).
+
+    Computed as log1p(mean_{k<=N} expm1(s ln k)) rather than logsumexp_k(s ln k) - ln N:
+    for the small per-task exponents of a weighted mean (s ~ 1/n) the result is ~ s E[ln r],
+    and the logsumexp form gets it as the difference of two numbers near ln N, losing about
+    log10(ln N / (s E[ln r])) digits; the variance needs the difference of two such results
+    per task and kept only ~6 correct digits that way at FB15k-237's size (relative error
+    6.5e-7 against 50-digit arithmetic; this form: 1.4e-11; tests/test_weighted.py checks
+    it on a smaller case). Every expm1(s ln k) has the sign of s, so the mean has no
+    cancellation, and |s| <= 2 keeps it far from overflow (E[r^2] <= N^2).
+    Each distinct (N, s) pair is one row; the pairs are sorted by N and summed in chunks
+    of at most ``chunk_elements`` terms. With one exponent for all tasks
+    :func:`kgrank.moments.log_expected_power` is cheaper (a running sum serves every N).
+    """
+    sizes = np.asarray(num_candidates, dtype=np.int64).reshape(-1)
+    powers = np.asarray(exponents, dtype=float).reshape(-1)
+    if sizes.shape != powers.shape:
+        raise KgrankInputError(
+            f"exponents: {powers.size} exponents for {sizes.size} candidate counts; give one per task"
+        )
+    if sizes.size == 0:
+        return np.empty(0)
+    if sizes.min() < 1:
+        raise KgrankInputError(
+            f"num_candidates: {sizes.min()} is not at least 1; recompute the candidate counts"
+        )
+    if np.abs(powers).max() > 2:
+        raise KgrankInputError(f"exponents: {np.abs(powers).max()} exceeds 2 in size; normalise the weights")
+    pairs, inverse = np.unique(np.column_stack([sizes, powers]), axis=0, return_inverse=True)
+    pair_sizes, pair_powers = pairs[:, 0].astype(np.int64), pairs[:, 1]
+    result = np.empty(len(pairs))
+    start = 0
+    while start < len(pairs):
+        # sizes ascend, so a chunk's widest row is its last: take rows while rows * width fits
+        widths = pair_sizes[start:] * np.arange(1, len(pairs) - start + 1)
+        stop = start + max(1, int(np.searchsorted(widths, chunk_elements, side="right")))
+        support = np.arange(1, pair_sizes[stop - 1] + 1)
+        inside = support[None, :] <= pair_sizes[start:stop, None]
+        terms = np.where(inside, np.expm1(pair_powers[start:stop, None] * np.log(support)[None, :]), 0.0)
+        result[start:stop] = np.log1p(terms.sum(axis=1) / pair_sizes[start:stop])
+        start = stop
+    return result[inverse.reshape(-1)]
+
+
+def product_of_task_powers(
+    num_candidates: np.ndarray | Sequence[int], exponents: np.ndarray | Sequence[float]
+) -> Moments:
+    """Exact E and Var of X = prod_i r_i^(s_i), r_i independent and uniform on 1..N_i.
+
+    E[X] = prod_i E[r_i^(s_i)] and E[X^2] = prod_i E[r_i^(2 s_i)]; the variance is
+    E[X]^2 expm1(sum_i [log E[r_i^(2 s_i)] - 2 log E[r_i^(s_i)]]), each bracket a small
+    nonnegative number (Jensen) summed before the one cancellation-free expm1.
+    """
+    exponents = np.asarray(exponents, dtype=float)
+    first = log_expected_powers(num_candidates, exponents)
+    second = log_expected_powers(num_candidates, 2.0 * exponents)
+    expectation = float(np.exp(first.sum()))
+    variance = expectation**2 * float(np.expm1(np.sum(second - 2.0 * first)))
+    return Moments(expectation, max(variance, 0.0), CLOSED_FORM)

@@ -303,7 +303,7 @@ def mean_metric(metric: str | Metric) -> Metric:
     """A registered metric that is the arithmetic mean of a rank transformation (MRR, Hits@k,
     MR ...): the only kind the estimators below estimate task by task."""
     if isinstance(metric, str):
-        metric = lookup(metric)
+        metric = lookup(metric).metric
     if metric.statistic != "power mean" or metric.power != 1 or metric.post != "identity":
         raise KgrankInputError(
             f"metric {metric.key} is not an arithmetic mean of a rank transformation; sampled estimators "
@@ -355,7 +355,7 @@ def correction(
 def _uniform_correction(key: str, num_candidates: int, draws: int, regularisation: float) -> np.ndarray:
     # cached by the metric's key: its transformation is a new closure at every lookup
     weights = np.full(num_candidates, 1.0 / num_candidates)
-    function = lookup(key).transform.function
+    function = lookup(key).metric.transform.function
     vector = _solve_correction(function, num_candidates, draws, regularisation, weights)
     vector.setflags(write=False)
     return vector
@@ -611,7 +611,7 @@ def adjusted_index(
     metric: str | Metric, values: np.ndarray | float, num_candidates: np.ndarray
 ) -> np.ndarray:
     """The adjusted index of metric values, its expectation from the candidate counts."""
-    metric = lookup(metric) if isinstance(metric, str) else metric
+    metric = lookup(metric).metric if isinstance(metric, str) else metric
     expectation = metric.moments(np.asarray(num_candidates)).expectation
     return derive(metric, values, expectation)[Variant.INDEX].value
 
@@ -620,7 +620,7 @@ def adjusted_under_sampling(
     metric: str | Metric, full: FullRanks, sampled: SampledRanks, rank_type: str = "optimistic"
 ) -> AdjustedUnderSampling:
     """The raw metric and its adjusted index, full against sampled (see the class)."""
-    metric = lookup(metric) if isinstance(metric, str) else metric
+    metric = lookup(metric).metric if isinstance(metric, str) else metric
     full_value = float(metric.value(full.ranks(rank_type).astype(float)))
     sampled_values = np.asarray(metric.value(sampled.ranks(rank_type).astype(float)), dtype=float)
     return AdjustedUnderSampling(

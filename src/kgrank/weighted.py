@@ -33,7 +33,7 @@ WGMR = prod_i r_i^(a_i), so by independence
     log E[r^s] = logsumexp_{k=1..N}(s ln k) - ln N,
     Var[WGMR] = E[WGMR]^2 (exp(sum_i [log E[r_i^(2 a_i)] - 2 log E[r_i^(a_i)]]) - 1),
 
-all in log space (:func:`product_of_task_powers`); IWGMR is the same with a_i -> -a_i.
+all in log space (:func:`kgrank.moments.product_of_task_powers`); IWGMR is the same with a_i -> -a_i.
 This is the per-task-exponent form of :func:`kgrank.moments.product_of_powers`
 (one exponent 1/n for all tasks), to which it reduces with equal weights.
 
@@ -43,19 +43,19 @@ so E[r^a] <= E[r]^a (Jensen) and their plug-in value overstates the expectation 
 some N_i > 1 carries weight (:func:`wgmr_at_expected_ranks`; tests/test_weighted.py shows
 the Monte Carlo check rejecting it).
 
-Registry. WGMR is not in :func:`kgrank.metrics.default_metrics`: the registry's
-``Metric.value(ranks)`` and ``moments_function(num_candidates)`` carry no weights, so
-``evaluate_rank_table``, the moments lookup table and the sampling intervals would
-compute it unweighted. The two :class:`WeightedMetric` objects here require weights
-(without them they raise), keep the registry's naming of derived variants (via
-:func:`kgrank.metrics.derive`), and are found by name with
-``lookup_key("awgmri", WEIGHTED_METRICS)``.
+Registry. WGMR and IWGMR are registered (:data:`kgrank.metrics.WEIGHTED_METRICS`, found by
+:func:`kgrank.metrics.lookup` under every name: ``wgmr``, ``awgmri``, ``z_iwgmr`` ...) as
+metrics whose value and moments take weights (``Metric.weighted``); the one evaluator
+(:func:`kgrank.metrics.evaluate_ranks`, :func:`kgrank.metrics.evaluate_rank_table`) hands
+them the weights it is given. They are not in :func:`kgrank.metrics.default_metrics`,
+whose table has no weights to give them. This module holds the weights (the schemes), the
+authors' plug-in expectation and the Monte Carlo check; the exact moments are
+:func:`kgrank.moments.product_of_task_powers`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -63,7 +63,16 @@ import pandas as pd
 from kgrank import moments as mom
 from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import IDENTITY, Metric, check_weights, evaluate_rank_table, evaluate_ranks
+from kgrank.metrics import (
+    INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK,
+    WEIGHTED_GEOMETRIC_MEAN_RANK,
+    WEIGHTED_METRICS,
+    WeightedMetric,
+    check_weights,
+    evaluate_rank_table,
+    evaluate_ranks,
+    log_weighted_mean,
+)
 from kgrank.moments import Moments
 from kgrank.stats import seed_stream
 
@@ -109,131 +118,36 @@ def scheme_weights(table: pd.DataFrame, scheme: str) -> np.ndarray:
 # --- values --------------------------------------------------------------------------------
 
 
-def _log_weighted_mean(ranks: np.ndarray, fractions: np.ndarray) -> np.ndarray | float:
-    """sum_i a_i ln r_i along the last axis, for normalised weights a (no checks: the
-    Monte Carlo loop calls it on millions of sampled ranks)."""
-    result = np.log(ranks) @ fractions
-    return float(result) if np.ndim(result) == 0 else result
-
-
-def _checked(ranks: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[float]) -> tuple:
-    ranks = np.asarray(ranks, dtype=float)
-    if ranks.ndim == 0:
-        raise KgrankInputError(f"ranks: got the single number {float(ranks)}; give a vector of ranks")
-    fractions = check_weights(weights, ranks.shape[-1])
-    bad = ~np.isfinite(ranks) | (ranks < 1)
-    if bad.any():
-        raise KgrankInputError(
-            f"ranks: {ranks[bad].flat[0]} is not a rank of at least 1; recompute the ranks"
-        )
-    return ranks, fractions / fractions.sum()
-
-
 def weighted_geometric_mean_rank(
     ranks: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[float]
 ) -> np.ndarray | float:
     """exp(sum_i w_i ln r_i / sum_i w_i) of a rank vector, or of each row of a
     (replicates, n) array with one weight per column."""
-    ranks, fractions = _checked(ranks, weights)
-    return np.exp(_log_weighted_mean(ranks, fractions))
+    return WEIGHTED_GEOMETRIC_MEAN_RANK.value(ranks, weights)
 
 
 def inverse_weighted_geometric_mean_rank(
     ranks: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[float]
 ) -> np.ndarray | float:
     """1 / WGMR = exp(-sum_i w_i ln r_i / sum_i w_i)."""
-    ranks, fractions = _checked(ranks, weights)
-    return np.exp(-_log_weighted_mean(ranks, fractions))
+    return INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.value(ranks, weights)
 
 
 # --- moments -------------------------------------------------------------------------------
-
-
-def log_expected_powers(
-    num_candidates: np.ndarray | Sequence[int],
-    exponents: np.ndarray | Sequence[float],
-    *,
-    chunk_elements: int = 4_000_000,
-) -> np.ndarray:
-    """log E[r_i^(s_i)] for r_i uniform on 1..N_i, element-wise over tasks (exact sums).
-
-    Computed as log1p(mean_{k<=N} expm1(s ln k)) rather than logsumexp_k(s ln k) - ln N:
-    for the small per-task exponents of a weighted mean (s ~ 1/n) the result is ~ s E[ln r],
-    and the logsumexp form gets it as the difference of two numbers near ln N, losing about
-    log10(ln N / (s E[ln r])) digits; the variance needs the difference of two such results
-    per task and kept only ~6 correct digits that way at FB15k-237's size (relative error
-    6.5e-7 against 50-digit arithmetic; this form: 1.4e-11; tests/test_weighted.py checks
-    it on a smaller case). Every expm1(s ln k) has the sign of s, so the mean has no
-    cancellation, and |s| <= 2 keeps it far from overflow (E[r^2] <= N^2).
-    Each distinct (N, s) pair is one row; the pairs are sorted by N and summed in chunks
-    of at most ``chunk_elements`` terms. With one exponent for all tasks
-    :func:`kgrank.moments.log_expected_power` is cheaper (a running sum serves every N).
-    """
-    sizes = np.asarray(num_candidates, dtype=np.int64).reshape(-1)
-    powers = np.asarray(exponents, dtype=float).reshape(-1)
-    if sizes.shape != powers.shape:
-        raise KgrankInputError(
-            f"exponents: {powers.size} exponents for {sizes.size} candidate counts; give one per task"
-        )
-    if sizes.size == 0:
-        return np.empty(0)
-    if sizes.min() < 1:
-        raise KgrankInputError(
-            f"num_candidates: {sizes.min()} is not at least 1; recompute the candidate counts"
-        )
-    if np.abs(powers).max() > 2:
-        raise KgrankInputError(f"exponents: {np.abs(powers).max()} exceeds 2 in size; normalise the weights")
-    pairs, inverse = np.unique(np.column_stack([sizes, powers]), axis=0, return_inverse=True)
-    pair_sizes, pair_powers = pairs[:, 0].astype(np.int64), pairs[:, 1]
-    result = np.empty(len(pairs))
-    start = 0
-    while start < len(pairs):
-        # sizes ascend, so a chunk's widest row is its last: take rows while rows * width fits
-        widths = pair_sizes[start:] * np.arange(1, len(pairs) - start + 1)
-        stop = start + max(1, int(np.searchsorted(widths, chunk_elements, side="right")))
-        support = np.arange(1, pair_sizes[stop - 1] + 1)
-        inside = support[None, :] <= pair_sizes[start:stop, None]
-        terms = np.where(inside, np.expm1(pair_powers[start:stop, None] * np.log(support)[None, :]), 0.0)
-        result[start:stop] = np.log1p(terms.sum(axis=1) / pair_sizes[start:stop])
-        start = stop
-    return result[inverse.reshape(-1)]
-
-
-def product_of_task_powers(
-    num_candidates: np.ndarray | Sequence[int], exponents: np.ndarray | Sequence[float]
-) -> Moments:
-    """Exact E and Var of X = prod_i r_i^(s_i), r_i independent and uniform on 1..N_i.
-
-    E[X] = prod_i E[r_i^(s_i)] and E[X^2] = prod_i E[r_i^(2 s_i)]; the variance is
-    E[X]^2 expm1(sum_i [log E[r_i^(2 s_i)] - 2 log E[r_i^(s_i)]]), each bracket a small
-    nonnegative number (Jensen) summed before the one cancellation-free expm1.
-    """
-    exponents = np.asarray(exponents, dtype=float)
-    first = log_expected_powers(num_candidates, exponents)
-    second = log_expected_powers(num_candidates, 2.0 * exponents)
-    expectation = float(np.exp(first.sum()))
-    variance = expectation**2 * float(np.expm1(np.sum(second - 2.0 * first)))
-    return Moments(expectation, max(variance, 0.0), mom.CLOSED_FORM)
-
-
-def _moments(num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float], sign: float):
-    num_candidates = np.asarray(num_candidates)
-    fractions = check_weights(weights, len(num_candidates))
-    return product_of_task_powers(num_candidates, sign * fractions / fractions.sum())
 
 
 def wgmr_moments(
     num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float]
 ) -> Moments:
     """Exact E and Var of the weighted geometric mean rank under the random model."""
-    return _moments(num_candidates, weights, 1.0)
+    return WEIGHTED_GEOMETRIC_MEAN_RANK.moments(np.asarray(num_candidates), weights)
 
 
 def iwgmr_moments(
     num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float]
 ) -> Moments:
     """Exact E and Var of the inverse weighted geometric mean rank under the random model."""
-    return _moments(num_candidates, weights, -1.0)
+    return INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.moments(np.asarray(num_candidates), weights)
 
 
 def wgmr_at_expected_ranks(
@@ -246,71 +160,6 @@ def wgmr_at_expected_ranks(
 
 
 # --- the metrics, their rows and tables ---------------------------------------------------
-
-
-def _needs_weights(key: str):
-    def refuse(num_candidates: np.ndarray) -> Moments:
-        raise KgrankInputError(
-            f"metric {key}: needs one weight per rank; use kgrank.weighted.weighted_metric_rows"
-        )
-
-    return refuse
-
-
-@dataclass(frozen=True, kw_only=True)
-class WeightedMetric(Metric):
-    """A registry-shaped metric whose value and moments need weights. ``sign`` is +1 for
-    WGMR and -1 for its inverse (the exponent of the weighted product of ranks)."""
-
-    sign: float
-    weighted = True
-
-    def value(
-        self, ranks: np.ndarray, weights: np.ndarray | Sequence[float] | None = None
-    ) -> np.ndarray | float:
-        if weights is None:
-            raise KgrankInputError(
-                f"metric {self.key}: needs one weight per rank; use kgrank.weighted.weighted_metric_rows"
-            )
-        ranks, fractions = _checked(ranks, weights)
-        return np.exp(self.sign * _log_weighted_mean(ranks, fractions))
-
-    def moments(
-        self, num_candidates: np.ndarray, weights: np.ndarray | Sequence[float] | None = None
-    ) -> Moments:
-        if weights is None:
-            _needs_weights(self.key)(num_candidates)
-        return _moments(num_candidates, weights, self.sign)
-
-
-WEIGHTED_GEOMETRIC_MEAN_RANK = WeightedMetric(
-    key="weighted_geometric_mean_rank",
-    label="WGMR",
-    transform=IDENTITY,
-    statistic="power mean",
-    power=0.0,
-    increasing=False,
-    optimum=1.0,
-    value_range=(1.0, np.inf),
-    moments_function=_needs_weights("weighted_geometric_mean_rank"),
-    synonyms=("wgmr",),
-    sign=1.0,
-)
-INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK = WeightedMetric(
-    key="inverse_weighted_geometric_mean_rank",
-    label="IWGMR",
-    transform=IDENTITY,
-    statistic="power mean",
-    power=0.0,
-    post="reciprocal",
-    increasing=True,
-    optimum=1.0,
-    value_range=(0.0, 1.0),
-    moments_function=_needs_weights("inverse_weighted_geometric_mean_rank"),
-    synonyms=("iwgmr",),
-    sign=-1.0,
-)
-WEIGHTED_METRICS = (WEIGHTED_GEOMETRIC_MEAN_RANK, INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK)
 
 
 def weighted_metric_rows(
@@ -380,7 +229,7 @@ def wgmr_montecarlo(
     log_means = []
     for start in range(0, replicates, chunk):
         ranks = mom.sample_ranks(generator, num_candidates.astype(float), min(chunk, replicates - start))
-        log_means.append(np.atleast_1d(_log_weighted_mean(ranks, fractions)))
+        log_means.append(np.atleast_1d(log_weighted_mean(ranks, fractions)))
     log_mean = np.concatenate(log_means)
     simulated = {
         WEIGHTED_GEOMETRIC_MEAN_RANK.key: np.exp(log_mean),

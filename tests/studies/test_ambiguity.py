@@ -63,7 +63,7 @@ def _tasks(num_candidates: list[int]) -> pd.DataFrame:
 
 
 def _values(ranks: np.ndarray, num_candidates: np.ndarray, key: str) -> dict[str, float]:
-    return {row["metric"]: row["value"] for row in metric_rows(ranks, num_candidates, lookup(key))}
+    return {row["metric"]: row["value"] for row in metric_rows(ranks, num_candidates, lookup(key).metric)}
 
 
 # --- rank definitions ------------------------------------------------------------------
@@ -427,7 +427,7 @@ def test_compare_pair_scales_the_amrr_difference():
     better = 1 / rng.integers(1, 5, size=500)
     worse = 1 / rng.integers(3, 20, size=500)
     result = compare_pair(better, worse, n, confidence=0.95, bootstrap_resamples=500, seed=0)
-    expected = lookup("mrr").moments(n).expectation
+    expected = lookup("mrr").metric.moments(n).expectation
     assert result["mrr_difference"] == pytest.approx(better.mean() - worse.mean())
     assert result["amrr_difference"] == pytest.approx(result["mrr_difference"] / (1 - expected))
     assert result["mrr_difference_low"] > 0 and result["wilcoxon_p"] < 1e-10 and result["t_p"] < 1e-10

@@ -90,14 +90,14 @@ def item_table(answers: pd.DataFrame) -> pd.DataFrame:
     )
     for frame in (micro, pykeen):
         for metric in MOMENT_METRICS:
-            definition = lookup(metric)
+            definition = lookup(metric).metric
             frame[metric] = definition.transform.function(frame["rank"].to_numpy(dtype=float))
             first, second = definition.transform.task_moments(frame["num_candidates"].to_numpy())
             frame[f"{metric}_expectation"] = first
             frame[f"{metric}_variance"] = second - first * first
     pykeen[[f"{metric}_variance" for metric in MOMENT_METRICS]] = np.nan
     for metric in MOMENT_METRICS:
-        definition = lookup(metric)
+        definition = lookup(metric).metric
         macro[metric] = definition.transform.function(macro["rank"].to_numpy(dtype=float))
         first, second = mom.best_rank_moments(
             definition.transform.function, macro["num_other"].to_numpy(), macro["num_relevant"].to_numpy()
@@ -473,7 +473,7 @@ def test_best_rank_closed_forms_match_best_rank_moments() -> None:
     for metric in ("arithmetic_mean_rank", "hits_at_1", "hits_at_3", "hits_at_10"):
         first, second = best_rank_closed_form(metric, num_other, num_relevant)
         expected_first, expected_second = mom.best_rank_moments(
-            lookup(metric).transform.function, num_other, num_relevant
+            lookup(metric).metric.transform.function, num_other, num_relevant
         )
         assert first == pytest.approx(expected_first, rel=1e-10), metric
         assert second == pytest.approx(expected_second, rel=1e-10), metric

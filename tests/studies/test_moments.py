@@ -45,7 +45,7 @@ def test_every_moment_passes_on_real_counts(nations_dir):
 
 def test_a_wrong_moment_is_caught():
     """The check can fail: a variance off by 10% and an expectation off by 1% are flagged."""
-    mean_rank = lookup("mr")
+    mean_rank = lookup("mr").metric
     wrong_variance = dataclasses.replace(
         mean_rank,
         key="wrong_variance",
@@ -117,7 +117,12 @@ def test_formula_is_keyword_only():
 
 
 def test_dataset_moments_table_is_the_table_of_each_split(nations_dir):
-    metrics = [lookup("mr"), lookup("mrr"), lookup("hits@10"), lookup("median_rank")]
+    metrics = [
+        lookup("mr").metric,
+        lookup("mrr").metric,
+        lookup("hits@10").metric,
+        lookup("median_rank").metric,
+    ]
     table = dataset_moments_table(nations_dir, "nations", ["valid", "test"], metrics, ("train", "test"))
     assert list(table.columns[:2]) == ["dataset", "split"] and set(table["dataset"]) == {"nations"}
     for split in ("valid", "test"):
@@ -131,7 +136,7 @@ def test_dataset_moments_table_is_the_table_of_each_split(nations_dir):
 
 @pytest.fixture(scope="module")
 def small_check(nations_dir):
-    metrics = [lookup("mr"), lookup("mrr"), lookup("hits@1"), lookup("count")]
+    metrics = [lookup("mr").metric, lookup("mrr").metric, lookup("hits@1").metric, lookup("count").metric]
     check = check_dataset(candidate_counts(nations_dir, "test"), metrics, replicates=400, seed=1, alpha=0.01)
     return check.assign(dataset="nations")
 
@@ -145,7 +150,7 @@ def test_check_dataset_is_one_family_over_the_sides(small_check, nations_dir):
     assert set(small_check["critical_z"]) == {stats.norm.isf(0.01 / (2 * 12) / 2)}
     alone = check_moments(
         counts_by_side(candidate_counts(nations_dir, "test"))["tail"],
-        [lookup("mr"), lookup("mrr"), lookup("hits@1"), lookup("count")],
+        [lookup("mr").metric, lookup("mrr").metric, lookup("hits@1").metric, lookup("count").metric],
         replicates=400,
         seed=2,
         alpha=0.01,

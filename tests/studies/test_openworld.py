@@ -41,7 +41,7 @@ from kgrank.studies.openworld.simulation import (
     study_metrics,
 )
 
-MRR = lookup(MRR_KEY)
+MRR = lookup(MRR_KEY).metric
 FAMILY_TREE = Path(__file__).resolve().parents[3] / "shared" / "data" / "family-tree"
 
 

@@ -173,7 +173,7 @@ def test_table4_is_computed_from_stats(tmp_path):
 )
 def test_desiderata_match_the_mathematics(name, variant, expected):
     (chosen,) = (candidate for candidate in TABLE1_VARIANTS if variant_name(candidate) == variant)
-    assert desiderata(lookup(name), chosen) == expected
+    assert desiderata(lookup(name).metric, chosen) == expected
 
 
 def test_table1_lists_the_base_then_every_variant():
@@ -184,7 +184,7 @@ def test_table1_lists_the_base_then_every_variant():
         "adjusted index",
         "z-score",
     ]
-    table = table1([lookup("mr"), lookup("std")])  # std has no derived variants: no rows
+    table = table1([lookup("mr").metric, lookup("std").metric])  # std has no derived variants: no rows
     assert table["variant"].tolist() == [variant_name(variant) for variant in TABLE1_VARIANTS]
     assert set(table["key"]) == {"arithmetic_mean_rank"}
 

@@ -20,7 +20,7 @@ from kgrank.studies.paper.published import (
 def _moments(dataset, num_candidates):
     rows = []
     for key in ("arithmetic_mean_rank", "inverse_harmonic_mean_rank"):
-        moments = lookup(key).moments(num_candidates)
+        moments = lookup(key).metric.moments(num_candidates)
         rows.append(
             {
                 "dataset": dataset,
@@ -113,7 +113,7 @@ def test_an_adjustment_made_with_exact_moments_agrees():
 
 def test_off_by_one_candidate_counts_are_recognised():
     num_candidates = np.full(300, 12)
-    shifted = lookup("mrr").moments(num_candidates - 1)
+    shifted = lookup("mrr").metric.moments(num_candidates - 1)
     mrr = 0.5
     z = float(f"{(mrr - shifted.expectation) / np.sqrt(shifted.variance):.5g}")
     published = _published("inverse_harmonic_mean_rank", "z_inverse_harmonic_mean_rank", values=[mrr, z])
@@ -219,7 +219,7 @@ def test_simulation_sides_with_the_exact_expectation():
     published = _published(
         "inverse_harmonic_mean_rank", "adjusted_inverse_harmonic_mean_rank", values=[0.5, 0.47]
     )
-    exact = lookup("mrr").moments(num_candidates)
+    exact = lookup("mrr").metric.moments(num_candidates)
     checks = pd.DataFrame(
         {
             "dataset": ["d"],
@@ -277,11 +277,11 @@ def _nations_audit(nations_dir, shift: int):
     from kgrank.studies.moments.montecarlo import check_dataset, dataset_moments_table
     from kgrank.studies.paper.published import audit_published
 
-    metrics = [lookup("mrr"), lookup("mr")]
+    metrics = [lookup("mrr").metric, lookup("mr").metric]
     moments = dataset_moments_table(nations_dir, "nations", ["test"], metrics)
     counts = candidate_counts(nations_dir, "test")
     checks = check_dataset(counts, metrics, replicates=2000, seed=0, alpha=0.01).assign(dataset="nations")
-    used = lookup("mrr").moments(counts_by_side(counts)["both"] + shift).expectation
+    used = lookup("mrr").metric.moments(counts_by_side(counts)["both"] + shift).expectation
     mrr = 0.61234
     amrr = float(f"{(mrr - used) / (1 - used):.5g}")
     published = _published(
@@ -396,7 +396,7 @@ def test_published_z_mrr_is_pykeens_candidate_set_size_fed_to_its_expectation(da
         tolerance = rounding_error(row.test_z_mrr) + rounding_error(row.test_mrr) / std
         assert z == pytest.approx(row.test_z_mrr, abs=tolerance), row.model
         # and kgrank's exact moments on the real counts do not give the published value
-        exact = lookup("mrr").moments(ours["num_candidates"].to_numpy())
+        exact = lookup("mrr").metric.moments(ours["num_candidates"].to_numpy())
         assert abs((row.test_mrr - exact.expectation) / np.sqrt(exact.variance) - row.test_z_mrr) > tolerance
 
 
@@ -438,7 +438,7 @@ def test_published_amrr_is_pykeens_march_2022_expectation(datasets, request):
         num_candidates = case_study_counts[row.dataset]
         for expectation, is_exact in (
             (pykeen814_mrr_expectation(num_candidates), False),
-            (lookup("mrr").moments(num_candidates).expectation, True),
+            (lookup("mrr").metric.moments(num_candidates).expectation, True),
         ):
             amrr = (row.test_mrr - expectation) / (1 - expectation)
             # the audit's rule: the rounding of the published MRR through the map, plus the AMRR's

@@ -120,7 +120,7 @@ def test_weighted_table_is_kgrank_weighted_per_pair_and_scheme():
 def test_uniform_scheme_is_the_registrys_geometric_mean_rank():
     ranks = _rank_table(4)
     table = weighted_table({("d", "m"): ranks}, ["uniform", "negatives"])
-    gmr = lookup("gmr")
+    gmr = lookup("gmr").metric
     registry = {
         row["metric"]: row
         for row in metric_rows(ranks["pessimistic"].to_numpy(), ranks["num_candidates"].to_numpy(), gmr)

@@ -48,7 +48,7 @@ DRIFT_COLUMNS = (
 def drift_metric_keys() -> list[str]:
     """MR, Hits@10, MRR, then AMRI, AH@10, AMRR, then their z-scores (registry keys)."""
     return [
-        key if variant is None else lookup(key).variant_key(variant)
+        key if variant is None else lookup(key).metric.variant_key(variant)
         for variant in DRIFT_VARIANTS
         for key in RAW_METRICS
     ]
@@ -85,7 +85,7 @@ def drift_values(realistic: np.ndarray, num_candidates: np.ndarray) -> dict[str,
     wanted = set(drift_metric_keys())
     values = {}
     for key in RAW_METRICS:
-        for row in metric_rows(realistic, num_candidates, lookup(key)):
+        for row in metric_rows(realistic, num_candidates, lookup(key).metric):
             if row["metric"] in wanted:
                 values[row["metric"]] = row["value"]
     return values

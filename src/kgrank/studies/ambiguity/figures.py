@@ -19,18 +19,6 @@ from kgrank.studies.ambiguity.variants import CONSTANT_SCORER, RANDOM_SCORER
 if TYPE_CHECKING:
     import matplotlib.pyplot as plt
 
-# The printed names of the derived variants the study shows (the registry names the base
-# metrics: lookup(key).label).
-VARIANT_LABELS = {
-    "adjusted_arithmetic_mean_rank_index": "AMRI",
-    "adjusted_hits_at_10": "AH@10",
-    "adjusted_hits_at_1": "AH@1",
-    "adjusted_inverse_harmonic_mean_rank": "AMRR",
-    "z_arithmetic_mean_rank": "z-MR",
-    "z_hits_at_10": "z-H@10",
-    "z_hits_at_1": "z-H@1",
-    "z_inverse_harmonic_mean_rank": "z-MRR",
-}
 SCORER_LABELS = {CONSTANT_SCORER: "constant scorer", RANDOM_SCORER: "random scorer"}
 PROTOCOL_LABELS = {
     "sampled": "sampled candidates (true + k − 1 non-answers)",
@@ -39,12 +27,10 @@ PROTOCOL_LABELS = {
 
 
 def metric_label(key: str) -> str:
-    """The printed name of a metric key: the registry's label of a base metric, the
-    study's abbreviation of a derived variant (AMRI, z-MRR ...), else the key."""
-    if key in VARIANT_LABELS:
-        return VARIANT_LABELS[key]
+    """The printed name of a metric key: the registry's short name (MRR, AMRI, z-MRR ...),
+    else the key."""
     try:
-        return lookup(key).label
+        return lookup(key).short_name
     except KgrankInputError:
         return key
 

@@ -94,7 +94,7 @@ def compare_pair(
     low, high = mean_difference_interval(
         first, second, confidence=confidence, resamples=bootstrap_resamples, seed=seed
     )
-    expected_mrr = lookup("inverse_harmonic_mean_rank").moments(num_candidates).expectation
+    expected_mrr = lookup("inverse_harmonic_mean_rank").metric.moments(num_candidates).expectation
     scale = 1.0 / (1.0 - expected_mrr)
     mrr_difference = float(difference.mean())
     return {

@@ -69,7 +69,7 @@ def read_published(path: str | Path) -> pd.DataFrame:
 
 def amri(mean_rank: float, num_candidates: np.ndarray) -> float:
     """The adjusted mean rank index of ``mean_rank`` over tasks with these candidate counts."""
-    metric = lookup("arithmetic_mean_rank")
+    metric = lookup("arithmetic_mean_rank").metric
     return derived_values(metric, mean_rank, metric.moments(np.asarray(num_candidates)))[Variant.INDEX].value
 
 
@@ -98,7 +98,7 @@ def model_row(ranks: pd.DataFrame) -> dict[str, float]:
     n = ranks["num_candidates"].to_numpy()
     values = {}
     for key in ("arithmetic_mean_rank", "inverse_harmonic_mean_rank"):
-        values.update({row["metric"]: row["value"] for row in metric_rows(realistic, n, lookup(key))})
+        values.update({row["metric"]: row["value"] for row in metric_rows(realistic, n, lookup(key).metric)})
     return {
         "mean_rank": values["arithmetic_mean_rank"],
         "amri_filtered": values["adjusted_arithmetic_mean_rank_index"],

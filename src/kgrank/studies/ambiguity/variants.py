@@ -27,7 +27,11 @@ RANDOM_SCORER = "random"
 def study_metrics(hits: Sequence[int] = (1, 10)) -> list[Metric]:
     """The metrics the study reports, each with a closed-form expectation and variance:
     MR, MRR and Hits@k (their adjusted indices AMRI, AMRR, AH@k and z-scores follow)."""
-    return [lookup("arithmetic_mean_rank"), lookup("inverse_harmonic_mean_rank"), *(hits_at(k) for k in hits)]
+    return [
+        lookup("arithmetic_mean_rank").metric,
+        lookup("inverse_harmonic_mean_rank").metric,
+        *(hits_at(k) for k in hits),
+    ]
 
 
 def constant_scorer_ranks(table: pd.DataFrame, generator: np.random.Generator) -> pd.DataFrame:

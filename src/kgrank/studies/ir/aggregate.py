@@ -67,7 +67,7 @@ def has_moments(metric: str) -> bool:
 
 def higher_is_better(metric: str) -> bool:
     """The direction of a metric (AP and nDCG: higher is better)."""
-    return True if metric in IR_METRICS else lookup(metric).increasing
+    return True if metric in IR_METRICS else lookup(metric).metric.increasing
 
 
 def _same_values(first: pd.Series, second: pd.Series) -> bool:
@@ -148,7 +148,7 @@ def derived(metric: str, value: float, expectation: float, variance: float) -> t
     """
     if not has_moments(metric) or not np.isfinite(expectation):
         return float("nan"), float("nan")
-    values = derive(lookup(metric), value, expectation, variance if np.isfinite(variance) else None)
+    values = derive(lookup(metric).metric, value, expectation, variance if np.isfinite(variance) else None)
     return float(values[Variant.INDEX].value), float(values[Variant.Z_SCORE].value)
 
 

@@ -500,7 +500,7 @@ def _moment_columns(
 ) -> dict[str, np.ndarray]:
     columns = {}
     for key in keys:
-        metric = metrics.lookup(key)
+        metric = metrics.lookup(key).metric
         first, second = first_second(metric)
         columns[key] = metric.transform.function(np.asarray(ranks, dtype=float))
         columns[f"{key}_expectation"] = first

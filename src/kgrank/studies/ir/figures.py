@@ -13,7 +13,7 @@ import pandas as pd
 
 from kgrank.errors import KgrankInputError
 from kgrank.labels import dataset_label, model_label
-from kgrank.metrics import lookup
+from kgrank.metrics import MetricKey, Variant, lookup
 
 # kgrank.plotting (matplotlib, seaborn) is imported where a figure is drawn: report.py
 # reads this module's labels for commands that draw nothing (ir-queries, ir-montecarlo)
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 # The trec_eval measures the metric registry does not hold (its metrics print their own label).
 METRIC_LABELS = {"ap_at_20": "MAP@20", "ndcg_at_20": "nDCG@20"}
-ADJUSTED_LABELS = {"arithmetic_mean_rank": "AMRI", "inverse_harmonic_mean_rank": "AMRR"}
 AVERAGING_LABELS = {"micro": "micro", "macro": "macro (best answer)", "macro-pykeen": "macro (PyKEEN)"}
 EVALUATION_LABELS = {"test": "full test set", "sample": "FB-Test-S", "pooled": "FB-Test-S-C"}
 # The filtering protocols (kgrank.studies.ir.settings.PROTOCOLS) as figures and tables name them
@@ -35,19 +34,23 @@ SMALLEST_P = 1e-16  # smaller p-values (and 0) are drawn at this floor of the lo
 
 
 def metric_label(key: str) -> str:
-    """The printed name of a metric: the registry's label, or MAP@20 / nDCG@20."""
+    """The printed name of a metric: the registry's short name, or MAP@20 / nDCG@20."""
     if key in METRIC_LABELS:
         return METRIC_LABELS[key]
     try:
-        return lookup(key).label
+        return lookup(key).short_name
     except KgrankInputError:
         return key
 
 
 def adjusted_label(key: str) -> str:
-    if key.startswith("hits_at_"):
-        return f"AH@{key.removeprefix('hits_at_')}"
-    return ADJUSTED_LABELS.get(key, f"adjusted {metric_label(key)}")
+    """The printed name of a metric's adjusted index: the registry's (AMRR, AMRI, AH@10),
+    else spelled out (the trec_eval measures)."""
+    try:
+        metric = lookup(key).metric
+    except KgrankInputError:
+        return f"adjusted {metric_label(key)}"
+    return MetricKey(metric, Variant.INDEX).short_name
 
 
 def evaluation_label(dataset: str, evaluation: str) -> str:

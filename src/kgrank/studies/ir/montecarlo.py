@@ -52,7 +52,7 @@ def check_macro_moments(
     if num_other.size == 0:
         raise KgrankInputError("macro moments: no query to check; give at least one (M, R) pair")
     keys = metric_keys(hits)  # MR, MRR and Hits@k: the item table's metrics
-    metrics = {key: lookup(key) for key in keys}
+    metrics = {key: lookup(key).metric for key in keys}
     # a stream of its own, never the draws of another check
     generator = seed_stream(seed, 2)
     chunk = max(1, chunk_elements // len(num_other))

@@ -203,7 +203,7 @@ def best_rank_closed_form(metric: str, num_other: np.ndarray, num_relevant: np.n
     P(K <= k) = 1 - prod_{j<k} (M - j) / (M + R - j); the test checks them against
     best_rank_moments.
     """
-    definition = lookup(metric)
+    definition = lookup(metric).metric
     other = np.asarray(num_other, dtype=float)
     relevant = np.asarray(num_relevant, dtype=float)
     if definition.transform is IDENTITY:
@@ -238,7 +238,7 @@ def best_rank_tables(
     single = num_relevant == 1
     tables = {}
     for metric in metrics:
-        transform = lookup(metric).transform
+        transform = lookup(metric).metric.transform
         first = np.empty(num_other.size)
         second = np.empty(num_other.size)
         first[single], second[single] = transform.task_moments(num_other[single] + 1)
@@ -258,7 +258,7 @@ def _variants(metric: str, values: np.ndarray, expectation: np.ndarray, variance
     result = {"raw": values}
     if metric in IR_METRICS:
         return result
-    definition = lookup(metric)
+    definition = lookup(metric).metric
     known = np.isfinite(variance)
     # the adjusted index needs the expectation only: where the variance is unknown it
     # comes from derive's no-variance case, and the z-score is left NaN
@@ -355,7 +355,7 @@ def subset_values(
         best_ranks.append(np.where(has_answer, best, 1.0))
     result = {}
     for metric in rows.metrics:
-        transform = lookup(metric).transform
+        transform = lookup(metric).metric.transform
         if discarded_are_candidates:
             # the task moments of each distinct N + D_q (element-wise: the same numbers as
             # on the whole (subsets, rows) array, which repeats a few hundred N many times)

@@ -146,7 +146,7 @@ def _simulate(args: argparse.Namespace) -> None:
         strength_grid(args.strength[0], args.strength[1], args.precision_step),
         args.correlations,
         args.precision_queries,
-        [lookup(MRR_KEY)],
+        [lookup(MRR_KEY).metric],
         args.seed + 1,
         progress=not args.quiet,
     )

@@ -46,9 +46,9 @@ def study_metrics(hits: Sequence[int] = STUDY_HITS) -> list[Metric]:
     """MRR and the less focus-on-top metrics the study compares: mean r^-a, the mean
     log discount ln 2 / ln(1 + r) (nDCG's gain of a single answer) and Hits@k."""
     return [
-        lookup(MRR_KEY),
+        lookup(MRR_KEY).metric,
         *(mean_inverse_rank_power(power) for power in LESS_TOP_HEAVY_POWERS),
-        lookup("mean_log_discount"),
+        lookup("mean_log_discount").metric,
         *(hits_at(k) for k in hits),
     ]
 

@@ -38,16 +38,6 @@ from kgrank.studies.paper.figure1 import FIGURE1_PANELS, draw_figure1_row
 from kgrank.tables import read_table, table_kind
 
 LONG_COLUMNS = ["model", "dataset", "split", "side", "metric", "value"]
-# Short names used by published tables (and by PyKEEN's synonyms) -> kgrank keys.
-SHORT_NAMES = {
-    "mr": "arithmetic_mean_rank",
-    "mrr": "inverse_harmonic_mean_rank",
-    "amr": "adjusted_arithmetic_mean_rank",
-    "amri": "adjusted_arithmetic_mean_rank_index",
-    "amrr": "adjusted_inverse_harmonic_mean_rank",
-    "z_mr": "z_arithmetic_mean_rank",
-    "z_mrr": "z_inverse_harmonic_mean_rank",
-}
 # what every published table has, wide or long
 PUBLISHED_ROWS = table_kind(
     "published values",
@@ -58,6 +48,15 @@ PUBLISHED_ROWS = table_kind(
 )
 SIGNIFICANT_DIGITS = 5
 AGREES, DISAGREES = "agrees within rounding", "disagrees"
+
+
+def _registry_key(name: str) -> str:
+    """The registry's key of a published column's metric (mrr, amri, z_mrr, hits_at_10,
+    PyKEEN's names ...); a name the registry does not know stays as it is."""
+    try:
+        return lookup(name).key
+    except KgrankInputError:
+        return name
 
 
 def read_published(path: str | Path) -> pd.DataFrame:
@@ -89,7 +88,7 @@ def read_published(path: str | Path) -> pd.DataFrame:
             f"{row['value']!r} is not a number; write the published value, or leave it empty"
         )
     long = long.assign(value=values).dropna(subset=["value"]).reset_index(drop=True)
-    long["metric"] = long["metric"].map(lambda name: SHORT_NAMES.get(name, name))
+    long["metric"] = long["metric"].map(_registry_key)
     if long.empty:
         raise KgrankInputError(f"{path}: no published value in any row; fill in the values to audit")
     return long
@@ -230,7 +229,7 @@ def with_pykeen814(audit: pd.DataFrame, counts: dict[tuple[str, str, str], np.nd
     :func:`pykeen814_mrr_expectation` of the row's candidate counts (``counts``, as for
     :func:`explain`), and whether that agrees with the published value within the row's
     tolerance. Empty (NaN) on every other row."""
-    mrr = lookup("inverse_harmonic_mean_rank")
+    mrr = lookup("inverse_harmonic_mean_rank").metric
     records = []
     for row in audit.itertuples():
         num_candidates = counts.get((row.dataset, row.split, row.side))
@@ -545,7 +544,7 @@ def plot_published_comparison(
     import seaborn as sns
 
     set_style()
-    labels = {short: lookup(key).label for short, key in COMPARED_METRICS.items()}
+    labels = {short: lookup(key).metric.label for short, key in COMPARED_METRICS.items()}
     metrics = [metric for metric in labels if metric in set(table["metric"])]
     figure, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3.6), constrained_layout=True)
     for index, (axis, metric) in enumerate(zip(np.atleast_1d(axes), metrics, strict=True)):

@@ -162,7 +162,7 @@ def exact_moments_of(
     n = len(ranks)
     kept = full.num_candidates - 1 <= num_samples
     keys = [(estimator, metric) for estimator in estimators for metric in metrics]
-    functions = {metric: lookup(metric).transform.function for metric in metrics}
+    functions = {metric: lookup(metric).metric.transform.function for metric in metrics}
     sums = {key: float(np.sum(functions[key[1]](ranks[kept].astype(float)))) for key in keys}
     variances = dict.fromkeys(keys, 0.0)
     drawing = np.flatnonzero(~kept)
@@ -284,7 +284,7 @@ def full_values(full: FullRanks) -> dict[tuple[str, str], float]:
 
     values = {}
     for metric in SAMPLED_METRICS:
-        value = float(lookup(metric).value(full.ranks(RANK_TYPE).astype(float)))
+        value = float(lookup(metric).metric.value(full.ranks(RANK_TYPE).astype(float)))
         values[metric] = value
         values[(ADJUSTED, metric)] = float(adjusted_index(metric, value, full.num_candidates))
     return values

@@ -319,7 +319,7 @@ def pair_ties(
                     entities, values = top_run(filtered[row], settings.depth)
                     budget.offer(f"{side}:{int(triple)}", int(true_entities[row]), entities, values)
     described = settings.describe()
-    mrr = lookup("inverse_harmonic_mean_rank")
+    mrr = lookup("inverse_harmonic_mean_rank").metric
     rows = []
     for (scorer, tolerance), columns in ranks.items():
         optimistic = np.concatenate(columns["optimistic"]).astype(float)
