@@ -209,8 +209,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def _metric_keys(names: list[str]) -> list[str]:
     """Each named metric's base key with its derived variants' keys, in the order named."""
-    from kgrank.metrics import lookup
-    from kgrank.metrics import Variant
+    from kgrank.metrics import Variant, lookup
 
     keys: list[str] = []
     for name in names:
@@ -237,15 +236,14 @@ def summary_table(result: Any) -> Any:
     index [interval], z-score (a ``side`` column first when there are several sides)."""
     import pandas as pd
 
-    from kgrank.metrics import lookup
-    from kgrank.metrics import Variant
+    from kgrank.metrics import Variant, lookup
 
     rows = []
     sides = list(dict.fromkeys(result["side"]))
     for side in sides:
         subset = result[result["side"] == side].set_index("metric")
         for key in subset.index:
-            named = lookup(key).metric
+            named = lookup(key)
             if named.variant is not None:
                 continue
             metric, base = named.metric, subset.loc[key]
