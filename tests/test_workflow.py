@@ -180,7 +180,7 @@ def test_external_systems_join_like_trained_models(workdir):
     pairwise = pd.read_csv(results / "ambiguity/pairwise.tsv", sep="\t")
     assert set(EXTERNAL) <= set(pairwise["first"]) | set(pairwise["second"])
     same = pairwise[pairwise["first"].isin(EXTERNAL) & pairwise["second"].isin(EXTERNAL)]
-    assert len(same) == 3 and (same["mrr_difference"] == 0).all()
+    assert len(same) == 3 and (same["difference"] == 0).all()
     table1 = pd.read_csv(results / "ambiguity/table1.tsv", sep="\t")
     assert set(EXTERNAL) <= set(table1["model"])
     participation = pd.read_csv(results / "metrics/external_systems.tsv", sep="\t")

@@ -56,7 +56,7 @@ on 40,000 tasks with three metrics (18 comparisons, 2,000 resamples) take about 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +68,14 @@ from scipy import stats as scipy_stats
 from kgrank.errors import KgrankInputError
 from kgrank.metrics import Metric, Variant, derive, lookup, moments_of
 from kgrank.rank_table import RANK_COLUMNS
-from kgrank.stats import bootstrap_interval, holm, mean_difference_interval, paired_tests, seed_sequence
+from kgrank.stats import (
+    SeedKey,
+    bootstrap_interval,
+    holm,
+    mean_difference_interval,
+    paired_tests,
+    seed_sequence,
+)
 
 DEFAULT_METRICS = ("mrr", "hits@10")
 # The dataset of a frame without a `dataset` column.
@@ -316,6 +323,91 @@ def _block(dataset: str, rows: pd.DataFrame, order: Sequence[str]) -> _Block:
     return _Block(dataset, systems, ranks.to_numpy(dtype=float), counts[:, 0].astype(np.int64))
 
 
+# --- the engine: paired tests of per-query values, Holm within a family -------------------
+
+TESTS = ("t", "wilcoxon")
+# What the engine gives every pair, in every table that compares systems (kgrank compare,
+# the ambiguity study's pairs, the IR study's discriminative power): one set of names.
+ENGINE_COLUMNS = (
+    "first",
+    "second",
+    "tasks",
+    "mean_difference",
+    "difference_low",
+    "difference_high",
+    "t_statistic",
+    "t_p",
+    "wilcoxon_p",
+)
+Interval = Callable[[np.ndarray, np.ndarray, np.random.SeedSequence], tuple[float, float]]
+
+
+def paired_comparisons(
+    values: np.ndarray,
+    systems: Sequence[str],
+    *,
+    tests: Sequence[str] = TESTS,
+    interval: Interval | None = None,
+    seed: int = 0,
+    stream: Sequence[SeedKey] = (),
+) -> list[dict]:
+    """The one engine of paired comparisons: for every pair of ``systems`` (first before
+    second in their order), the paired ``tests`` (``t``, ``wilcoxon``;
+    :func:`kgrank.stats.paired_tests`) of their per-query ``values`` (queries x systems,
+    aligned), the mean difference (first minus second) and, with ``interval``, its ends
+    from ``interval(first, second, seed)``, each pair's stream seeded by ``seed``, the
+    ``stream`` names and the two systems' names (so adding a system moves no other
+    pair's interval). Holm's correction is the caller's family: :func:`holm_within`."""
+    unknown = sorted(set(tests) - set(TESTS))
+    if unknown or not tests:
+        raise KgrankInputError(f"tests: {unknown or 'none'}; choose among {', '.join(TESTS)}")
+    values = np.asarray(values, dtype=float)
+    rows = []
+    for first, second in itertools.combinations(range(len(systems)), 2):
+        a, b = values[:, first], values[:, second]
+        result = paired_tests(a, b, wilcoxon="wilcoxon" in tests)
+        row = {
+            "first": systems[first],
+            "second": systems[second],
+            "tasks": len(a),
+            "mean_difference": result.mean_difference,
+        }
+        if interval is not None:
+            names = (systems[first], systems[second])
+            row["difference_low"], row["difference_high"] = interval(
+                a, b, seed_sequence(seed, *stream, *names)
+            )
+        if "t" in tests:
+            row.update(t_statistic=result.t_statistic, t_p=result.t_p)
+        if "wilcoxon" in tests:
+            row["wilcoxon_p"] = result.wilcoxon_p
+        rows.append(row)
+    return rows
+
+
+def holm_within(
+    table: pd.DataFrame, *, tests: Sequence[str], alpha: float, family: Sequence[str] = ()
+) -> pd.DataFrame:
+    """``table`` with ``<test>_p_holm`` and ``<test>_significant`` for each test: Holm's
+    correction (:func:`kgrank.stats.holm`) of ``<test>_p`` within each group of the
+    ``family`` columns (none: one family, every row)."""
+    table = table.copy()
+    groups = (
+        [np.arange(len(table))]
+        if not family
+        else list(table.groupby(list(family), sort=False).indices.values())
+    )
+    for test in tests:
+        adjusted = np.full(len(table), np.nan)
+        rejected = np.zeros(len(table), dtype=bool)
+        p_values = table[f"{test}_p"].to_numpy(dtype=float)
+        for rows in groups:
+            rejected[rows], adjusted[rows] = holm(p_values[rows], alpha)
+        table[f"{test}_p_holm"] = adjusted
+        table[f"{test}_significant"] = rejected
+    return table
+
+
 # --- one pair, one dataset -----------------------------------------------------------------
 
 
@@ -354,44 +446,24 @@ def _scaled(values: Sequence[float], span: float) -> list[float]:
     return [float(value) / span for value in values]
 
 
-def _pair_row(
-    metric: Metric,
-    block: _Block,
-    first: int,
-    second: int,
-    values: np.ndarray,
-    per_task: np.ndarray,
-    expectation: float,
-    *,
-    confidence: float,
-    resamples: int,
-    seed: int,
-) -> dict:
-    a, b = per_task[:, first], per_task[:, second]
-    names = block.systems[first], block.systems[second]
-    tests = paired_tests(a, b)
-    # t of the per-task values, signed like the metric difference
+def _pair_row(metric: Metric, dataset: str, row: dict, values: dict[str, float], expectation: float) -> dict:
+    """An engine row (:func:`paired_comparisons` of the per-task values) as a pair of
+    :func:`compare`: the metric's own values and difference, its adjusted difference and
+    the t statistic signed like the metric difference."""
+    first, second = row["first"], row["second"]
     orientation = 1.0 if increases_with_task_mean(metric) else -1.0
     difference = float(values[first] - values[second])
-    low, high = _difference_interval(
-        metric,
-        a,
-        b,
-        confidence=confidence,
-        resamples=resamples,
-        seed=seed_sequence(seed, block.dataset, metric.key, *names),
-    )
-    span = metric.optimum - expectation
-    adjusted, *adjusted_ends = _scaled([difference, low, high], span)
-    better = "" if difference == 0 else names[0] if (difference > 0) == metric.increasing else names[1]
+    low, high = row["difference_low"], row["difference_high"]
+    adjusted, *adjusted_ends = _scaled([difference, low, high], metric.optimum - expectation)
+    better = "" if difference == 0 else first if (difference > 0) == metric.increasing else second
     return {
-        "dataset": block.dataset,
+        "dataset": dataset,
         "metric": metric.key,
-        "first": names[0],
-        "second": names[1],
-        "tasks": len(a),
-        "value_first": float(values[first]),
-        "value_second": float(values[second]),
+        "first": first,
+        "second": second,
+        "tasks": row["tasks"],
+        "value_first": values[first],
+        "value_second": values[second],
         "difference": difference,
         "difference_low": low,
         "difference_high": high,
@@ -399,9 +471,9 @@ def _pair_row(
         "adjusted_difference": adjusted,
         "adjusted_difference_low": min(adjusted_ends),
         "adjusted_difference_high": max(adjusted_ends),
-        "t_statistic": orientation * tests.t_statistic,
-        "t_p": tests.t_p,
-        "wilcoxon_p": tests.wilcoxon_p,
+        "t_statistic": orientation * row["t_statistic"],
+        "t_p": row["t_p"],
+        "wilcoxon_p": row["wilcoxon_p"],
         "better": better,
     }
 
@@ -439,21 +511,19 @@ def _dataset_rows(
                 }
             )
         per_task = task_values(metric, block.ranks)
-        for first, second in itertools.combinations(range(len(block.systems)), 2):
-            pair_rows.append(
-                _pair_row(
-                    metric,
-                    block,
-                    first,
-                    second,
-                    values,
-                    per_task,
-                    expectation,
-                    confidence=confidence,
-                    resamples=resamples,
-                    seed=seed,
-                )
+
+        def interval(
+            a: np.ndarray, b: np.ndarray, stream: np.random.SeedSequence, metric: Metric = metric
+        ) -> tuple:
+            return _difference_interval(metric, a, b, confidence=confidence, resamples=resamples, seed=stream)
+
+        by_system = {system: float(value) for system, value in zip(block.systems, values, strict=True)}
+        pair_rows += [
+            _pair_row(metric, block.dataset, row, by_system, expectation)
+            for row in paired_comparisons(
+                per_task, block.systems, interval=interval, seed=seed, stream=(block.dataset, metric.key)
             )
+        ]
     return system_rows, pair_rows
 
 
@@ -807,16 +877,14 @@ def compare(
         )
         system_rows += systems
         pair_rows += pairs
-    pairs = pd.DataFrame(pair_rows, columns=[c for c in PAIR_COLUMNS if c in pair_rows[0]])
-    for test in ("t", "wilcoxon"):
-        rejected, adjusted = holm(pairs[f"{test}_p"].to_numpy(dtype=float), alpha)
-        pairs[f"{test}_p_holm"] = adjusted
-        pairs[f"{test}_significant"] = rejected
-    systems = pd.DataFrame(system_rows)
-    rejected, adjusted = holm(systems["z_p"].to_numpy(dtype=float), alpha)
-    systems["z_p_holm"] = adjusted
+    # one family per test: every (dataset, metric, pair) row; and every (dataset, system,
+    # metric) row for the marks against random
+    pairs = holm_within(pd.DataFrame(pair_rows), tests=TESTS, alpha=alpha)
+    systems = holm_within(pd.DataFrame(system_rows), tests=("z",), alpha=alpha)
     systems["mark"] = np.where(
-        ~rejected, NOT_DISTINGUISHABLE, np.where(systems["z_score"].to_numpy() < 0, WORSE_THAN_RANDOM, "")
+        ~systems["z_significant"],
+        NOT_DISTINGUISHABLE,
+        np.where(systems["z_score"].to_numpy() < 0, WORSE_THAN_RANDOM, ""),
     )
     return Comparison(
         pairs=pairs[list(PAIR_COLUMNS)],

@@ -53,9 +53,10 @@ class PairedTest:
     wilcoxon_p: float
 
 
-def paired_tests(first: np.ndarray, second: np.ndarray) -> PairedTest:
+def paired_tests(first: np.ndarray, second: np.ndarray, *, wilcoxon: bool = True) -> PairedTest:
     """Student's paired t-test (scipy.stats.ttest_rel) and Wilcoxon's signed-rank test
-    (scipy.stats.wilcoxon) of ``first - second``.
+    (scipy.stats.wilcoxon) of ``first - second``; ``wilcoxon=False`` skips the latter
+    (its p-value is then NaN), for callers that report the t-test only.
 
     Degenerate inputs have one answer here, where scipy returns NaN or warns:
     identical vectors leave nothing to test (statistic 0, both p-values 1); a constant
@@ -68,10 +69,10 @@ def paired_tests(first: np.ndarray, second: np.ndarray) -> PairedTest:
         raise ValueError("paired tests need finite values")
     difference = first - second
     if not np.any(difference != 0):
-        return PairedTest(0.0, 0.0, 1.0, 1.0)
+        return PairedTest(0.0, 0.0, 1.0, 1.0 if wilcoxon else float("nan"))
     from scipy import stats
 
-    wilcoxon_p = float(stats.wilcoxon(first, second).pvalue)
+    wilcoxon_p = float(stats.wilcoxon(first, second).pvalue) if wilcoxon else float("nan")
     if np.all(difference == difference[0]):
         return PairedTest(float(difference[0]), float(np.copysign(np.inf, difference[0])), 0.0, wilcoxon_p)
     result = stats.ttest_rel(first, second)

@@ -29,7 +29,7 @@ from kgrank.studies.ambiguity.drift import (
     slope_per_decade,
 )
 from kgrank.studies.ambiguity.figures import plot_pairwise
-from kgrank.studies.ambiguity.pairwise import PAIRWISE_COLUMNS, compare_pair, pairwise_table
+from kgrank.studies.ambiguity.pairwise import PAIRWISE_COLUMNS, pairwise_table
 from kgrank.studies.ambiguity.settings import subset_pairs
 from kgrank.studies.ambiguity.subsets import Subset, subset_plan, subset_rank_table
 from kgrank.studies.ambiguity.table1 import (
@@ -421,18 +421,49 @@ def test_subset_pairs_setting():
 # --- which differences are real --------------------------------------------------------------
 
 
-def test_compare_pair_scales_the_amrr_difference():
+def _two_models(better: np.ndarray, worse: np.ndarray, num_candidates: int) -> dict:
+    tasks = _tasks([num_candidates] * len(better))
+    return {
+        ("toy", name): tasks.assign(
+            optimistic=rank, realistic=rank.astype(float), pessimistic=rank, random=rank
+        )
+        for name, rank in (("better", better), ("worse", worse))
+    }
+
+
+def test_the_amrr_difference_is_the_mrr_difference_scaled():
     rng = np.random.default_rng(0)
-    n = np.full(500, 40)
-    better = 1 / rng.integers(1, 5, size=500)
-    worse = 1 / rng.integers(3, 20, size=500)
-    result = compare_pair(better, worse, n, confidence=0.95, bootstrap_resamples=500, seed=0)
-    expected = lookup("mrr").metric.moments(n).expectation
-    assert result["mrr_difference"] == pytest.approx(better.mean() - worse.mean())
-    assert result["amrr_difference"] == pytest.approx(result["mrr_difference"] / (1 - expected))
-    assert result["mrr_difference_low"] > 0 and result["wilcoxon_p"] < 1e-10 and result["t_p"] < 1e-10
-    same = compare_pair(better, better, n, confidence=0.95, bootstrap_resamples=500, seed=0)
-    assert same["wilcoxon_p"] == 1.0 and same["mrr_difference"] == 0.0
+    better, worse = rng.integers(1, 5, size=500), rng.integers(3, 20, size=500)
+    table = pairwise_table(
+        _two_models(better, worse, 40), alpha=0.05, confidence=0.95, bootstrap_resamples=500, seed=0
+    )
+    row = table.iloc[0]
+    expected = lookup("mrr").metric.moments(np.full(500, 40)).expectation
+    assert row["difference"] == pytest.approx(np.mean(1 / better) - np.mean(1 / worse))
+    assert row["adjusted_difference"] == pytest.approx(row["difference"] / (1 - expected))
+    assert row["difference_low"] > 0 and row["wilcoxon_p"] < 1e-10 and row["t_p"] < 1e-10
+    same = pairwise_table(
+        _two_models(better, better, 40), alpha=0.05, confidence=0.95, bootstrap_resamples=500, seed=0
+    ).iloc[0]
+    assert same["wilcoxon_p"] == 1.0 and same["difference"] == 0.0
+
+
+def test_the_pairs_are_kgrank_compares():
+    # an adapter of the one comparison engine: the same numbers as `kgrank compare`
+    from kgrank.comparison import compare_rank_tables
+
+    rng = np.random.default_rng(4)
+    tables = _two_models(rng.integers(1, 6, size=80), rng.integers(1, 9, size=80), 25)
+    ours = pairwise_table(tables, alpha=0.05, confidence=0.9, bootstrap_resamples=200, seed=3)
+    theirs = compare_rank_tables(
+        {"toy": {model: table for (_, model), table in tables.items()}},
+        metrics="mrr",
+        alpha=0.05,
+        confidence=0.9,
+        bootstrap_resamples=200,
+        seed=3,
+    ).pairs
+    pd.testing.assert_frame_equal(ours, theirs[list(PAIRWISE_COLUMNS)])
 
 
 def test_pairwise_table_corrects_over_every_pair():
@@ -465,7 +496,7 @@ def test_one_model_per_dataset_leaves_an_empty_table_with_every_column(tmp_path)
 def test_tables_of_different_tasks_are_named_not_compared():
     first = _tasks([30] * 10).assign(optimistic=1, realistic=1.0, pessimistic=1, random=1)
     second = first.iloc[:8]
-    with pytest.raises(KgrankInputError, match="rank tables of toy/a and toy/b do not hold the same tasks"):
+    with pytest.raises(KgrankInputError, match="dataset 'toy': system 'b' differs from 'a' in 2 task"):
         pairwise_table(
             {("toy", "a"): first, ("toy", "b"): second},
             alpha=0.05,
@@ -478,11 +509,16 @@ def test_tables_of_different_tasks_are_named_not_compared():
 def test_a_constant_difference_is_that_constant_at_both_ends():
     """kgrank.stats' contract for a difference without variance: the interval is the
     constant, the t statistic infinite with its sign, t's p-value 0."""
-    n = np.full(50, 20)
-    first = 1 / np.random.default_rng(3).integers(1, 20, size=50)
-    result = compare_pair(first, first - 0.25, n, confidence=0.95, bootstrap_resamples=100, seed=0)
-    assert result["mrr_difference_low"] == result["mrr_difference_high"] == pytest.approx(0.25)
-    assert result["t_statistic"] == np.inf and result["t_p"] == 0.0
+    # rank 1 against rank 2 on every task: reciprocal ranks 0.5 apart everywhere
+    table = pairwise_table(
+        _two_models(np.ones(50, dtype=int), np.full(50, 2), 20),
+        alpha=0.05,
+        confidence=0.95,
+        bootstrap_resamples=100,
+        seed=0,
+    ).iloc[0]
+    assert table["difference_low"] == table["difference_high"] == pytest.approx(0.5)
+    assert table["t_statistic"] == np.inf and table["t_p"] == 0.0
 
 
 # --- seeds: kgrank.stats derives them as the study did before ------------------------------

@@ -526,41 +526,41 @@ def test_paired_t_tests_match_scipy() -> None:
     row = pairs[
         (pairs["averaging"] == "micro")
         & (pairs["metric"] == "inverse_harmonic_mean_rank")
-        & (pairs["system_a"] == "a")
-        & (pairs["system_b"] == "b")
+        & (pairs["first"] == "a")
+        & (pairs["second"] == "b")
     ].iloc[0]
     # the answers in query order, as the item table lists them (ranks sorted within a query)
     first = np.array([1 / r for ranks in STABILITY_RANKS["a"] for r in sorted(ranks)])
     second = np.array([1 / r for ranks in STABILITY_RANKS["b"] for r in sorted(ranks)])
     expected = stats.ttest_rel(first, second)
-    assert row["p_value"] == pytest.approx(expected.pvalue)
-    assert row["statistic"] == pytest.approx(expected.statistic)
+    assert row["t_p"] == pytest.approx(expected.pvalue)
+    assert row["t_statistic"] == pytest.approx(expected.statistic)
     assert row["mean_difference"] == pytest.approx((first - second).mean())
-    assert row["num_items"] == 10
+    assert row["tasks"] == 10
     # macro-pykeen: one value per query, the mean of its answers' reciprocal ranks
     row = pairs[
         (pairs["averaging"] == "macro-pykeen")
         & (pairs["metric"] == "inverse_harmonic_mean_rank")
-        & (pairs["system_a"] == "a")
-        & (pairs["system_b"] == "b")
+        & (pairs["first"] == "a")
+        & (pairs["second"] == "b")
     ].iloc[0]
     first = np.array([np.mean([1 / r for r in ranks]) for ranks in STABILITY_RANKS["a"]])
     second = np.array([np.mean([1 / r for r in ranks]) for ranks in STABILITY_RANKS["b"]])
-    assert row["p_value"] == pytest.approx(stats.ttest_rel(first, second).pvalue)
-    assert row["num_items"] == 6
+    assert row["t_p"] == pytest.approx(stats.ttest_rel(first, second).pvalue)
+    assert row["tasks"] == 6
     # macro: the best answer per query; AP@20 tested too
-    macro = pairs[(pairs["averaging"] == "macro") & (pairs["system_a"] == "a") & (pairs["system_b"] == "b")]
+    macro = pairs[(pairs["averaging"] == "macro") & (pairs["first"] == "a") & (pairs["second"] == "b")]
     assert set(macro["metric"]) >= {"inverse_harmonic_mean_rank", "ap_at_20", "ndcg_at_20"}
     best = macro[macro["metric"] == "inverse_harmonic_mean_rank"].iloc[0]
     first = np.array([1 / min(ranks) for ranks in STABILITY_RANKS["a"]])
     second = np.array([1 / min(ranks) for ranks in STABILITY_RANKS["b"]])
-    assert best["p_value"] == pytest.approx(stats.ttest_rel(first, second).pvalue)
+    assert best["t_p"] == pytest.approx(stats.ttest_rel(first, second).pvalue)
     # identical systems: nothing to test
     same = discrimination(
         {"a": items["a"], "copy": items["a"]}, "test", alpha=0.05, metrics=["inverse_harmonic_mean_rank"]
     )
     assert len(same) == 3  # one pair, three averagings
-    assert (same["p_value"] == 1.0).all() and (same["statistic"] == 0.0).all()
+    assert (same["t_p"] == 1.0).all() and (same["t_statistic"] == 0.0).all()
 
 
 def test_holm_and_the_counts_by_hand() -> None:
@@ -572,10 +572,10 @@ def test_holm_and_the_counts_by_hand() -> None:
             "evaluation": "test",
             "averaging": ["micro"] * 3 + ["macro"] * 3,
             "metric": "inverse_harmonic_mean_rank",
-            "p_value": [0.01, 0.04, 0.03, 0.2, 0.001, 0.5],
+            "t_p": [0.01, 0.04, 0.03, 0.2, 0.001, 0.5],
         }
     )
-    pairs["p_holm"] = np.concatenate([holm(pairs["p_value"][:3])[1], holm(pairs["p_value"][3:])[1]])
+    pairs["t_p_holm"] = np.concatenate([holm(pairs["t_p"][:3])[1], holm(pairs["t_p"][3:])[1]])
     summary = discrimination_summary(pairs, 0.05).set_index("averaging")
     assert list(discrimination_summary(pairs, 0.05).columns) == list(DISCRIMINATION_SUMMARY_COLUMNS)
     assert summary.loc["micro", ["num_pairs", "significant", "significant_holm"]].tolist() == [3, 3, 1]

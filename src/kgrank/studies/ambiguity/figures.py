@@ -191,7 +191,7 @@ def plot_pairwise(
         return
     figure, axes = plt.subplots(1, len(datasets), figsize=(5.0 * len(datasets), 4.2), squeeze=False)
     figure.subplots_adjust(wspace=0.55)
-    limit = float(np.nanmax(np.abs(pairwise["mrr_difference"]))) or 1.0
+    limit = float(np.nanmax(np.abs(pairwise["difference"]))) or 1.0
     image = None
     for axis, dataset in zip(axes.flat, datasets, strict=True):
         cell = pairwise[pairwise["dataset"] == dataset]
@@ -201,13 +201,13 @@ def plot_pairwise(
         marks = np.full(matrix.shape, "", dtype=object)
         for row in cell.itertuples(index=False):
             i, j = index[row.first], index[row.second]
-            matrix[i, j], matrix[j, i] = row.mrr_difference, -row.mrr_difference
+            matrix[i, j], matrix[j, i] = row.difference, -row.difference
             # * both tests reject equality after Holm; W or t: only that one does
             star = {(True, True): "*", (True, False): " W", (False, True): " t"}.get(
                 (bool(row.wilcoxon_significant), bool(row.t_significant)), ""
             )
-            marks[i, j] = f"{row.mrr_difference:+.3f}{star}"
-            marks[j, i] = f"{-row.mrr_difference:+.3f}{star}"
+            marks[i, j] = f"{row.difference:+.3f}{star}"
+            marks[j, i] = f"{-row.difference:+.3f}{star}"
         image = axis.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
         for i in range(len(models)):
             for j in range(len(models)):

@@ -241,7 +241,8 @@ def pairwise_report(table: pd.DataFrame, flagged: dict[tuple[str, str], bool]) -
 def pairwise_caption(comparisons: int, *, confidence: float, bootstrap_resamples: int, alpha: float) -> str:
     return (
         "Pairwise model comparisons per dataset on per-task reciprocal ranks (realistic, both sides): MRR "
-        f"and AMRR difference (first - second) with {confidence:.0%} paired percentile bootstrap "
+        "difference (`difference`) and AMRR difference (`adjusted_difference`), first - second, with "
+        f"{confidence:.0%} paired percentile bootstrap "
         f"intervals ({bootstrap_resamples} resamples), Wilcoxon signed-rank and paired t p-values "
         f"Holm-corrected over all {comparisons} comparisons, significant at alpha = {alpha:g}. "
         + random_note(alpha)

@@ -2,9 +2,9 @@
 evaluation, a paired two-sided t-test (scipy.stats.ttest_rel) on the per-item values, the
 sorted p-values (a discriminative-power curve) and the number of pairs below the
 significance level, before and after Holm's correction over the pairs of that metric and
-averaging (statsmodels' multipletests). The test and the correction are kgrank.stats'
-``paired_tests`` and ``holm`` (their contract for identical vectors and constant
-differences).
+averaging (statsmodels' multipletests). The pairs are the core's one comparison engine
+(:func:`kgrank.comparison.paired_comparisons`, t-test only, no interval) and its Holm
+within a family (:func:`kgrank.comparison.holm_within`), in its column names.
 
 The paired items: micro, the answers (micro rows); macro, the queries (macro rows, AP@20
 and nDCG@20 included); macro-pykeen, also the queries, each scored by the weighted mean
@@ -14,29 +14,28 @@ query as the macro-pykeen average is a mean over queries.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from kgrank.comparison import holm_within, paired_comparisons
 from kgrank.errors import KgrankInputError
-from kgrank.stats import holm, paired_tests
 from kgrank.studies.ir.aggregate import AVERAGINGS, check_aligned, defined_metrics
 
+FAMILY = ("averaging", "metric")
 DISCRIMINATION_COLUMNS = (
     "protocol",
     "dataset",
     "evaluation",
-    "averaging",
-    "metric",
-    "system_a",
-    "system_b",
-    "num_items",
+    *FAMILY,
+    "first",
+    "second",
+    "tasks",
     "mean_difference",
-    "statistic",
-    "p_value",
-    "p_holm",
+    "t_statistic",
+    "t_p",
+    "t_p_holm",
 )
 DISCRIMINATION_SUMMARY_COLUMNS = (
     "protocol",
@@ -92,38 +91,26 @@ def discrimination(
         )
     mask = (reference["evaluation"] == evaluation).to_numpy()
     tables = {system: items_by_system[system][mask] for system in systems}
-    frames = []
+    rows = []
     for averaging in AVERAGINGS:
         rows_of_averaging = tables[systems[0]]["averaging"] == averaging
         if not rows_of_averaging.any():
             continue
         defined = defined_metrics(tables[systems[0]][rows_of_averaging])
         for metric in [key for key in metrics if key in defined] if metrics is not None else defined:
-            vectors = {system: per_item_values(tables[system], averaging, metric) for system in systems}
-            rows = []
-            for first, second in itertools.combinations(systems, 2):
-                test = paired_tests(vectors[first], vectors[second])
-                rows.append(
-                    {
-                        "protocol": protocol,
-                        "dataset": dataset,
-                        "evaluation": evaluation,
-                        "averaging": averaging,
-                        "metric": metric,
-                        "system_a": first,
-                        "system_b": second,
-                        "num_items": len(vectors[first]),
-                        "mean_difference": test.mean_difference,
-                        "statistic": test.t_statistic,
-                        "p_value": test.t_p,
-                    }
-                )
-            frame = pd.DataFrame(rows, columns=list(DISCRIMINATION_COLUMNS[:-1]))
-            frame["p_holm"] = holm(frame["p_value"].to_numpy(), alpha)[1]
-            frames.append(frame)
-    if not frames:
+            values = np.column_stack(
+                [per_item_values(tables[system], averaging, metric) for system in systems]
+            )
+            rows += [
+                {"averaging": averaging, "metric": metric, **pair}
+                for pair in paired_comparisons(values, systems, tests=("t",))
+            ]
+    if not rows:
         return pd.DataFrame(columns=list(DISCRIMINATION_COLUMNS))
-    return pd.concat(frames, ignore_index=True)[list(DISCRIMINATION_COLUMNS)]
+    table = holm_within(pd.DataFrame(rows), tests=("t",), alpha=alpha, family=FAMILY)
+    return table.assign(protocol=protocol, dataset=dataset, evaluation=evaluation)[
+        list(DISCRIMINATION_COLUMNS)
+    ]
 
 
 def discrimination_summary(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
@@ -133,10 +120,10 @@ def discrimination_summary(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
         pairs = pairs.assign(protocol="")
     group = ["protocol", "dataset", "evaluation", "averaging", "metric"]
     summary = (
-        pairs.assign(below=pairs["p_value"] < alpha, below_holm=pairs["p_holm"] < alpha)
+        pairs.assign(below=pairs["t_p"] < alpha, below_holm=pairs["t_p_holm"] < alpha)
         .groupby(group, sort=False)
         .agg(
-            num_pairs=("p_value", "size"),
+            num_pairs=("t_p", "size"),
             significant=("below", "sum"),
             significant_holm=("below_holm", "sum"),
         )

@@ -396,7 +396,7 @@ def plot_discrimination(
                 ]
                 if cell.empty:
                     continue
-                p_values = np.sort(np.maximum(cell["p_value"].to_numpy(dtype=float), SMALLEST_P))
+                p_values = np.sort(np.maximum(cell["t_p"].to_numpy(dtype=float), SMALLEST_P))
                 axis.plot(
                     np.arange(1, len(p_values) + 1),
                     p_values,
