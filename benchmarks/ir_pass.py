@@ -142,7 +142,7 @@ def kgrank_seconds(model, factories, evaluations, labels, run_depth: int, export
     from kgrank.candidates import known_answers
     from kgrank.io import write_table
     from kgrank.scoring import Scorer
-    from kgrank.studies.ir.evaluation import item_table, score_pass
+    from kgrank.studies.ir.evaluation import evaluation_pass, item_table
     from kgrank.studies.ir.settings import protocol_filter_splits
     from kgrank.studies.ir.trec import run_file_name, run_files, write_run
 
@@ -152,8 +152,8 @@ def kgrank_seconds(model, factories, evaluations, labels, run_depth: int, export
         for protocol, splits in protocol_filter_splits(("train", "valid", "test")).items()
     }
     start = time.perf_counter()
-    micro, runs = score_pass(
-        lambda triples, side: scorer(torch.as_tensor(triples), side),
+    micro, runs = evaluation_pass(
+        scorer,
         filters,
         evaluations,
         run_depth=run_depth,

@@ -14,22 +14,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from kgrank.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
-
-
-def _check_ids(batch: np.ndarray, num_entities: int, num_relations: int) -> None:
-    bad_entity = (batch[:, [0, 2]] < 0) | (batch[:, [0, 2]] >= num_entities)
-    bad_relation = (batch[:, 1] < 0) | (batch[:, 1] >= num_relations)
-    if bad_entity.any() or bad_relation.any():
-        row = int(np.flatnonzero(bad_entity.any(axis=1) | bad_relation)[0])
-        raise KgrankInputError(
-            f"test triple {row} has ids {batch[row].tolist()} outside the model's "
-            f"{num_entities} entities / {num_relations} relations; rebuild the dataset and retrain"
-        )
+from kgrank.score_pass import ScoreBlock, filter_scores, score_pass
 
 
 def ranks_from_scores(
@@ -47,18 +36,21 @@ def ranks_from_scores(
         raise KgrankInputError(
             f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"
         )
-    batch_size, num_entities = scores.shape
-    row_index = torch.arange(batch_size)
-    true_scores = scores[row_index, true_entities].clone()
-    num_candidates = torch.full((batch_size,), num_entities, dtype=torch.int64)
-    if filter_rows is not None and len(filter_rows):
-        rows, columns = torch.as_tensor(filter_rows), torch.as_tensor(filter_cols)
-        scores[rows, columns] = float("nan")
-        scores[row_index, true_entities] = true_scores
-        # every known answer but the true entity itself leaves the candidate list
-        removed = columns != true_entities[rows]
-        num_candidates -= torch.bincount(rows[removed], minlength=batch_size)
-    true_column = true_scores.unsqueeze(1)
+    num_candidates = filter_scores(scores, true_entities, filter_rows, filter_cols)
+    return _counted_ranks(scores, true_entities, num_candidates)
+
+
+def block_ranks(block: ScoreBlock) -> dict[str, np.ndarray]:
+    """:func:`ranks_from_scores` of a block of :func:`kgrank.score_pass.score_pass` (which
+    has refused NaN scores already), filtered by the block's known answers."""
+    scores, num_candidates = block.filtered()
+    return _counted_ranks(scores, block.true_entities, num_candidates)
+
+
+def _counted_ranks(
+    scores: torch.Tensor, true_entities: torch.Tensor, num_candidates: torch.Tensor
+) -> dict[str, np.ndarray]:
+    true_column = scores[torch.arange(len(true_entities)), true_entities].unsqueeze(1)
     optimistic = (scores > true_column).sum(dim=1) + 1
     pessimistic = (scores >= true_column).sum(dim=1)
     return {
@@ -72,13 +64,6 @@ def random_tie_ranks(optimistic: np.ndarray, pessimistic: np.ndarray, seed: int)
     """A uniform position in each tie block, drawn once per row in table order (seeded)."""
     generator = np.random.default_rng(seed)
     return generator.integers(optimistic, pessimistic, endpoint=True).astype(np.int64)
-
-
-def _is_out_of_memory(error: BaseException) -> bool:
-    message = str(error)
-    return isinstance(error, (MemoryError, torch.OutOfMemoryError)) or (
-        isinstance(error, RuntimeError) and ("out of memory" in message or "can't allocate memory" in message)
-    )
 
 
 def _sampled_columns(
@@ -123,7 +108,32 @@ def sampled_ranks(
     return {name: np.asarray(values, dtype=np.int64) for name, values in columns.items()}
 
 
-@torch.inference_mode()
+class _RankColumns:
+    """The rank engine's consumer: each block's ranks (full, or against sampled candidates)."""
+
+    def __init__(self, sampled_candidates: int | None, seed: int):
+        self.sampled_candidates, self.seed = sampled_candidates, seed
+        self.columns: dict[str, list[np.ndarray]] = {
+            "optimistic": [],
+            "pessimistic": [],
+            "num_candidates": [],
+        }
+
+    def __call__(self, block: ScoreBlock) -> None:
+        ranks = block_ranks(block)
+        if self.sampled_candidates is not None:
+            ranks = sampled_ranks(
+                block.scores,
+                block.true_entities,
+                block.positions,
+                block.side,
+                self.sampled_candidates,
+                self.seed,
+            )
+        for name, values in ranks.items():
+            self.columns[name].append(values)
+
+
 def compute_ranks(
     model: Any,
     test_triples: torch.Tensor,
@@ -137,18 +147,15 @@ def compute_ranks(
 ) -> pd.DataFrame:
     """Rank every test triple on both sides; see the module docstring for the rank variants.
 
-    Scores come from :class:`kgrank.scoring.Scorer` (a product form for the common model
-    families, ``model.predict`` otherwise, or always with ``fast=False``). A batch that
-    runs out of memory is retried at half the size. With ``sampled_candidates`` = k each
-    true entity is ranked against k random candidates that are not known answers
-    (``num_candidates`` = k + 1) instead of against every entity; a task with fewer than k
-    such candidates keeps them all, and a k of at least N - 1 (N entities), with which
-    every task would, is refused.
+    One :func:`kgrank.score_pass.score_pass` (which owns the batching, the device, the
+    evaluation mode and the retry at half the batch size when memory runs out), side by
+    side, whose blocks this engine ranks. Scores come from :class:`kgrank.scoring.Scorer`
+    (a product form for the common model families, ``model.predict`` otherwise, or always
+    with ``fast=False``). With ``sampled_candidates`` = k each true entity is ranked
+    against k random candidates that are not known answers (``num_candidates`` = k + 1)
+    instead of against every entity; a task with fewer than k such candidates keeps them
+    all, and a k of at least N - 1 (N entities), with which every task would, is refused.
     """
-    from kgrank.scoring import Scorer
-
-    if batch_size <= 0:
-        raise KgrankInputError(f"batch size must be positive, got {batch_size}; pass --batch-size 1 or more")
     if sampled_candidates is not None and sampled_candidates <= 0:
         raise KgrankInputError(
             f"sampled candidates must be positive, got {sampled_candidates}; "
@@ -162,38 +169,19 @@ def compute_ranks(
             f"would keep all of them (the full ranking); pass --sampled-candidates below "
             f"{known.num_entities - 1}"
         )
-    model.eval()  # dropout off, batch norm frozen
     mapped = np.asarray(test_triples, dtype=np.int64)
-    _check_ids(mapped, known.num_entities, known.num_relations)
-    scorer = Scorer(model, fast=fast)
-    device = next(model.parameters()).device
-    columns: dict[str, list[np.ndarray]] = {"optimistic": [], "pessimistic": [], "num_candidates": []}
-    bar = tqdm(
-        total=len(SIDES) * len(mapped), desc=f"ranking ({scorer.family})", unit="triple", disable=not progress
+    consumer = _RankColumns(sampled_candidates, seed)
+    score_pass(
+        model,
+        mapped,
+        [consumer],
+        known=known,
+        batch_size=batch_size,
+        fast=fast,
+        progress=progress,
+        description="ranking",
     )
-    for side in SIDES:
-        start = 0
-        while start < len(mapped):
-            batch = mapped[start : start + batch_size]
-            try:
-                scores = scorer(torch.as_tensor(batch, device=device), side).cpu()
-            except (RuntimeError, MemoryError) as error:
-                if not _is_out_of_memory(error) or batch_size == 1:
-                    raise
-                batch_size = max(1, batch_size // 2)
-                bar.write(f"out of memory: retrying with batch size {batch_size}")
-                continue
-            true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
-            filter_rows, filter_cols = known.answers(side, batch)
-            ranks = ranks_from_scores(scores, true_entities, filter_rows, filter_cols)
-            if sampled_candidates is not None:
-                triple_ids = np.arange(start, start + len(batch))
-                ranks = sampled_ranks(scores, true_entities, triple_ids, side, sampled_candidates, seed)
-            for name, values in ranks.items():
-                columns[name].append(values)
-            start += len(batch)
-            bar.update(len(batch))
-    bar.close()
+    columns = consumer.columns
     optimistic, pessimistic, num_candidates = (
         np.concatenate(columns[name]).astype(np.int64)
         for name in ("optimistic", "pessimistic", "num_candidates")

@@ -23,11 +23,11 @@ from kgrank.studies.ir import trec
 from kgrank.studies.ir.evaluation import (
     evaluate_model,
     evaluate_scores,
+    evaluation_pass,
     item_columns,
     micro_rank_table,
     plan_items,
     protocol_runs,
-    score_pass,
 )
 from kgrank.studies.ir.kgc_sparsity import (
     check_sample,
@@ -194,7 +194,7 @@ def _answers_of(triples, given_column, given, relation, answer_column):
 
 def _dense_reference(scores, known_triples, evaluations, run_depth):
     """Brute force, one (protocol, evaluation, item) at a time: the micro columns and run
-    lists that score_pass must give, counted over each item's own filtered row."""
+    lists that evaluation_pass must give, counted over each item's own filtered row."""
     micro, runs = [], []
     for protocol, known in known_triples.items():
         for name, frame in evaluations.groupby("evaluation"):
@@ -271,7 +271,7 @@ def test_micro_ranks_and_run_lists_equal_a_dense_count_per_item(seed, batch_size
         given, answer = (triples[:, 2], triples[:, 0]) if side == "head" else (triples[:, 0], triples[:, 2])
         return torch.tensor(table[side][triples[:, 1], given, answer])
 
-    micro, runs = score_pass(
+    micro, runs = evaluation_pass(
         score_batch,
         known,
         evaluations,

@@ -76,17 +76,15 @@ def _subsets(args: argparse.Namespace) -> None:
 
     from kgrank.candidates import known_answers
     from kgrank.io import write_table
-    from kgrank.scoring import Scorer
     from kgrank.studies.ambiguity.subsets import subset_plan, subset_rank_table
     from kgrank.training import load_model
 
     torch.set_num_threads(args.threads)
     model, factories = load_model(args.model_dir, args.dataset_dir)
-    scorer = Scorer(model)
     test = np.asarray(factories.testing.mapped_triples, dtype=np.int64)
     plan = subset_plan(test, factories.training.num_entities, args.fractions, args.repetitions, args.seed)
     table = subset_rank_table(
-        lambda batch, side: scorer(torch.as_tensor(batch), side),
+        model,
         test,
         known_answers(factories, args.filter_splits),
         plan,

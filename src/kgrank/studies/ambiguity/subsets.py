@@ -14,21 +14,19 @@ one pass of the rank stage whatever the number of fractions and seeds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from kgrank.candidates import KnownAnswers
 from kgrank.rank_table import SIDES
-from kgrank.ranks import ranks_from_scores
+from kgrank.score_pass import ScoreBlock, score_pass
 from kgrank.stats import seed_stream
 from kgrank.studies.ambiguity.inputs import SUBSET_COLUMNS
-
-ScoreBatch = Callable[[np.ndarray, str], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -80,9 +78,8 @@ def restricted_counts(
     }
 
 
-@torch.inference_mode()  # the scorer's tensors are inference tensors; filtering writes into them
 def subset_rank_table(
-    score_batch: ScoreBatch,
+    model: Any,
     test_triples: np.ndarray,
     known: KnownAnswers,
     plan: Sequence[Subset],
@@ -91,21 +88,27 @@ def subset_rank_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """Ranks of every task of every subset with the candidates restricted to the
-    subset's entities (``SUBSET_COLUMNS``). ``score_batch(triples, side)`` gives the
-    (batch, entities) scores of all entities, e.g. a ``kgrank.scoring.Scorer``."""
+    subset's entities (``SUBSET_COLUMNS``), from one :func:`kgrank.score_pass.score_pass`
+    of ``model`` (a PyKEEN model, or any score function ``(triples, side) -> scores``)
+    over the test triples, filtered by ``known`` as the rank engine filters."""
     test_triples = np.asarray(test_triples, dtype=np.int64)
     masks = torch.as_tensor(np.stack([subset.entities for subset in plan], axis=1))
     counts: dict[str, dict[str, list[torch.Tensor]]] = {side: {} for side in SIDES}
-    starts = [(side, start) for side in SIDES for start in range(0, len(test_triples), batch_size)]
-    for side, start in tqdm(starts, desc="scoring test batches", unit="batch", disable=not progress):
-        batch = test_triples[start : start + batch_size]
-        scores = score_batch(batch, side).float().cpu()
-        true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
-        filter_rows, filter_cols = known.answers(side, batch)
-        # the rank engine's own filtering: known answers but the true one become NaN
-        ranks_from_scores(scores, true_entities, filter_rows, filter_cols)
-        for name, values in restricted_counts(scores, true_entities, masks).items():
-            counts[side].setdefault(name, []).append(values)
+
+    def count(block: ScoreBlock) -> None:
+        scores, _ = block.filtered()
+        for name, values in restricted_counts(scores, block.true_entities, masks).items():
+            counts[block.side].setdefault(name, []).append(values)
+
+    score_pass(
+        model,
+        test_triples,
+        [count],
+        known=known,
+        batch_size=batch_size,
+        progress=progress,
+        description="scoring test subsets",
+    )
     frames = []
     for side in SIDES:
         above, at_or_above, admissible = (

@@ -10,11 +10,11 @@ the filter, itself put back (the micro rank, as kgrank.ranks.compute_ranks, whic
 all-known protocol equals), and the query's run list holds every entity but the filtered
 non-relevant ones, by score descending, ties by entity id ascending.
 
-Every distinct (side, triple) of all evaluations is scored once by kgrank.scoring.Scorer
-with the triple itself as the batch row, exactly as compute_ranks scores it, so the
-product form's near ties are settled around that answer and the micro ranks equal
-compute_ranks' bit for bit. The run list of a query is taken from the row of its
-answer with the smallest entity id.
+Every distinct (side, triple) of all evaluations is scored once, in blocks of the core's
+one scoring loop (kgrank.score_pass, through kgrank.scoring.Scorer) with the triple itself
+as the batch row, as compute_ranks scores it, so the product form's near ties are settled
+around that answer and the micro ranks equal compute_ranks' bit for bit. The run list of a
+query is taken from the row of its answer with the smallest entity id.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from kgrank import metrics
 from kgrank.candidates import KnownAnswers, known_answers
@@ -69,7 +68,6 @@ MICRO_COLUMNS = (
     "position",
     "relevant_above",
 )
-ScoreBatch = Callable[[np.ndarray, str], "torch.Tensor"]
 
 
 def metric_keys(hits: Sequence[int] = DEFAULT_HITS) -> list[str]:
@@ -320,8 +318,8 @@ def protocol_filters(known: KnownAnswers | Mapping[str, KnownAnswers]) -> dict[s
     return dict(known)
 
 
-def score_pass(
-    score_batch: ScoreBatch,
+def evaluation_pass(
+    model: Any,
     known: KnownAnswers | Mapping[str, KnownAnswers],
     evaluations: pd.DataFrame,
     *,
@@ -330,9 +328,10 @@ def score_pass(
     batch_size: int = 256,
     progress: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Score every distinct (side, triple) of ``evaluations`` once with ``score_batch``
-    ((n, 3) triples, side) -> (n, entities) scores, and rank each evaluation's items under
-    every protocol of ``known`` (protocol -> its known answers; see :func:`protocol_filters`).
+    """Score every distinct (side, triple) of ``evaluations`` once (:func:`kgrank.score_pass.score_pass`
+    of ``model``: a PyKEEN model, or any score function ``((n, 3) triples, side) -> (n,
+    entities) scores``), and rank each evaluation's items under every protocol of ``known``
+    (protocol -> its known answers; see :func:`protocol_filters`) as the blocks arrive.
 
     Returns the micro detail (protocol + MICRO_COLUMNS) and the run lists (protocol,
     evaluation + trec.RUN_COLUMNS; ``protocol``, ``evaluation`` and ``side`` categorical, as a
@@ -341,22 +340,19 @@ def score_pass(
     lists of a later protocol are left out for an evaluation where they equal the first
     protocol's (FB-Test-O: 23 million rows per protocol); :func:`protocol_runs` reads them.
     """
-    import torch
-
-    with torch.inference_mode():
-        return _score_pass(
-            score_batch,
-            known,
-            evaluations,
-            run_depth=run_depth,
-            export=export,
-            batch_size=batch_size,
-            progress=progress,
-        )
+    return _evaluation_pass(
+        model,
+        known,
+        evaluations,
+        run_depth=run_depth,
+        export=export,
+        batch_size=batch_size,
+        progress=progress,
+    )
 
 
-def _score_pass(
-    score_batch: ScoreBatch,
+def _evaluation_pass(
+    model: Any,
     known: KnownAnswers | Mapping[str, KnownAnswers],
     evaluations: pd.DataFrame,
     *,
@@ -365,8 +361,8 @@ def _score_pass(
     batch_size: int,
     progress: bool,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The work of :func:`score_pass`, under torch's inference mode."""
-    import torch
+    """The work of :func:`evaluation_pass`."""
+    from kgrank.score_pass import ScoreBlock, score_pass
 
     filters = protocol_filters(known)
     protocols = list(filters)
@@ -400,69 +396,72 @@ def _score_pass(
     # the evaluations where some block differs from the first protocol's (``differing``)
     run_parts: dict[tuple[str, str], list[tuple[np.ndarray, ...]]] = {}
     differing: set[tuple[str, str]] = set()
-    bar = tqdm(total=len(rows), desc="ir evaluation", unit="triple", disable=not progress)
-    for side in SIDES:
-        side_rows = rows[rows["side"] == side]
-        for start in range(0, len(side_rows), batch_size):
-            batch = side_rows.iloc[start : start + batch_size]
-            triples = batch[["head", "relation", "tail"]].to_numpy(dtype=np.int64, copy=True)
-            scores = score_batch(triples, side).detach().float().cpu()
-            if torch.isnan(scores).any():
-                row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
-                raise KgrankInputError(
-                    f"the model scored NaN for the {side} of triple {triples[row].tolist()}; "
-                    "it has diverged or its file is corrupt: retrain it"
-                )
-            first_row, last_row = int(batch["row"].iloc[0]), int(batch["row"].iloc[-1])
-            counts = _row_counts(
-                scores, batch["head" if side == "head" else "tail"].to_numpy(dtype=np.int64, copy=True)
+
+    def evaluate_block(block: ScoreBlock) -> None:
+        side, scores = block.side, block.scores
+        batch = side_rows.iloc[block.positions[0] : block.positions[-1] + 1]
+        first_row, last_row = int(batch["row"].iloc[0]), int(batch["row"].iloc[-1])
+        true_entities = batch["head" if side == "head" else "tail"].to_numpy(dtype=np.int64, copy=True)
+        counts = _row_counts(scores, true_entities)
+        for name, frame in by_evaluation.items():
+            positions = frame["row"].to_numpy()
+            low, high = np.searchsorted(positions, [first_row, last_row + 1])
+            if low == high:
+                continue
+            block_rows = frame.iloc[low:high]
+            block_triples = block_rows[["head", "relation", "tail"]].to_numpy(dtype=np.int64, copy=True)
+            representative = block_rows["representative"].to_numpy()
+            depth = run_depth if name in export else trec.MEASURE_DEPTH
+            by_protocol = _evaluate_block(
+                scores,
+                counts,
+                block_rows["row"].to_numpy() - first_row,
+                block_triples,
+                side,
+                block_rows["answer"].to_numpy(),
+                filters,
+                relevant[name],
+                representative,
+                depth,
             )
-            for name, frame in by_evaluation.items():
-                positions = frame["row"].to_numpy()
-                low, high = np.searchsorted(positions, [first_row, last_row + 1])
-                if low == high:
+            chosen = block_rows[representative]
+            plain = block_rows.drop(columns=["representative", "row", "given"])
+            first_result = by_protocol[protocols[0]]
+            for protocol, result in by_protocol.items():
+                values, orders = result
+                measured.append(plain.assign(protocol=protocol, **values))
+                if protocol != protocols[0] and result is not first_result:
+                    differing.add((protocol, name))
+                if not len(orders):
                     continue
-                block = frame.iloc[low:high]
-                block_triples = block[["head", "relation", "tail"]].to_numpy(dtype=np.int64, copy=True)
-                representative = block["representative"].to_numpy()
-                depth = run_depth if name in export else trec.MEASURE_DEPTH
-                by_protocol = _evaluate_block(
-                    scores,
-                    counts,
-                    block["row"].to_numpy() - first_row,
-                    block_triples,
-                    side,
-                    block["answer"].to_numpy(),
-                    filters,
-                    relevant[name],
-                    representative,
-                    depth,
-                )
-                chosen = block[representative]
-                plain = block.drop(columns=["representative", "row", "given"])
-                first_result = by_protocol[protocols[0]]
-                for protocol, result in by_protocol.items():
-                    values, orders = result
-                    measured.append(plain.assign(protocol=protocol, **values))
-                    if protocol != protocols[0] and result is not first_result:
-                        differing.add((protocol, name))
-                    if not len(orders):
-                        continue
-                    lengths = np.array([len(order) for order in orders])
-                    # codes, not categoricals: a DataFrame per block costs more than the ranking
-                    # on small sets; the categoricals are built once at the end
-                    run_parts.setdefault((protocol, name), []).append(
-                        (
-                            np.full(lengths.sum(), protocols.index(protocol), dtype=np.int8),
-                            np.full(lengths.sum(), names.index(name), dtype=np.int16),
-                            np.repeat(chosen["query"].to_numpy(), lengths),
-                            np.full(lengths.sum(), SIDES.index(side), dtype=np.int8),
-                            np.concatenate(orders),
-                            np.concatenate([np.arange(1, n + 1) for n in lengths]),
-                        )
+                lengths = np.array([len(order) for order in orders])
+                # codes, not categoricals: a DataFrame per block costs more than the ranking
+                # on small sets; the categoricals are built once at the end
+                run_parts.setdefault((protocol, name), []).append(
+                    (
+                        np.full(lengths.sum(), protocols.index(protocol), dtype=np.int8),
+                        np.full(lengths.sum(), names.index(name), dtype=np.int16),
+                        np.repeat(chosen["query"].to_numpy(), lengths),
+                        np.full(lengths.sum(), SIDES.index(side), dtype=np.int8),
+                        np.concatenate(orders),
+                        np.concatenate([np.arange(1, n + 1) for n in lengths]),
                     )
-            bar.update(len(batch))
-    bar.close()
+                )
+
+    for side in SIDES:
+        # a row is one (side, triple): each side's rows are their own pass of the one loop
+        side_rows = rows[rows["side"] == side]
+        if side_rows.empty:
+            continue
+        score_pass(
+            model,
+            side_rows[["head", "relation", "tail"]].to_numpy(dtype=np.int64),
+            [evaluate_block],
+            sides=(side,),
+            batch_size=batch_size,
+            progress=progress,
+            description=f"ir evaluation, {side}s",
+        )
     micro = pd.concat(measured, ignore_index=True)
     micro["protocol"] = pd.Categorical(micro["protocol"], protocols)
     micro = micro.sort_values(["protocol", "evaluation", "query", "answer"], kind="stable").reset_index(
@@ -686,7 +685,7 @@ def _macro_measures(micro: pd.DataFrame, runs: pd.DataFrame, labels: Sequence[st
 
 
 def evaluate_scores(
-    score_batch: ScoreBatch,
+    model: Any,
     known: KnownAnswers | Mapping[str, KnownAnswers],
     evaluations: pd.DataFrame,
     labels: Sequence[str],
@@ -700,8 +699,8 @@ def evaluate_scores(
     """The whole pass from a score function: items, micro detail, run lists and qrels
     (run lists and qrels of the ``export`` evaluations only, run lists ``run_depth`` deep),
     under every protocol of ``known`` (:func:`protocol_filters`)."""
-    micro, runs = score_pass(
-        score_batch,
+    micro, runs = evaluation_pass(
+        model,
         known,
         evaluations,
         run_depth=run_depth,
@@ -742,23 +741,12 @@ def evaluate_model(
     (kgc_sparsity's EVALUATION_COLUMNS) under both protocols: `paper` filters
     ``filter_splits`` but the test split, `all-known` every one of ``filter_splits``
     (kgrank.studies.ir.settings.protocol_filter_splits), each plus the set's own answers."""
-    import torch
-
-    from kgrank.scoring import Scorer
-
-    model.eval()
-    scorer = Scorer(model)
-    device = next(model.parameters()).device
-
-    def score_batch(triples: np.ndarray, side: str) -> torch.Tensor:
-        return scorer(torch.as_tensor(triples, device=device), side)
-
     filters = {
         protocol: known_answers(factories, splits)
         for protocol, splits in protocol_filter_splits(filter_splits).items()
     }
     return evaluate_scores(
-        score_batch,
+        model,
         filters,
         evaluations,
         entity_labels(factories),

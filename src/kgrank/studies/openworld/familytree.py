@@ -165,8 +165,10 @@ def training_factory(tree: FamilyTree, create_inverse_triples: bool = False) -> 
 
 def filtered_ranks(model: Any, tree: FamilyTree, which: str, batch_size: int = 1024) -> pd.DataFrame:
     """Realistic tail ranks of every answer of one evaluation set, filtered by the query's
-    training answers and the set's other answers."""
-    from kgrank.scoring import Scorer
+    training answers and the set's other answers: one :func:`kgrank.score_pass.score_pass`
+    over the answers' tail side, each block filtered by its queries' known tails."""
+    from kgrank.ranks import ranks_from_scores
+    from kgrank.score_pass import ScoreBlock, score_pass
 
     answers = tree.answer_set(which).reset_index(drop=True)
     # the known answers of each query in this evaluation: training tails and the set's own
@@ -176,40 +178,20 @@ def filtered_ranks(model: Any, tree: FamilyTree, which: str, batch_size: int = 1
         [train.merge(queries, on=["head", "relation"]), answers[["head", "relation", "tail", "query"]]]
     ).drop_duplicates(["query", "tail"])
     known_by_query = {query: group["tail"].to_numpy() for query, group in known.groupby("query")}
-    was_training = model.training
-    model.eval()
-    scorer = Scorer(model)
-    triples = torch.tensor(answers[["head", "relation", "tail"]].to_numpy(), dtype=torch.long)
+    query_ids = answers["query"].to_numpy()
     parts = []
-    with torch.inference_mode():
-        parts = [
-            _batch_ranks(scorer, triples, answers, known_by_query, start, batch_size)
-            for start in range(0, len(answers), batch_size)
-        ]
-    model.train(was_training)
+
+    def rank(block: ScoreBlock) -> None:
+        columns = [known_by_query[query] for query in query_ids[block.positions]]
+        rows = np.repeat(np.arange(len(columns)), [len(column) for column in columns])
+        filters = torch.as_tensor(rows), torch.as_tensor(np.concatenate(columns))
+        parts.append(pd.DataFrame(ranks_from_scores(block.scores, block.true_entities, *filters)))
+
+    triples = answers[["head", "relation", "tail"]].to_numpy(dtype=np.int64)
+    score_pass(model, triples, [rank], sides=("tail",), batch_size=batch_size)
     ranks = pd.concat(parts, ignore_index=True)
     ranks["realistic"] = (ranks["optimistic"] + ranks["pessimistic"]) / 2.0
     return pd.concat([answers[["query", "head", "relation", "tail"]], ranks], axis=1)
-
-
-def _batch_ranks(
-    scorer: Any,
-    triples: torch.Tensor,
-    answers: pd.DataFrame,
-    known_by_query: dict,
-    start: int,
-    batch_size: int,
-) -> pd.DataFrame:
-    from kgrank.ranks import ranks_from_scores
-
-    batch = triples[start : start + batch_size]
-    query_ids = answers["query"].to_numpy()[start : start + batch_size]
-    columns = [known_by_query[query] for query in query_ids]
-    rows = np.repeat(np.arange(len(batch)), [len(column) for column in columns])
-    result = ranks_from_scores(
-        scorer(batch, "tail"), batch[:, 2], torch.as_tensor(rows), torch.as_tensor(np.concatenate(columns))
-    )
-    return pd.DataFrame(result)
 
 
 def macro_rows(ranks: pd.DataFrame, metrics: Sequence[Metric]) -> list[dict]:

@@ -292,7 +292,6 @@ def _ties_pair(args: argparse.Namespace) -> None:
 
     from kgrank.candidates import known_answers
     from kgrank.io import write_table
-    from kgrank.scoring import Scorer
     from kgrank.studies.protocols.ties import TiesSettings, pair_ties
     from kgrank.training import load_model
 
@@ -311,10 +310,8 @@ def _ties_pair(args: argparse.Namespace) -> None:
     )
     torch.set_num_threads(args.threads)
     model, factories = load_model(args.model_dir, args.dataset_dir)
-    model.eval()  # dropout off, batch norm frozen, as the rank stage scores
-    scorer = Scorer(model)
     table = pair_ties(
-        lambda batch, side: scorer(torch.as_tensor(batch), side),
+        model,
         np.asarray(factories.testing.mapped_triples, dtype=np.int64),
         known_answers(factories, args.filter_splits),
         args.dataset,

@@ -27,9 +27,9 @@ queries kept are not chosen for their short tie groups.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,8 @@ from kgrank.ties import (
 
 if TYPE_CHECKING:
     import torch
+
+    from kgrank.candidates import KnownAnswers
 
 EXACT = "exact"
 TOLERANCE_KINDS = ("absolute", "relative")
@@ -248,13 +250,10 @@ class _RunBudget:
         return run, qrels
 
 
-ScoreFunction = Callable[[np.ndarray, str], "torch.Tensor"]
-
-
 def pair_ties(
-    score: ScoreFunction,
+    score: Any,
     test_triples: np.ndarray,
-    known: object,
+    known: KnownAnswers,
     dataset: str,
     model: str,
     settings: TiesSettings,
@@ -263,15 +262,16 @@ def pair_ties(
 ) -> pd.DataFrame:
     """Part 2's scoring pass of one (dataset, model): the tidy rows (TIES_COLUMNS).
 
-    ``score(batch, side)`` gives the (n, entities) float scores of test triples ``batch``
-    (n, 3) for a side; ``known`` is a :class:`kgrank.candidates.KnownAnswers` (the filter).
+    ``score``: a PyKEEN model, or any score function ``(triples, side) -> (n, entities)``
+    float scores, scored in one :func:`kgrank.score_pass.score_pass` over the chosen test
+    triples; ``known`` is a :class:`kgrank.candidates.KnownAnswers` (the filter).
     Rank rows (measure ``rank_width``: statistics ``mean``, ``tied_share``; measure ``MRR``:
     one statistic per rank type) per scorer and tolerance over every chosen task; IR rows
     (tolerance ``exact``) per scorer and measure: IR_STATISTICS over the scorer's queries."""
-    import torch  # here: the tables and widths of `protocols-ties` need no torch
-
+    # here: the tables and widths of `protocols-ties` need no torch
     from kgrank.metrics import lookup
     from kgrank.ranks import ranks_from_scores
+    from kgrank.score_pass import ScoreBlock, score_pass
 
     test_triples = np.asarray(test_triples, dtype=np.int64)
     if test_triples.ndim != 2 or test_triples.shape[1] != 3 or len(test_triples) == 0:
@@ -286,38 +286,40 @@ def pair_ties(
         for t in tolerances
     }
     budgets = {scorer: _RunBudget(settings.max_queries, settings.max_run_rows) for scorer in settings.scorers}
-    for start in range(0, len(order), batch_size):
-        triple_ids = order[start : start + batch_size]
-        batch = test_triples[triple_ids]
-        for side in ("head", "tail"):
-            raw = score(batch, side).detach().cpu().float()
-            true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
-            filter_rows, filter_cols = known.answers(side, batch)
-            for scorer in settings.scorers:
-                block = stress_scores(raw, scorer, settings.decimals)
-                for tolerance in tolerances:
-                    # ranks_with_tolerance filters its block in place (NaN on the known
-                    # answers but the true one): each tolerance gets its own copy, and the
-                    # last filtered copy gives the IR runs
-                    filtered = block.clone()
-                    if tolerance.name == EXACT:
-                        # the same ranks (kgrank.ties' docstring and tests), without the
-                        # float64 tie mask that is most of this pass's cost
-                        result = ranks_from_scores(filtered, true_entities, filter_rows, filter_cols)
-                    else:
-                        result = ranks_with_tolerance(
-                            filtered, true_entities, filter_rows, filter_cols,
-                            absolute=tolerance.absolute, relative=tolerance.relative,
-                        )  # fmt: skip
-                    for name in ("optimistic", "pessimistic"):
-                        ranks[(scorer, tolerance.name)][name].append(result[name])
-                budget = budgets[scorer]
-                if budget.closed:
-                    continue
-                filtered = filtered.double().numpy()
-                for row, triple in enumerate(triple_ids):
-                    entities, values = top_run(filtered[row], settings.depth)
-                    budget.offer(f"{side}:{int(triple)}", int(true_entities[row]), entities, values)
+
+    def rank_with_tolerances(block: ScoreBlock) -> None:
+        triple_ids = order[block.positions]
+        filters = (block.filter_rows, block.filter_cols)
+        for scorer in settings.scorers:
+            stressed = stress_scores(block.scores, scorer, settings.decimals)
+            for tolerance in tolerances:
+                # ranks_with_tolerance filters its block in place (NaN on the known
+                # answers but the true one): each tolerance gets its own copy, and the
+                # last filtered copy gives the IR runs
+                filtered = stressed.clone()
+                if tolerance.name == EXACT:
+                    # the same ranks (kgrank.ties' docstring and tests), without the
+                    # float64 tie mask that is most of this pass's cost
+                    result = ranks_from_scores(filtered, block.true_entities, *filters)
+                else:
+                    result = ranks_with_tolerance(
+                        filtered, block.true_entities, *filters,
+                        absolute=tolerance.absolute, relative=tolerance.relative,
+                    )  # fmt: skip
+                for name in ("optimistic", "pessimistic"):
+                    ranks[(scorer, tolerance.name)][name].append(result[name])
+            budget = budgets[scorer]
+            if budget.closed:
+                continue
+            filtered = filtered.double().numpy()
+            for row, triple in enumerate(triple_ids):
+                entities, values = top_run(filtered[row], settings.depth)
+                budget.offer(f"{block.side}:{int(triple)}", int(block.true_entities[row]), entities, values)
+
+    # batch by batch (head, then tail of each), the order in which the run budget takes queries
+    score_pass(
+        score, test_triples[order], [rank_with_tolerances], known=known, batch_size=batch_size, by_batch=True
+    )
     described = settings.describe()
     mrr = lookup("inverse_harmonic_mean_rank").metric
     rows = []
