@@ -2024,3 +2024,52 @@ def test_metrics_command_seeds_its_intervals(tmp_path):
         tables.append(out.read_bytes())
     assert tables[0] == tables[1]
     assert tables[0] != tables[2]
+
+
+def test_evaluate_weighs_tasks_for_the_weighted_geometric_mean_rank(nations_dir, tmp_path, capsys):
+    """`kgrank evaluate --weights negatives`: WGMR and IWGMR of the rank file, the values
+    and exact moments the protocols study's weighted evaluator gives; an unweighted metric
+    named beside --weights ends in one line."""
+    import numpy as np
+    import pandas as pd
+
+    from kgrank.candidates import candidate_counts
+    from kgrank.datasets import load_factories
+    from kgrank.weighted import evaluate_weighted_rank_table
+
+    test = load_factories(nations_dir).testing.mapped_triples.numpy()
+    counts = candidate_counts(nations_dir, "test")["num_candidates"].to_numpy()
+    rng = np.random.default_rng(2)
+    ranks = pd.DataFrame(
+        {
+            "head": np.tile(test[:, 0], 2),
+            "relation": np.tile(test[:, 1], 2),
+            "tail": np.tile(test[:, 2], 2),
+            "side": np.repeat(["head", "tail"], len(test)),
+            "rank": 1 + rng.integers(0, 10**6, size=2 * len(test)) % counts,
+        }
+    )
+    ranks.to_csv(tmp_path / "ranks.csv", index=False)
+    argv = ["evaluate", "--dataset", str(nations_dir), "--ranks", str(tmp_path / "ranks.csv"), "--quiet"]
+    code, out, err = _run([*argv, "--weights", "negatives", "--out", str(tmp_path / "w.tsv")], capsys)
+    assert code == 0, err
+    assert "tasks weighted by negatives" in out and "WGMR " in out and "IWGMR " in out
+    ours = pd.read_csv(tmp_path / "w.tsv", sep="\t").set_index("metric")
+    table = pd.read_csv(tmp_path / "w.tsv", sep="\t")
+    assert set(table["metric"]) >= {
+        "weighted_geometric_mean_rank",
+        "adjusted_weighted_geometric_mean_rank_index",
+    }
+    # the same ranks through the protocols study's weighted evaluator (every rank type: the realistic one)
+    code, _, err = _run([*argv, "--ranks-out", str(tmp_path / "r.parquet"), "--metrics", "mr"], capsys)
+    assert code == 0, err
+    expected = evaluate_weighted_rank_table(pd.read_parquet(tmp_path / "r.parquet"), "negatives")
+    expected = expected.query("side == 'both' and rank_type == 'realistic'").set_index("metric")
+    for key in expected.index:  # the TSV holds 10 significant digits
+        assert ours.loc[key, "value"] == pytest.approx(expected.loc[key, "value"], rel=1e-9)
+        assert ours.loc[key, "random_expectation"] == pytest.approx(
+            expected.loc[key, "expectation"], rel=1e-9
+        )
+    code, _, err = _run([*argv, "--weights", "negatives", "--metrics", "mrr"], capsys)
+    assert code == 2 and err.strip().count("\n") == 0
+    assert "--metrics mrr: takes no weights" in err

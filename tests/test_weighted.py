@@ -15,7 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import TIDY_COLUMNS, default_metrics, derive, evaluate_rank_table, lookup, moments_of
+from kgrank.metrics import (
+    TIDY_COLUMNS,
+    Variant,
+    default_metrics,
+    derive,
+    evaluate_rank_table,
+    lookup,
+    moments_of,
+)
 from kgrank.moments import Moments, log_expected_power, log_expected_powers
 from kgrank.weighted import (
     INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK,
@@ -468,3 +476,27 @@ def test_other_bad_input():
     table[list(("optimistic", "realistic", "pessimistic", "random"))] = 1.0
     with pytest.raises(KgrankInputError, match="weights of side head: every weight is zero"):
         evaluate_weighted_rank_table(table, "negatives")
+
+
+def test_the_api_weighs_tasks_side_by_side():
+    # kgrank.evaluate(..., weights=): WGMR and IWGMR by default, each side with its own
+    # tasks' weights, equal to the definition written out, with the exact moments
+    import kgrank
+
+    ranks = np.array([1.0, 3.0, 2.0, 7.0, 1.5, 4.0])
+    num_candidates = np.array([5, 9, 4, 12, 3, 8])
+    weights = num_candidates - 1.0
+    sides = ["head", "tail", "head", "tail", "head", "tail"]
+    table = kgrank.evaluate(ranks, num_candidates, sides=sides, weights=weights, confidence=None)
+    assert set(table["metric"]) == {
+        key for metric in WEIGHTED_METRICS for key in [metric.key, *(metric.variant_key(v) for v in Variant)]
+    }
+    wgmr = table[table["metric"] == WGMR].set_index("side")
+    for side, rows in (("both", slice(None)), ("head", slice(0, None, 2)), ("tail", slice(1, None, 2))):
+        by_hand = math.exp(np.sum(weights[rows] * np.log(ranks[rows])) / np.sum(weights[rows]))
+        assert wgmr.loc[side, "value"] == pytest.approx(by_hand, rel=1e-13)
+        assert wgmr.loc[side, "random_expectation"] == pytest.approx(
+            wgmr_moments(num_candidates[rows], weights[rows]).expectation, rel=1e-13
+        )
+    with pytest.raises(KgrankInputError, match="takes no weights"):
+        kgrank.evaluate(ranks, num_candidates, weights=weights, metrics="mrr")

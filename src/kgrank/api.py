@@ -22,9 +22,11 @@ from kgrank.errors import KgrankInputError
 from kgrank.metrics import (
     DEFAULT_HITS,
     INTERVAL_COLUMNS,
+    WEIGHTED_METRICS,
     Metric,
     MetricKey,
     Variant,
+    check_weights,
     default_metrics,
     evaluate_ranks,
     lookup,
@@ -59,10 +61,13 @@ def _as_vector(values: object, name: str) -> np.ndarray:
     return vector
 
 
-def _selection(metrics: Iterable[str] | None, hits: Sequence[int]) -> tuple[list[Metric], set[str] | None]:
-    """The base metrics to compute and the keys to keep (None: every row)."""
+def _selection(
+    metrics: Iterable[str] | None, hits: Sequence[int], weighted: bool = False
+) -> tuple[list[Metric], set[str] | None]:
+    """The base metrics to compute and the keys to keep (None: every row); with weights,
+    every metric that takes them by default."""
     if metrics is None:
-        return default_metrics(hits), None
+        return (list(WEIGHTED_METRICS) if weighted else default_metrics(hits)), None
     keys = [lookup(name) for name in ([metrics] if isinstance(metrics, str) else metrics)]
     bases: dict[str, Metric] = {}
     for key in keys:
@@ -80,6 +85,7 @@ def evaluate(
     confidence: float | None = DEFAULT_CONFIDENCE,
     seed: int = 0,
     rank_type: str = "realistic",
+    weights: Sequence[float] | np.ndarray | pd.Series | None = None,
 ) -> pd.DataFrame:
     """Every metric of one model's ranks with its sampling interval and the random
     model's expectation, variance, adjusted index and z-score.
@@ -92,7 +98,11 @@ def evaluate(
     ``confidence``: the level of the sampling interval (None: no interval); ``seed`` and
     ``rank_type`` (which rank the vector holds, among optimistic, realistic, pessimistic
     and random) name the stream of a resampled interval, so that the same ranks get the
-    same interval here, from ``kgrank evaluate`` and in ``kgrank metrics``' table.
+    same interval here, from ``kgrank evaluate`` and in ``kgrank metrics``' table;
+    ``weights`` (one nonnegative weight per task, e.g. its number of negatives, N - 1, as
+    Tiwari et al. weigh) evaluates the metrics that take weights (WGMR and IWGMR, the
+    default then) with their exact moments under the random model; each side uses its own
+    tasks' weights.
 
     Returns a tidy table: ``metric`` (key), ``label``, ``value``, ``ci_low``/``ci_high``
     (how far the value would move over test sets like this one; ``ci_method`` says how),
@@ -117,7 +127,9 @@ def evaluate(
         if unknown:
             raise KgrankInputError(f"sides: {unknown[0]!r} is not a side; use head or tail")
         groups += [(side, side_vector == side) for side in SIDES if np.any(side_vector == side)]
-    options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed}
+    if weights is not None:
+        weights = check_weights(np.asarray(weights, dtype=float).reshape(-1), rank_vector.size)
+    options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed, "weights": weights}
     table = _evaluation_table(rank_vector, candidates, groups, rank_type=rank_type, **options)
     return table if sides is not None else table.drop(columns="side")
 
@@ -148,18 +160,20 @@ def _evaluation_table(
     confidence: float | None,
     seed: int,
     rank_type: str,
+    weights: np.ndarray | None,
 ) -> pd.DataFrame:
     """:func:`evaluate`'s table, a ``side`` column first, for each (side, rows) group:
     :func:`kgrank.metrics.evaluate_ranks` seeded by the side and the rank type."""
     if rank_type not in RANK_COLUMNS:
         raise KgrankInputError(f"rank type {rank_type!r} is not one of {', '.join(RANK_COLUMNS)}")
-    chosen, keep = _selection(metrics, hits)
+    chosen, keep = _selection(metrics, hits, weighted=weights is not None)
     rows = []
     for side, mask in groups:
         for row in evaluate_ranks(
             rank_vector[mask],
             candidates[mask],
             chosen,
+            weights=None if weights is None else weights[mask],
             confidence=confidence,
             seed=seed,
             stream=(side, rank_type),
@@ -185,17 +199,18 @@ def evaluate_system(
     hits: Sequence[int] = DEFAULT_HITS,
     confidence: float | None = DEFAULT_CONFIDENCE,
     seed: int = 0,
+    weights: str | Sequence[float] | np.ndarray | None = None,
 ) -> pd.DataFrame:
     """:func:`evaluate` on a rank table of kgrank's format (`kgrank ranks`, or
     :func:`kgrank.systems.load_system` for a system from outside).
 
     ``rank_type``: the rank column to evaluate (optimistic, realistic, pessimistic,
     random); ``side``: ``both`` (every row), ``head``, ``tail``, or ``all`` (the three);
-    the other arguments as in :func:`evaluate`. Returns :func:`evaluate`'s table with
+    ``weights``: one per row, or a scheme of :func:`kgrank.weighted.scheme_weights`
+    (``negatives``, ``relation``, ``uniform``); the other arguments as in :func:`evaluate`.
+    Returns :func:`evaluate`'s table with
     ``side`` and ``rank_type`` columns first.
     """
-    from kgrank.rank_table import select_side
-
     if rank_type not in RANK_COLUMNS:
         raise KgrankInputError(f"rank type {rank_type!r} is not one of {', '.join(RANK_COLUMNS)}")
     if side not in SYSTEM_SIDES:
@@ -203,16 +218,27 @@ def evaluate_system(
     missing = [column for column in ("side", rank_type, "num_candidates") if column not in table.columns]
     if missing:
         raise KgrankInputError(f"rank table: column(s) {missing} missing; pass a table of kgrank's format")
+    if isinstance(weights, str):
+        from kgrank.weighted import scheme_weights
+
+        weights = scheme_weights(table, weights)
+    if weights is not None:
+        weights = check_weights(np.asarray(weights, dtype=float).reshape(-1), len(table))
     options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed}
     options["rank_type"] = rank_type
     if side == "all":
-        result = evaluate(table[rank_type], table["num_candidates"], sides=table["side"], **options)
+        sides = table["side"]
+        result = evaluate(table[rank_type], table["num_candidates"], sides=sides, weights=weights, **options)
     else:
-        subset = select_side(table, side)
-        if subset.empty:
+        rows = (table["side"] == side).to_numpy() if side != "both" else np.ones(len(table), dtype=bool)
+        if not rows.any():
             raise KgrankInputError(f"side {side}: the rank table has no row of this side; pick another side")
+        subset = table[rows]
         rank_vector, candidates = _checked_vectors(subset[rank_type], subset["num_candidates"])
         every_row = np.ones(rank_vector.shape, dtype=bool)
-        result = _evaluation_table(rank_vector, candidates, [(side, every_row)], **options)
+        side_weights = None if weights is None else weights[rows]
+        result = _evaluation_table(
+            rank_vector, candidates, [(side, every_row)], weights=side_weights, **options
+        )
     result.insert(1, "rank_type", rank_type)
     return result

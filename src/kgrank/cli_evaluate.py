@@ -29,7 +29,7 @@ TABLE_SUFFIXES = (".tsv", ".parquet")
 
 def add_commands(commands: Any) -> None:
     """Add `evaluate` to the `kgrank` subcommands."""
-    from kgrank.defaults import DEFAULT_CONFIDENCE, IDENTIFIERS, SYSTEM_SIDES
+    from kgrank.defaults import DEFAULT_CONFIDENCE, IDENTIFIERS, SYSTEM_SIDES, WEIGHT_SCHEMES
     from kgrank.rank_table import RANK_COLUMNS
 
     command = commands.add_parser(
@@ -73,9 +73,15 @@ def add_commands(commands: Any) -> None:
     command.add_argument(
         "--metrics",
         nargs="+",
-        default=list(DEFAULT_METRICS),
         help="metrics by any name (mrr, mr, amri, z_mrr, hits@10, gmr ...); each is reported with its "
-        "adjusted index and z-score",
+        f"adjusted index and z-score (default: {' '.join(DEFAULT_METRICS)}; with --weights: wgmr iwgmr)",
+    )
+    command.add_argument(
+        "--weights",
+        choices=WEIGHT_SCHEMES,
+        help="weigh each task for the weighted geometric mean rank (WGMR, IWGMR, with exact random "
+        "moments): negatives (its candidates but the true one, Tiwari et al. 2021), relation (every "
+        "relation the same total weight) or uniform (the GMR)",
     )
     command.add_argument(
         "--rank-type", choices=RANK_COLUMNS, default="realistic", help="the rank variant to evaluate"
@@ -280,6 +286,7 @@ def _dataset_name(folder: Path, spec: str) -> str:
 def _evaluate(args: argparse.Namespace) -> None:
     from kgrank.api import evaluate_system
     from kgrank.io import write_table, write_text
+    from kgrank.metrics import lookup
     from kgrank.systems import dataset_folder, load_system
 
     source, kind, default_name = _source(args)
@@ -289,7 +296,14 @@ def _evaluate(args: argparse.Namespace) -> None:
 
         # a model's scores, hence its ties, may depend on the number of threads
         torch.set_num_threads(args.threads)
-    keys = _metric_keys(args.metrics)  # a misspelt metric stops before any ranking
+    named = args.metrics or (["wgmr", "iwgmr"] if args.weights else list(DEFAULT_METRICS))
+    keys = _metric_keys(named)  # a misspelt metric stops before any ranking
+    unweighted = [key for key in named if args.weights and not lookup(key).metric.weighted]
+    if unweighted:
+        raise KgrankInputError(
+            f"--metrics {unweighted[0]}: takes no weights; with --weights name wgmr or iwgmr (or their "
+            "variants: awgmri, z_wgmr ...), or drop --weights"
+        )
     name = args.name or default_name
     with dataset_folder(args.dataset) as folder:
         dataset = _dataset_name(folder, args.dataset)
@@ -314,13 +328,15 @@ def _evaluate(args: argparse.Namespace) -> None:
         metrics=keys,
         confidence=args.confidence,
         seed=args.seed,
+        weights=args.weights,
     )
     summary = summary_table(result)
     triples = ranks["triple_id"].nunique()
     filtered = ", ".join(args.filter_splits) if args.filter_splits else "nothing (unfiltered)"
+    weighted = f", tasks weighted by {args.weights}" if args.weights else ""
     print(
         f"{name} on {dataset}: {len(ranks)} ranks of {triples} test triples ({args.side} sides), "
-        f"{args.rank_type} ranks, filtered by {filtered}"
+        f"{args.rank_type} ranks, filtered by {filtered}{weighted}"
     )
     print()
     print(summary.to_markdown(index=False, tablefmt="simple", disable_numparse=True))

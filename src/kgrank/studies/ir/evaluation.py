@@ -328,10 +328,11 @@ def evaluation_pass(
     batch_size: int = 256,
     progress: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Score every distinct (side, triple) of ``evaluations`` once (:func:`kgrank.score_pass.score_pass`
-    of ``model``: a PyKEEN model, or any score function ``((n, 3) triples, side) -> (n,
-    entities) scores``), and rank each evaluation's items under every protocol of ``known``
-    (protocol -> its known answers; see :func:`protocol_filters`) as the blocks arrive.
+    """Score every distinct (side, triple) of ``evaluations`` once
+    (:func:`kgrank.score_pass.score_pass` of ``model``: a PyKEEN model, or any score function
+    ``((n, 3) triples, side) -> (n, entities) scores``), and rank each evaluation's items
+    under every protocol of ``known`` (protocol -> its known answers; see
+    :func:`protocol_filters`) as the blocks arrive.
 
     Returns the micro detail (protocol + MICRO_COLUMNS) and the run lists (protocol,
     evaluation + trec.RUN_COLUMNS; ``protocol``, ``evaluation`` and ``side`` categorical, as a
@@ -340,28 +341,6 @@ def evaluation_pass(
     lists of a later protocol are left out for an evaluation where they equal the first
     protocol's (FB-Test-O: 23 million rows per protocol); :func:`protocol_runs` reads them.
     """
-    return _evaluation_pass(
-        model,
-        known,
-        evaluations,
-        run_depth=run_depth,
-        export=export,
-        batch_size=batch_size,
-        progress=progress,
-    )
-
-
-def _evaluation_pass(
-    model: Any,
-    known: KnownAnswers | Mapping[str, KnownAnswers],
-    evaluations: pd.DataFrame,
-    *,
-    run_depth: int,
-    export: Sequence[str],
-    batch_size: int,
-    progress: bool,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The work of :func:`evaluation_pass`."""
     from kgrank.score_pass import ScoreBlock, score_pass
 
     filters = protocol_filters(known)
