@@ -418,20 +418,36 @@ def _count_moments(n: np.ndarray) -> Moments:
 # --- the registry ------------------------------------------------------------------------
 
 
-def _mean_score(key: str, label: str, transform: Transform, **extra: object) -> Metric:
-    """The arithmetic mean of a transform valued in [0, 1], 1 at rank 1: higher is better."""
+def _rank_metric(
+    key: str,
+    label: str,
+    moments_function: Callable | None,
+    *,
+    increasing: bool,
+    transform: Transform = IDENTITY,
+    statistic: str = "power mean",
+    power: float | None = 1.0,
+    **extra: object,
+) -> Metric:
+    """A quality metric with optimum 1 (rank 1 everywhere): in [0, 1] where higher is
+    better, in [1, inf) where lower is."""
     return Metric(
         key=key,
         label=label,
         transform=transform,
-        statistic="power mean",
-        power=1.0,
-        increasing=True,
+        statistic=statistic,
+        power=power,
+        increasing=increasing,
         optimum=1.0,
-        value_range=(0.0, 1.0),
-        moments_function=_mean_moments(transform),
+        value_range=(0.0, 1.0) if increasing else (1.0, np.inf),
+        moments_function=moments_function,
         **extra,
     )
+
+
+def _mean_score(key: str, label: str, transform: Transform, **extra: object) -> Metric:
+    """The arithmetic mean of a transform valued in [0, 1], 1 at rank 1: higher is better."""
+    return _rank_metric(key, label, _mean_moments(transform), increasing=True, transform=transform, **extra)
 
 
 def hits_at(k: int) -> Metric:
@@ -446,16 +462,12 @@ def hits_at(k: int) -> Metric:
 def power_mean_rank(p: float) -> Metric:
     names = {2.0: "quadratic_mean_rank", np.inf: "maximum_rank", -np.inf: "minimum_rank"}
     key = f"power_mean_rank_{'minus_' if p < 0 else ''}{abs(p):g}"
-    return Metric(
-        key=key,
-        label=f"M_{p:g}(r)",
-        transform=IDENTITY,
-        statistic="power mean",
-        power=float(p),
+    return _rank_metric(
+        key,
+        f"M_{p:g}(r)",
+        _power_mean_moments(p),
         increasing=False,
-        optimum=1.0,
-        value_range=(1.0, np.inf),
-        moments_function=_power_mean_moments(p),
+        power=float(p),
         synonyms=(names[p],) if p in names else (),
         parameters={"p": p},
     )
@@ -471,105 +483,31 @@ def mean_inverse_rank_power(a: Fraction) -> Metric:
 
 
 def _base_metrics() -> list[Metric]:
+    lower, higher = {"increasing": False}, {"increasing": True}
+    reciprocal = {"increasing": True, "post": "reciprocal"}
+    median = {"statistic": "median", "power": None}
     return [
-        Metric(
-            key="arithmetic_mean_rank",
-            label="MR",
-            transform=IDENTITY,
-            statistic="power mean",
-            increasing=False,
-            optimum=1.0,
-            value_range=(1.0, np.inf),
-            moments_function=_mean_moments(IDENTITY),
-            power=1.0,
-            synonyms=("mean_rank", "mr"),
-        ),
-        Metric(
-            key="inverse_arithmetic_mean_rank",
-            label="IMR",
-            transform=IDENTITY,
-            statistic="power mean",
-            increasing=True,
-            optimum=1.0,
-            value_range=(0.0, 1.0),
-            moments_function=_reciprocal_of_mean(IDENTITY),
-            power=1.0,
-            post="reciprocal",
+        _rank_metric("arithmetic_mean_rank", "MR", _mean_moments(IDENTITY), **lower,
+                     synonyms=("mean_rank", "mr")),
+        _rank_metric(
+            "inverse_arithmetic_mean_rank", "IMR", _reciprocal_of_mean(IDENTITY), **reciprocal,
             synonyms=("iamr", "imr"),
         ),
-        Metric(
-            key="harmonic_mean_rank",
-            label="HMR",
-            transform=RECIPROCAL,
-            statistic="power mean",
-            increasing=False,
-            optimum=1.0,
-            value_range=(1.0, np.inf),
-            moments_function=_reciprocal_of_mean(RECIPROCAL),
-            power=1.0,
-            post="reciprocal",
-            synonyms=("hmr",),
+        _rank_metric(
+            "harmonic_mean_rank", "HMR", _reciprocal_of_mean(RECIPROCAL), increasing=False, post="reciprocal",
+            transform=RECIPROCAL, synonyms=("hmr",),
         ),
-        Metric(
-            key="inverse_harmonic_mean_rank",
-            label="MRR",
-            transform=RECIPROCAL,
-            statistic="power mean",
-            increasing=True,
-            optimum=1.0,
-            value_range=(0.0, 1.0),
-            moments_function=_mean_moments(RECIPROCAL),
-            power=1.0,
+        _rank_metric(
+            "inverse_harmonic_mean_rank", "MRR", _mean_moments(RECIPROCAL), **higher, transform=RECIPROCAL,
             synonyms=("mean_reciprocal_rank", "mrr"),
         ),
-        Metric(
-            key="geometric_mean_rank",
-            label="GMR",
-            transform=IDENTITY,
-            statistic="power mean",
-            increasing=False,
-            optimum=1.0,
-            value_range=(1.0, np.inf),
-            moments_function=_geometric(1.0),
-            power=0.0,
-            synonyms=("gmr",),
-        ),
-        Metric(
-            key="inverse_geometric_mean_rank",
-            label="IGMR",
-            transform=IDENTITY,
-            statistic="power mean",
-            increasing=True,
-            optimum=1.0,
-            value_range=(0.0, 1.0),
-            moments_function=_geometric(-1.0),
-            power=0.0,
-            post="reciprocal",
-            synonyms=("igmr",),
-        ),
-        Metric(
-            key="median_rank",
-            label="MedR",
-            transform=IDENTITY,
-            statistic="median",
-            increasing=False,
-            optimum=1.0,
-            value_range=(1.0, np.inf),
-            moments_function=_median_moments("identity"),
-            synonyms=("median_rank",),
-        ),
-        Metric(
-            key="inverse_median_rank",
-            label="IMedR",
-            transform=IDENTITY,
-            statistic="median",
-            increasing=True,
-            optimum=1.0,
-            value_range=(0.0, 1.0),
-            moments_function=_median_moments("reciprocal"),
-            post="reciprocal",
-        ),
-    ]
+        _rank_metric("geometric_mean_rank", "GMR", _geometric(1.0), **lower, power=0.0, synonyms=("gmr",)),
+        _rank_metric("inverse_geometric_mean_rank", "IGMR", _geometric(-1.0), **reciprocal, power=0.0,
+                     synonyms=("igmr",)),
+        _rank_metric("median_rank", "MedR", _median_moments("identity"), **lower, **median,
+                     synonyms=("median_rank",)),
+        _rank_metric("inverse_median_rank", "IMedR", _median_moments("reciprocal"), **reciprocal, **median),
+    ]  # fmt: skip
 
 
 def _dispersion(
@@ -671,33 +609,18 @@ class WeightedMetric(Metric):
         return _weighted_moments(num_candidates, weights, self.sign)
 
 
-WEIGHTED_GEOMETRIC_MEAN_RANK = WeightedMetric(
-    key="weighted_geometric_mean_rank",
-    label="WGMR",
-    transform=IDENTITY,
-    statistic="power mean",
-    power=0.0,
-    increasing=False,
-    optimum=1.0,
-    value_range=(1.0, np.inf),
-    moments_function=_needs_weights("weighted_geometric_mean_rank"),
-    synonyms=("wgmr",),
-    sign=1.0,
-)
-INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK = WeightedMetric(
-    key="inverse_weighted_geometric_mean_rank",
-    label="IWGMR",
-    transform=IDENTITY,
-    statistic="power mean",
-    power=0.0,
-    post="reciprocal",
-    increasing=True,
-    optimum=1.0,
-    value_range=(0.0, 1.0),
-    moments_function=_needs_weights("inverse_weighted_geometric_mean_rank"),
-    synonyms=("iwgmr",),
-    sign=-1.0,
-)
+WEIGHTED_GEOMETRIC_MEAN_RANK, INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK = (
+    WeightedMetric(
+        key=key, label=label, transform=IDENTITY, statistic="power mean", power=0.0,
+        increasing=sign < 0, optimum=1.0, value_range=(0.0, 1.0) if sign < 0 else (1.0, np.inf),
+        moments_function=_needs_weights(key), synonyms=(label.lower(),), sign=sign,
+        **({"post": "reciprocal"} if sign < 0 else {}),
+    )
+    for key, label, sign in (
+        ("weighted_geometric_mean_rank", "WGMR", 1.0),
+        ("inverse_weighted_geometric_mean_rank", "IWGMR", -1.0),
+    )
+)  # fmt: skip
 WEIGHTED_METRICS = (WEIGHTED_GEOMETRIC_MEAN_RANK, INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK)
 
 
