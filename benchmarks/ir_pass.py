@@ -141,19 +141,17 @@ def kgrank_seconds(model, factories, evaluations, labels, run_depth: int, export
     """The pass as `kgrank ir-evaluate` runs it, in its three parts."""
     from kgrank.candidates import known_answers
     from kgrank.io import write_table
-    from kgrank.scoring import Scorer
     from kgrank.studies.ir.evaluation import evaluation_pass, item_table
     from kgrank.studies.ir.settings import protocol_filter_splits
     from kgrank.studies.ir.trec import run_file_name, run_files, write_run
 
-    scorer = Scorer(model)
     filters = {
         protocol: known_answers(factories, splits)
         for protocol, splits in protocol_filter_splits(("train", "valid", "test")).items()
     }
     start = time.perf_counter()
     micro, runs = evaluation_pass(
-        scorer,
+        model,
         filters,
         evaluations,
         run_depth=run_depth,

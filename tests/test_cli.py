@@ -2073,3 +2073,6 @@ def test_evaluate_weighs_tasks_for_the_weighted_geometric_mean_rank(nations_dir,
     code, _, err = _run([*argv, "--weights", "negatives", "--metrics", "mrr"], capsys)
     assert code == 2 and err.strip().count("\n") == 0
     assert "--metrics mrr: takes no weights" in err
+    code, _, err = _run([*argv, "--metrics", "awgmri"], capsys)
+    assert code == 2 and err.strip().count("\n") == 0
+    assert "--metrics awgmri: needs one weight per task; add --weights" in err

@@ -96,6 +96,31 @@ def test_out_of_memory_halves_the_batch_and_loses_no_row():
     assert all(len(positions) <= 2 for _, positions in recorder.blocks)
 
 
+def test_batch_by_batch_keeps_its_order_whatever_the_memory():
+    # the ties study's run budget takes queries in the order the blocks come: a retry at
+    # a smaller size splits a side's part of a round, never the rounds
+    def order(score_function) -> list[tuple[str, int]]:
+        seen: list[tuple[str, int]] = []
+        score_pass(
+            score_function,
+            TRIPLES,
+            [lambda block: seen.extend((block.side, p) for p in block.positions.tolist())],
+            known=KNOWN,
+            batch_size=4,
+            by_batch=True,
+        )
+        return seen
+
+    def tails_tight(batch: torch.Tensor, side: str) -> torch.Tensor:
+        if side == "tail" and len(batch) > 1:
+            raise RuntimeError("CUDA out of memory")
+        return score(batch, side)
+
+    plenty = order(score)
+    assert plenty[:8] == [("head", p) for p in range(4)] + [("tail", p) for p in range(4)]
+    assert order(tails_tight) == plenty
+
+
 def test_an_error_that_is_not_memory_is_raised():
     def broken(batch: torch.Tensor, side: str) -> torch.Tensor:
         raise RuntimeError("shape mismatch")
@@ -111,7 +136,7 @@ def test_nan_scores_and_bad_ids_end_in_one_line():
         return scores
 
     with pytest.raises(
-        KgrankInputError, match=r"the model scored NaN for the head of test triple 1 .*retrain it"
+        KgrankInputError, match=r"the model scored NaN for the head of row 1 of the pass, .*retrain it"
     ):
         score_pass(diverged, TRIPLES, [Recorder()], known=KNOWN)
     bad = TRIPLES.copy()

@@ -150,3 +150,13 @@ def test_derive_without_variance_gives_no_z_score_but_the_adjusted_index():
 def test_variant_names():
     assert Variant.INDEX.label == "adjusted index"
     assert [variant.column for variant in Variant] == ["expectation_normalised", "adjusted_index", "z_score"]
+
+
+def test_a_name_is_one_key_of_a_seed_as_of_its_streams():
+    from kgrank.stats import seed_sequence
+
+    assert seed_sequence("ab").entropy == seed_sequence(["ab"]).entropy
+    assert (
+        seed_sequence([7, "head", "realistic"], "mrr").entropy
+        == seed_sequence(7, "head", "realistic", "mrr").entropy
+    )

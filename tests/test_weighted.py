@@ -500,3 +500,37 @@ def test_the_api_weighs_tasks_side_by_side():
         )
     with pytest.raises(KgrankInputError, match="takes no weights"):
         kgrank.evaluate(ranks, num_candidates, weights=weights, metrics="mrr")
+
+
+def test_weighted_metrics_where_no_weights_can_come_are_refused_in_one_line():
+    import pandas as pd
+
+    import kgrank
+    from kgrank.comparison import compare
+
+    frame = pd.DataFrame(
+        {
+            "system": ["a"] * 3 + ["b"] * 3,
+            "task": ["x", "y", "z"] * 2,
+            "rank": [1.0, 2.0, 3.0, 2.0, 2.0, 1.0],
+            "num_candidates": [5, 5, 5, 5, 5, 5],
+        }
+    )
+    with pytest.raises(KgrankInputError, match="a weighted metric needs one weight per task"):
+        compare(frame, metrics="wgmr")
+    with pytest.raises(KgrankInputError, match="a scheme needs a rank table"):
+        kgrank.evaluate([1.0, 2.0], [3, 3], weights="negatives")
+    with pytest.raises(KgrankInputError, match="give a metric's name as text"):
+        lookup(["mrr"])
+    with pytest.raises(KgrankInputError, match="metric inverse_harmonic_mean_rank: takes no weights"):
+        evaluate_rank_table(
+            pd.DataFrame(
+                {
+                    "side": ["head", "tail"],
+                    **{column: [1.0, 2.0] for column in ("optimistic", "realistic", "pessimistic", "random")},
+                    "num_candidates": [3, 3],
+                }
+            ),
+            [lookup("mrr").metric],
+            weights=np.array([1.0, 1.0]),
+        )

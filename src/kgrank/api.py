@@ -127,6 +127,11 @@ def evaluate(
         if unknown:
             raise KgrankInputError(f"sides: {unknown[0]!r} is not a side; use head or tail")
         groups += [(side, side_vector == side) for side in SIDES if np.any(side_vector == side)]
+    if isinstance(weights, str):
+        raise KgrankInputError(
+            f"weights {weights!r}: a scheme needs a rank table (its candidate counts or relations); give one "
+            "weight per rank, or call kgrank.api.evaluate_system(table, weights=...)"
+        )
     if weights is not None:
         weights = check_weights(np.asarray(weights, dtype=float).reshape(-1), rank_vector.size)
     options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed, "weights": weights}

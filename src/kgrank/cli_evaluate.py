@@ -298,11 +298,16 @@ def _evaluate(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     named = args.metrics or (["wgmr", "iwgmr"] if args.weights else list(DEFAULT_METRICS))
     keys = _metric_keys(named)  # a misspelt metric stops before any ranking
-    unweighted = [key for key in named if args.weights and not lookup(key).metric.weighted]
-    if unweighted:
+    mismatched = [key for key in named if lookup(key).metric.weighted != bool(args.weights)]
+    if mismatched and args.weights:
         raise KgrankInputError(
-            f"--metrics {unweighted[0]}: takes no weights; with --weights name wgmr or iwgmr (or their "
+            f"--metrics {mismatched[0]}: takes no weights; with --weights name wgmr or iwgmr (or their "
             "variants: awgmri, z_wgmr ...), or drop --weights"
+        )
+    if mismatched:
+        raise KgrankInputError(
+            f"--metrics {mismatched[0]}: needs one weight per task; "
+            "add --weights negatives, relation or uniform"
         )
     name = args.name or default_name
     with dataset_folder(args.dataset) as folder:

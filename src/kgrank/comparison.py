@@ -156,6 +156,8 @@ _BATCH_BYTES = 20_000_000
 
 def _refusal(metric: Metric) -> str | None:
     """Why ``metric`` has no paired test on per-task values, or None where it has one."""
+    if metric.weighted:
+        return "a weighted metric needs one weight per task, which compare does not take"
     if metric.statistic == "median":
         return "a median is not a mean of per-task values"
     if metric.statistic in {"std", "var", "mad"}:
@@ -339,7 +341,7 @@ ENGINE_COLUMNS = (
     "t_p",
     "wilcoxon_p",
 )
-Interval = Callable[[np.ndarray, np.ndarray, np.random.SeedSequence], tuple[float, float]]
+DifferenceInterval = Callable[[np.ndarray, np.ndarray, np.random.SeedSequence], tuple[float, float]]
 
 
 def paired_comparisons(
@@ -347,7 +349,7 @@ def paired_comparisons(
     systems: Sequence[str],
     *,
     tests: Sequence[str] = TESTS,
-    interval: Interval | None = None,
+    interval: DifferenceInterval | None = None,
     seed: int = 0,
     stream: Sequence[SeedKey] = (),
 ) -> list[dict]:

@@ -739,7 +739,6 @@ def _registered_names() -> dict[str, MetricKey]:
     return _names_of(_registry())
 
 
-@cache
 def lookup(name: str) -> MetricKey:
     """The one resolver: a metric or a derived variant by any of its names (case,
     underscores and dashes aside, as PyKEEN's resolver compares them): the keys of the
@@ -756,6 +755,14 @@ def lookup(name: str) -> MetricKey:
     >>> lookup("z_hits@10").key, lookup("z_hits@10").short_name
     ('z_hits_at_10', 'z-H@10')
     """
+    if not isinstance(name, str):
+        raise KgrankInputError(f"metric {name!r}: give a metric's name as text, e.g. mrr, amrr, hits@10")
+    return _lookup(name)
+
+
+@cache
+def _lookup(name: str) -> MetricKey:
+    # cached per name: the analyses resolve a name per value
     lowered = _normalised(name)
     names = _registered_names()
     if lowered in names:
@@ -1028,8 +1035,9 @@ def evaluate_rank_table(
 
     The moments depend on the candidate counts (and weights) only, so they are computed
     once per side and reused for all four rank types; the sampled ones of all three
-    sides come from one stream of replicates. ``weights`` (one per row) go to the
-    weighted metrics; a side uses its own rows' weights, renormalised.
+    sides come from one stream of replicates. ``weights`` (one per row) are for the
+    weighted metrics only, so every metric asked for must take them; a side uses its own
+    rows' weights, renormalised.
     """
     metrics = list(metrics) if metrics is not None else default_metrics()
     num_candidates = ranks["num_candidates"].to_numpy()
@@ -1040,6 +1048,10 @@ def evaluate_rank_table(
         )
     subsets = side_subsets(ranks["side"].to_numpy())
     unweighted = [metric for metric in metrics if not metric.weighted]
+    if weights is not None and unweighted:
+        raise KgrankInputError(
+            f"metric {unweighted[0].key}: takes no weights; weigh only wgmr and iwgmr, or drop the weights"
+        )
     cached = moments_of_subsets(unweighted, num_candidates, subsets)
     if weights is not None:
         weights = np.asarray(weights, dtype=float)

@@ -94,7 +94,7 @@ def log_expected_power(values: np.ndarray, exponent: float) -> np.ndarray:
     (GMR's s = 1/n) as the difference of two numbers near ln N and keeps about six
     correct digits of the GMR variance at FB15k-237's size (relative error 9e-6 against
     50-digit arithmetic); every expm1(s ln k) has the sign of s, so this sum has no
-    cancellation (kgrank.weighted.log_expected_powers does the same per task exponent).
+    cancellation (:func:`log_expected_powers` does the same per task exponent).
     """
     support = np.arange(1, values.max() + 1, dtype=float)
     running = np.cumsum(np.expm1(exponent * np.log(support)))

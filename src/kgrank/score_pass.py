@@ -2,15 +2,17 @@
 block to consumers.
 
 Every part of kgrank that scores a model (the rank engine, the ambiguity study's test
-subsets, the protocols study's tie tolerances, the open-world study's family trees) goes
+subsets, the protocols study's tie tolerances, the open-world study's family trees, the
+IR study's items and run lists) goes
 through :func:`score_pass`, which owns what they would otherwise each restate: the
 model's evaluation mode and torch's inference mode, the id checks, the device, batching
 (by side, or by batch with both sides together), the retry at half the batch size when
 memory runs out, NaN scores refused, and the progress bar. A consumer is a callable that
-takes a :class:`ScoreBlock`; it reads the scores, and may filter them in place
-(:meth:`ScoreBlock.filtered`, done once per block whoever asks first), so consumers of one
-block stay independent of their order; a consumer that changes scores otherwise works on
-a copy.
+takes a :class:`ScoreBlock`. Consumers of one pass share the block: one that asks for the
+filtered scores (:meth:`ScoreBlock.filtered`, done once, in place, whoever asks first)
+changes what a later one reads, so a consumer that needs the raw scores comes first, and
+one that changes the scores any other way (its own filter, a stress transform) works on a
+copy or is the pass's only consumer.
 
 PyKEEN's ``Evaluator`` hands score blocks to evaluators the same way; the loop is written
 here because kgrank's scores come from :class:`kgrank.scoring.Scorer` (product forms with
@@ -19,7 +21,7 @@ PyKEEN's arithmetic at near-ties) and its blocks carry kgrank's filter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +42,8 @@ class ScoreBlock:
     """One block of a pass: the scores of every entity for one side of some test triples.
 
     ``positions`` are the block's rows among the triples given to :func:`score_pass`;
-    ``scores`` (rows x entities, float, on the CPU) are the model's; ``filter_rows`` and
+    ``scores`` (rows x entities, float, on the CPU) are the model's until a consumer asks
+    for :meth:`filtered`, which filters them in place; ``filter_rows`` and
     ``filter_cols`` list the known answers of each row (the filter; empty without one)."""
 
     side: str
@@ -120,18 +123,6 @@ def _scorer(model: Any, fast: bool) -> tuple[ScoreBatch, torch.device, str, Call
     return model, torch.device("cpu"), "scores", lambda: None
 
 
-def _sides_in_order(cursors: dict[str, int], num_rows: int, by_batch: bool) -> Iterator[str]:
-    """The side of each next block: side by side, or batch by batch (each side in turn);
-    read lazily, so that a block retried at a smaller size moves its side's cursor less."""
-    if by_batch:
-        while any(cursor < num_rows for cursor in cursors.values()):
-            yield from [side for side in cursors if cursors[side] < num_rows]
-        return
-    for side in cursors:
-        while cursors[side] < num_rows:
-            yield side
-
-
 @torch.inference_mode()
 def score_pass(
     model: Any,
@@ -155,52 +146,77 @@ def score_pass(
     block carries, and whose entity and relation counts check the ids. Blocks go side by
     side (every batch of the head side, then of the tail side), or with ``by_batch`` batch
     by batch (head and tail of a batch, then the next batch). A block that runs out of
-    memory is retried at half the size, down to one row."""
+    memory is retried at half the size, down to one row, and the pass goes on at that size
+    (batch by batch, inside rounds of the size asked for)."""
     if batch_size <= 0:
         raise KgrankInputError(f"batch size must be positive, got {batch_size}; pass --batch-size 1 or more")
     triples = np.asarray(triples, dtype=np.int64)
     if known is not None:
         check_ids(triples, known.num_entities, known.num_relations)
     score, device, name, restore = _scorer(model, fast)
-    empty = torch.empty(0, dtype=torch.int64)
     bar = tqdm(
         total=len(sides) * len(triples), desc=f"{description} ({name})", unit="triple", disable=not progress
     )
-    cursors = dict.fromkeys(sides, 0)
+    # batch by batch: rounds of the batch size asked for, each side in turn, so that a
+    # block retried at a smaller size splits only its side's part of the round, and the
+    # order of the (side, triple) pairs the consumers see never depends on memory
+    round_size = batch_size if by_batch else max(1, len(triples))
     try:
-        for side in _sides_in_order(cursors, len(triples), by_batch):
-            start = cursors[side]
-            while True:
-                batch = triples[start : start + batch_size]
-                try:
-                    scores = score(torch.as_tensor(batch, device=device), side).detach().float().cpu()
-                    break
-                except (RuntimeError, MemoryError) as error:
-                    if not is_out_of_memory(error) or batch_size == 1:
-                        raise
-                    batch_size = max(1, batch_size // 2)
-                    bar.write(f"out of memory: retrying with batch size {batch_size}")
-            if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
-                row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
-                raise KgrankInputError(
-                    f"the model scored NaN for the {side} of test triple {start + row} "
-                    f"{batch[row].tolist()}; it has diverged or its file is corrupt: retrain it"
-                )
-            true_entities = torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2])
-            rows, columns = known.answers(side, batch) if known is not None else (empty, empty)
-            block = ScoreBlock(
-                side=side,
-                positions=np.arange(start, start + len(batch)),
-                triples=batch,
-                scores=scores,
-                true_entities=true_entities,
-                filter_rows=torch.as_tensor(rows),
-                filter_cols=torch.as_tensor(columns),
-            )
-            for consumer in consumers:
-                consumer(block)
-            cursors[side] += len(batch)
-            bar.update(len(batch))
+        for round_start in range(0, len(triples), round_size):
+            round_end = min(round_start + round_size, len(triples))
+            for side in sides:
+                start = round_start
+                while start < round_end:
+                    block, batch_size = _scored_block(
+                        score, triples, side, (start, round_end), batch_size, device, known, bar
+                    )
+                    for consumer in consumers:
+                        consumer(block)
+                    start += len(block.positions)
+                    bar.update(len(block.positions))
     finally:
         bar.close()
         restore()
+
+
+def _scored_block(
+    score: ScoreBatch,
+    triples: np.ndarray,
+    side: str,
+    span: tuple[int, int],
+    batch_size: int,
+    device: torch.device,
+    known: KnownAnswers | None,
+    bar: Any,
+) -> tuple[ScoreBlock, int]:
+    """The next block of ``side`` from the first row of ``span`` on, with the batch size it
+    took: halved while the scoring runs out of memory, down to one row."""
+    start, end = span
+    while True:
+        batch = triples[start : min(start + batch_size, end)]
+        try:
+            scores = score(torch.as_tensor(batch, device=device), side).detach().float().cpu()
+            break
+        except (RuntimeError, MemoryError) as error:
+            if not is_out_of_memory(error) or batch_size == 1:
+                raise
+            batch_size = max(1, batch_size // 2)
+            bar.write(f"out of memory: retrying with batch size {batch_size}")
+    if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
+        row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
+        raise KgrankInputError(
+            f"the model scored NaN for the {side} of row {start + row} of the pass, triple ids "
+            f"{batch[row].tolist()}; it has diverged or its file is corrupt: retrain it"
+        )
+    empty = torch.empty(0, dtype=torch.int64)
+    rows, columns = known.answers(side, batch) if known is not None else (empty, empty)
+    block = ScoreBlock(
+        side=side,
+        positions=np.arange(start, start + len(batch)),
+        triples=batch,
+        scores=scores,
+        true_entities=torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2]),
+        filter_rows=torch.as_tensor(rows),
+        filter_cols=torch.as_tensor(columns),
+    )
+    return block, batch_size

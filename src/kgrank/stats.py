@@ -27,7 +27,7 @@ SeedKey = int | str
 def _entropy(seed: int | Sequence[SeedKey], keys: Sequence[SeedKey]) -> list[int]:
     # A name becomes its CRC-32: stable across processes and Python versions, unlike hash().
     # A seed may itself be a stream's key list ([seed, side, rank type]), names included.
-    parts = [seed] if isinstance(seed, int | np.integer) else list(seed)
+    parts = [seed] if isinstance(seed, int | np.integer | str) else list(seed)
     return [zlib.crc32(key.encode()) if isinstance(key, str) else int(key) for key in [*parts, *keys]]
 
 

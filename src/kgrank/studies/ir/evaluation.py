@@ -376,7 +376,7 @@ def evaluation_pass(
     run_parts: dict[tuple[str, str], list[tuple[np.ndarray, ...]]] = {}
     differing: set[tuple[str, str]] = set()
 
-    def evaluate_block(block: ScoreBlock) -> None:
+    def measure_block(block: ScoreBlock) -> None:
         side, scores = block.side, block.scores
         batch = side_rows.iloc[block.positions[0] : block.positions[-1] + 1]
         first_row, last_row = int(batch["row"].iloc[0]), int(batch["row"].iloc[-1])
@@ -435,7 +435,7 @@ def evaluation_pass(
         score_pass(
             model,
             side_rows[["head", "relation", "tail"]].to_numpy(dtype=np.int64),
-            [evaluate_block],
+            [measure_block],
             sides=(side,),
             batch_size=batch_size,
             progress=progress,

@@ -185,6 +185,7 @@ def filtered_ranks(model: Any, tree: FamilyTree, which: str, batch_size: int = 1
         columns = [known_by_query[query] for query in query_ids[block.positions]]
         rows = np.repeat(np.arange(len(columns)), [len(column) for column in columns])
         filters = torch.as_tensor(rows), torch.as_tensor(np.concatenate(columns))
+        # its own filter, in place: the pass's only consumer
         parts.append(pd.DataFrame(ranks_from_scores(block.scores, block.true_entities, *filters)))
 
     triples = answers[["head", "relation", "tail"]].to_numpy(dtype=np.int64)

@@ -262,9 +262,10 @@ def pair_ties(
 ) -> pd.DataFrame:
     """Part 2's scoring pass of one (dataset, model): the tidy rows (TIES_COLUMNS).
 
-    ``score``: a PyKEEN model, or any score function ``(triples, side) -> (n, entities)``
-    float scores, scored in one :func:`kgrank.score_pass.score_pass` over the chosen test
-    triples; ``known`` is a :class:`kgrank.candidates.KnownAnswers` (the filter).
+    ``score``: the PyKEEN model (``model`` is its name), or any score function
+    ``(triples, side) -> (n, entities)`` float scores, scored in one
+    :func:`kgrank.score_pass.score_pass` over the chosen test triples; ``known`` is a
+    :class:`kgrank.candidates.KnownAnswers` (the filter).
     Rank rows (measure ``rank_width``: statistics ``mean``, ``tied_share``; measure ``MRR``:
     one statistic per rank type) per scorer and tolerance over every chosen task; IR rows
     (tolerance ``exact``) per scorer and measure: IR_STATISTICS over the scorer's queries."""
