@@ -328,19 +328,6 @@ def _block(dataset: str, rows: pd.DataFrame, order: Sequence[str]) -> _Block:
 # --- the engine: paired tests of per-query values, Holm within a family -------------------
 
 TESTS = ("t", "wilcoxon")
-# What the engine gives every pair, in every table that compares systems (kgrank compare,
-# the ambiguity study's pairs, the IR study's discriminative power): one set of names.
-ENGINE_COLUMNS = (
-    "first",
-    "second",
-    "tasks",
-    "mean_difference",
-    "difference_low",
-    "difference_high",
-    "t_statistic",
-    "t_p",
-    "wilcoxon_p",
-)
 DifferenceInterval = Callable[[np.ndarray, np.ndarray, np.random.SeedSequence], tuple[float, float]]
 
 
@@ -359,7 +346,13 @@ def paired_comparisons(
     aligned), the mean difference (first minus second) and, with ``interval``, its ends
     from ``interval(first, second, seed)``, each pair's stream seeded by ``seed``, the
     ``stream`` names and the two systems' names (so adding a system moves no other
-    pair's interval). Holm's correction is the caller's family: :func:`holm_within`."""
+    pair's interval). Holm's correction is the caller's family: :func:`holm_within`.
+
+    Each row: ``first``, ``second``, ``tasks``, ``mean_difference``, then
+    ``difference_low``/``difference_high`` with an interval, ``t_statistic``/``t_p`` with
+    the t-test, ``wilcoxon_p`` with Wilcoxon's: the names every table that compares
+    systems uses (``kgrank compare``, the ambiguity study's pairs, the IR study's
+    discriminative power)."""
     unknown = sorted(set(tests) - set(TESTS))
     if unknown or not tests:
         raise KgrankInputError(f"tests: {unknown or 'none'}; choose among {', '.join(TESTS)}")
