@@ -2008,12 +2008,12 @@ def test_ranks_refuses_a_dataset_without_test_triples(tmp_path, capsys, monkeypa
 
 def test_metrics_command_seeds_its_intervals(tmp_path):
     # the workflow's `seed:` reaches the metric table's resampled intervals
-    from test_metrics import _small_rank_table
+    from test_weighted import rank_table
 
     from kgrank.cli import main
 
     ranks = tmp_path / "ranks.parquet"
-    _small_rank_table().assign(triple_id=0, head=0, relation=0, tail=0).to_parquet(ranks)
+    rank_table().to_parquet(ranks)
     tables = []
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
         out = tmp_path / f"{name}.tsv"

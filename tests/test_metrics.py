@@ -514,32 +514,15 @@ def test_median_and_mad_equal_numpy_and_scipy(values):
             )
 
 
-def _small_rank_table(seed: int = 3) -> pd.DataFrame:
-    # 12 head and 12 tail rows: below the 30 tasks of the normal interval, so every
-    # interval but Hits@k's and the median's is a seeded bootstrap
-    generator = np.random.default_rng(seed)
-    num_candidates = generator.integers(5, 40, size=24)
-    optimistic = np.minimum(generator.integers(1, 10, size=24), num_candidates)
-    pessimistic = np.minimum(optimistic + generator.integers(0, 3, size=24), num_candidates)
-    return pd.DataFrame(
-        {
-            "side": ["head"] * 12 + ["tail"] * 12,
-            "optimistic": optimistic,
-            "realistic": (optimistic + pessimistic) / 2,
-            "pessimistic": pessimistic,
-            "random": pessimistic,
-            "num_candidates": num_candidates,
-        }
-    )
-
-
 def test_one_side_and_rank_type_gets_one_interval_from_every_entry_point():
     # `kgrank metrics` (evaluate_rank_table) and `kgrank evaluate` / kgrank.evaluate
     # (evaluate_system) name a resampled interval's stream by the seed, the side and the
     # rank type: the same ranks get the same interval from each
+    from test_weighted import rank_table
+
     from kgrank.api import evaluate_system
 
-    table = _small_rank_table()
+    table = rank_table()
     tidy = evaluate_rank_table(table, confidence=0.9, seed=11).set_index(["side", "rank_type", "metric"])
     for side, rank_type in [("both", "realistic"), ("head", "optimistic"), ("tail", "pessimistic")]:
         api = evaluate_system(table, side=side, rank_type=rank_type, confidence=0.9, seed=11).set_index(
@@ -558,7 +541,11 @@ def test_one_side_and_rank_type_gets_one_interval_from_every_entry_point():
 
 
 def test_the_seed_reaches_every_resampled_interval():
-    table = _small_rank_table()
+    from test_weighted import rank_table
+
+    # 12 head and 12 tail rows: below the 30 tasks of the normal interval, so every
+    # interval but Hits@k's and the median's is a seeded bootstrap
+    table = rank_table()
     first, again, other = (evaluate_rank_table(table, confidence=0.9, seed=seed) for seed in (1, 1, 2))
     pd.testing.assert_frame_equal(first, again)
     resampled = first["ci_method"].str.contains("bootstrap")
