@@ -184,7 +184,7 @@ def _metrics(args: argparse.Namespace) -> None:
     from kgrank.groups import evaluate_groups
     from kgrank.io import read_json, write_table
     from kgrank.metrics import default_metrics, evaluate_rank_table
-    from kgrank.rank_table import read_rank_table
+    from kgrank.tables import read_rank_table
 
     if args.groups_out and not args.dataset_dir:
         raise KgrankInputError(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgrank.errors import KgrankInputError
+from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES, check_rank_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -293,8 +294,6 @@ def read_tables_of(paths: Sequence[str | os.PathLike[str]], kind: TableKind) -> 
 
 
 def _rank_kind() -> TableKind:
-    from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES, check_rank_table
-
     return table_kind(
         "rank table",
         "`kgrank ranks`",
@@ -309,6 +308,37 @@ def _rank_kind() -> TableKind:
 
 
 RANKS = _rank_kind()
+
+
+def read_rank_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A rank table as `kgrank ranks` writes it: every column, its values checked
+    (:data:`RANKS`)."""
+    return read_table(path, RANKS)
+
+
+def pair_of(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """(dataset, model) of a file ``.../<dataset>/<model>.parquet``, as results/ranks/ names them."""
+    path = Path(path)
+    if path.suffix != ".parquet" or "." in path.stem or not path.parent.name:
+        raise KgrankInputError(
+            f"{path}: expected a rank table named <dataset>/<model>.parquet (as results/ranks/ holds them)"
+        )
+    return path.parent.name, path.stem
+
+
+def read_pair_tables(
+    paths: Sequence[str | os.PathLike[str]], kind: TableKind | None = None
+) -> dict[tuple[str, str], pd.DataFrame]:
+    """Tables keyed by (dataset, model) in the order given, each checked by the core's
+    reader: rank tables of the rank stage or, with ``kind``, other tables of that layout."""
+    tables: dict[tuple[str, str], pd.DataFrame] = {}
+    for path in paths:
+        pair = pair_of(path)
+        if pair in tables:
+            raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
+        tables[pair] = read_rank_table(path) if kind is None else read_table(path, kind)
+    return tables
+
 
 # `kgrank metrics` (and the IR study's micro metrics): one value per row. A value, its
 # expectation and its variance are NaN where undefined (a z-score of a constant metric).

@@ -37,10 +37,10 @@ def _candidate_size(text: str) -> int | None:
 
 def _variants(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
-    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_variants
     from kgrank.studies.ambiguity.variants import study_metrics, variants_table
+    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     metrics, ties = variants_table(tables, study_metrics(), args.seed)
@@ -96,10 +96,10 @@ def _subsets(args: argparse.Namespace) -> None:
 
 def _drift(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
-    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.drift import drift_table, slope_table
     from kgrank.studies.ambiguity.inputs import subset_kind
+    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     subsets = read_pair_tables(args.subsets or [], subset_kind())
@@ -137,9 +137,9 @@ def _drift_figure(args: argparse.Namespace) -> None:
 
 def _table1(args: argparse.Namespace) -> None:
     from kgrank.io import read_stats, write_report_table, write_table
-    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.table1 import published_table1_path, read_published, table1
+    from kgrank.tables import read_pair_tables
 
     published_path = args.published or published_table1_path()
     stats = read_stats(args.stats) if args.stats else None
@@ -159,10 +159,10 @@ def _table1(args: argparse.Namespace) -> None:
 
 def _pairwise(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
-    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_pairwise
     from kgrank.studies.ambiguity.pairwise import pairwise_table
+    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     table = pairwise_table(

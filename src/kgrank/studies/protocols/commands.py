@@ -39,9 +39,9 @@ def _replicates(text: str) -> int:
 
 def _weighted(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
-    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.weighted import weighted_table
+    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     table = weighted_table(tables, args.schemes)
@@ -160,10 +160,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def _sampled(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
-    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_fixed_set_tables
     from kgrank.studies.protocols.sampled import SampledSettings, sampled_analysis
+    from kgrank.tables import read_pair_tables
 
     settings = SampledSettings(
         num_samples=tuple(args.num_samples),
@@ -324,10 +324,10 @@ def _ties_pair(args: argparse.Namespace) -> None:
 
 def _ties(args: argparse.Namespace) -> None:
     from kgrank.io import write_report_table, write_table
-    from kgrank.rank_table import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_ties_tables
     from kgrank.studies.protocols.ties import width_table
+    from kgrank.tables import read_pair_tables
 
     widths = width_table(read_pair_tables(args.ranks))
     ties = read_ties_tables(args.pairs)

@@ -11,9 +11,9 @@ import pandas as pd
 
 from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
-from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH, read_pair_tables, read_rank_table
+from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH
 from kgrank.studies.protocols.settings import SCORERS
-from kgrank.tables import TableKind, table_kind
+from kgrank.tables import TableKind, read_pair_tables, read_rank_table, table_kind
 
 # results/protocols/weighted.tsv: kgrank.metrics' tidy rows with the pair and the scheme
 WEIGHTED_COLUMNS = (
