@@ -511,11 +511,8 @@ def test_statistics_have_one_home():
 
 # --- the import graph ---------------------------------------------------------------------
 
-# Deferred imports (inside a function) that close a circle, each with why it stays: the
-# evaluator in kgrank.metrics asks kgrank.intervals for the sampling interval of a value,
-# and the intervals take the registry's metrics; the interval method moves onto the metric
-# (issue #45, item 2) and this entry goes with it.
-KNOWN_DEFERRED_CIRCLES = {frozenset({f"{PACKAGE}.metrics", f"{PACKAGE}.intervals"})}
+# Deferred imports (inside a function) that close a circle, each with why it stays: none.
+KNOWN_DEFERRED_CIRCLES: set[frozenset[str]] = set()
 
 
 def _runtime_imports(module: Module, known: set[str], *, at_import: bool) -> set[str]:

@@ -4,11 +4,13 @@ applies, and the derived variants as affine images."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from kgrank.intervals import Interval, derived_interval, metric_interval
-from kgrank.metrics import Variant, derive, lookup
+from kgrank.intervals import METHODS, Interval, metric_interval
+from kgrank.metrics import Variant, derive, derived_interval, lookup
 from kgrank.stats import seed_stream
 
 # A skewed rank law like a trained model's: most answers near the top, a long tail.
@@ -85,3 +87,22 @@ def test_derived_intervals_are_the_affine_image_of_the_base_interval():
         assert (derived[variant].low, derived[variant].high) == tuple(sorted(ends))
     # lower is better for MR: its adjusted index and z-score run the other way
     assert derived[Variant.INDEX].low == pytest.approx((14.0 - 25.5) / (1.0 - 25.5))
+
+
+def test_every_metric_names_its_interval_method():
+    # the method lives on the metric; intervals dispatch on it, never on the statistic
+    from kgrank.metrics import WEIGHTED_METRICS, default_metrics
+
+    for metric in [*default_metrics(), *WEIGHTED_METRICS]:
+        assert metric.interval_method in METHODS or metric.interval_method.startswith("none: "), metric.key
+    named = {metric.key: metric.interval_method for metric in default_metrics()}
+    assert named["hits_at_10"] == "wilson" and named["inverse_harmonic_mean_rank"] == "normal"
+    assert named["median_rank"] == "order statistics" and named["median_absolute_deviation"] == "bootstrap"
+    assert named["count"] == "none: a count"
+    assert named["power_mean_rank_inf"] == "none: an extreme order statistic"
+    ranks = np.arange(1.0, 41.0)
+    for metric in WEIGHTED_METRICS:
+        assert metric_interval(metric, ranks).method == "none (a weighted metric)"
+    odd = dataclasses.replace(lookup("mrr").metric, interval_method="jackknife")
+    with pytest.raises(ValueError, match="interval method 'jackknife' is not one of"):
+        metric_interval(odd, ranks)

@@ -7,7 +7,8 @@ drawn like this one. The candidate counts are held at the test set's own, so the
 interval of a derived variant (adjusted index, z-score) is the affine image of the
 base metric's interval.
 
-One method per kind of statistic, each named in the output's ``ci_method``:
+One method per kind of statistic, named by the metric itself (``Metric.interval_method``,
+one of :data:`METHODS` or ``none: <why>``) and in the output's ``ci_method``:
 
 - Hits@k is a binomial proportion: Wilson's score interval (scipy.stats.binomtest).
 - Any other power mean M_p(f) is a monotone function of the arithmetic mean of f^p (of
@@ -32,14 +33,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats as scipy_stats
 
 from kgrank.defaults import DEFAULT_CONFIDENCE
-from kgrank.metrics import Metric, Variant, derive
 from kgrank.stats import bootstrap_interval, seed_sequence
 
+if TYPE_CHECKING:
+    from kgrank.metrics import Metric
+
+# The methods a metric names (Metric.interval_method), besides "none: <why>": the normal
+# interval of a power mean's transformed mean, Wilson's for a proportion (Hits@k),
+# order statistics for a median, the normal interval of a log variance, the bootstrap.
+METHODS = ("normal", "wilson", "order statistics", "log variance", "bootstrap")
 DEFAULT_RESAMPLES = 1000
 # The central-limit interval is used from this many tasks on; below, the bootstrap.
 MIN_NORMAL_TASKS = 30
@@ -130,14 +138,15 @@ def metric_interval(
     """The ``confidence`` interval of ``metric`` on ``ranks`` (one per test task) for the
     value of the same model on another test set of as many tasks (module docstring)."""
     ranks = np.asarray(ranks, dtype=float)
-    if metric.statistic == "count":
-        return _none("a count")
+    method = metric.interval_method
+    if method.startswith("none: "):
+        return _none(method.removeprefix("none: "))
+    if method not in METHODS:
+        raise ValueError(f"metric {metric.key}: interval method {method!r} is not one of {METHODS}")
     if len(ranks) < 2:
         return _none("fewer than two tasks")
-    if metric.statistic == "power mean" and not np.isfinite(metric.power):
-        return _none("an extreme order statistic")
     transformed = metric.transform.function(ranks)
-    if metric.statistic == "power mean" and metric.power == 1 and "k" in metric.parameters:
+    if method == "wilson":
         # no hit (or only hits) in the sample still leaves a proportion to bound
         successes = int(transformed.sum())
         interval = scipy_stats.binomtest(successes, len(ranks)).proportion_ci(
@@ -147,11 +156,11 @@ def metric_interval(
     if np.ptp(transformed) == 0:
         value = float(metric.value(ranks))
         return Interval(value, value, "none needed (every task alike)")
-    if metric.statistic == "power mean" and len(ranks) >= MIN_NORMAL_TASKS:
+    if method == "normal" and len(ranks) >= MIN_NORMAL_TASKS:
         return _normal_power_mean(metric, ranks, confidence)
-    if metric.statistic in {"var", "std"} and len(ranks) >= MIN_NORMAL_TASKS:
+    if method == "log variance" and len(ranks) >= MIN_NORMAL_TASKS:
         return _normal_variance(metric, transformed, confidence)
-    if metric.statistic == "median":
+    if method == "order statistics":
         bounds = scipy_stats.quantile_test(
             transformed, q=float(np.median(transformed)), p=0.5
         ).confidence_interval(confidence_level=confidence)
@@ -163,18 +172,3 @@ def metric_interval(
             return Interval(low, high, "order statistics (binomial)")
     capped = min(resamples, max(MIN_RESAMPLES, MAX_RESAMPLED_RANKS // len(ranks)))
     return _resampled_interval(metric, ranks, confidence, capped, seed)
-
-
-def derived_interval(
-    metric: Metric, interval: Interval, expectation: float, variance: float
-) -> dict[Variant, Interval]:
-    """The interval of each derived variant: the affine image of the base interval under
-    the variant's map at the test set's candidate counts (ends sorted: the z-score of a
-    lower-is-better metric flips them)."""
-    ends = derive(metric, np.array([interval.low, interval.high]), expectation, variance)
-    return {
-        variant: Interval(*sorted(float(end) for end in arrays.value), interval.method)
-        if np.isfinite(arrays.value).all()
-        else Interval(float("nan"), float("nan"), interval.method)
-        for variant, arrays in ends.items()
-    }

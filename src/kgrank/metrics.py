@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ from kgrank.defaults import DEFAULT_HITS
 from kgrank.errors import KgrankInputError
 from kgrank.moments import Moments
 from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH, select_side
+
+if TYPE_CHECKING:
+    from kgrank.intervals import Interval
 
 LESS_TOP_HEAVY_POWERS = (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(3, 4))
 
@@ -185,6 +189,10 @@ class Metric:
     post: str = "identity"
     synonyms: tuple[str, ...] = ()
     parameters: dict[str, float] = field(default_factory=dict)
+    # how kgrank.intervals bounds the value over test sets like this one: one of
+    # kgrank.intervals.METHODS (normal, wilson, order statistics, log variance,
+    # bootstrap), or "none: <why>"
+    interval_method: str = "normal"
     # a metric whose value and moments need one weight per rank (kgrank.weighted)
     weighted = False
 
@@ -455,7 +463,12 @@ def hits_at(k: int) -> Metric:
         raise KgrankInputError(f"metric hits_at_{k}: k must be a positive integer, got {k!r}")
     k = int(k)
     return _mean_score(
-        f"hits_at_{k}", f"Hits@{k}", indicator(k), synonyms=(f"h@{k}", f"hits@{k}"), parameters={"k": k}
+        f"hits_at_{k}",
+        f"Hits@{k}",
+        indicator(k),
+        synonyms=(f"h@{k}", f"hits@{k}"),
+        parameters={"k": k},
+        interval_method="wilson",
     )
 
 
@@ -470,6 +483,8 @@ def power_mean_rank(p: float) -> Metric:
         power=float(p),
         synonyms=(names[p],) if p in names else (),
         parameters={"p": p},
+        # the bootstrap of an extreme order statistic does not cover
+        interval_method="normal" if np.isfinite(p) else "none: an extreme order statistic",
     )
 
 
@@ -485,7 +500,7 @@ def mean_inverse_rank_power(a: Fraction) -> Metric:
 def _base_metrics() -> list[Metric]:
     lower, higher = {"increasing": False}, {"increasing": True}
     reciprocal = {"increasing": True, "post": "reciprocal"}
-    median = {"statistic": "median", "power": None}
+    median = {"statistic": "median", "power": None, "interval_method": "order statistics"}
     return [
         _rank_metric("arithmetic_mean_rank", "MR", _mean_moments(IDENTITY), **lower,
                      synonyms=("mean_rank", "mr")),
@@ -511,7 +526,12 @@ def _base_metrics() -> list[Metric]:
 
 
 def _dispersion(
-    key: str, label: str, statistic: str, synonyms: tuple[str, ...], moments_function: Callable | None = None
+    key: str,
+    label: str,
+    statistic: str,
+    synonyms: tuple[str, ...],
+    moments_function: Callable | None = None,
+    interval_method: str = "log variance",
 ) -> Metric:
     """A dispersion statistic of the ranks: no optimum; without a moments function its
     own value is sampled under the random model."""
@@ -525,6 +545,7 @@ def _dispersion(
         value_range=(0.0, np.inf),
         moments_function=moments_function,
         synonyms=synonyms,
+        interval_method=interval_method,
     )
 
 
@@ -532,7 +553,9 @@ def _dispersion_metrics() -> list[Metric]:
     return [
         _dispersion("standard_deviation", "std", "std", ("rank_std", "std"), _standard_deviation_moments),
         _dispersion("variance", "var", "var", ("rank_var", "var"), mom.rank_variance_moments),
-        _dispersion("median_absolute_deviation", "MAD", "mad", ("rank_mad", "mad"), _mad_moments),
+        _dispersion(
+            "median_absolute_deviation", "MAD", "mad", ("rank_mad", "mad"), _mad_moments, "bootstrap"
+        ),
         Metric(
             key="count",
             label="count",
@@ -543,6 +566,7 @@ def _dispersion_metrics() -> list[Metric]:
             value_range=(0.0, np.inf),
             moments_function=_count_moments,
             synonyms=("rank_count",),
+            interval_method="none: a count",
         ),
     ]
 
@@ -614,6 +638,7 @@ WEIGHTED_GEOMETRIC_MEAN_RANK, INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK = (
         key=key, label=label, transform=IDENTITY, statistic="power mean", power=0.0,
         increasing=sign < 0, optimum=1.0, value_range=(0.0, 1.0) if sign < 0 else (1.0, np.inf),
         moments_function=_needs_weights(key), synonyms=(label.lower(),), sign=sign,
+        interval_method="none: a weighted metric",
         **({"post": "reciprocal"} if sign < 0 else {}),
     )
     for key, label, sign in (
@@ -1006,13 +1031,9 @@ def _interval_columns(
     metric: Metric, values: np.ndarray, moments: Moments, confidence: float, seed: Sequence[int | str]
 ) -> list[dict]:
     """The interval columns of :func:`rows_for`'s rows, in the same order."""
-    from kgrank.intervals import Interval, derived_interval, metric_interval
+    from kgrank.intervals import metric_interval
 
-    if metric.weighted:
-        # kgrank.intervals resamples or approximates unweighted statistics only
-        interval = Interval(float("nan"), float("nan"), "none (a weighted metric)")
-    else:
-        interval = metric_interval(metric, values, confidence=confidence, seed=seed)
+    interval = metric_interval(metric, values, confidence=confidence, seed=seed)
     intervals = [interval]
     if metric.has_derived:
         intervals += list(derived_interval(metric, interval, moments.expectation, moments.variance).values())
@@ -1020,6 +1041,23 @@ def _interval_columns(
         {"ci_low": each.low, "ci_high": each.high, "ci_method": f"{confidence:.0%} {each.method}"}
         for each in intervals
     ]
+
+
+def derived_interval(
+    metric: Metric, interval: Interval, expectation: float, variance: float
+) -> dict[Variant, Interval]:
+    """The interval of each derived variant: the affine image of the base interval under
+    the variant's map at the test set's candidate counts (ends sorted: the z-score of a
+    lower-is-better metric flips them)."""
+    from kgrank.intervals import Interval
+
+    ends = derive(metric, np.array([interval.low, interval.high]), expectation, variance)
+    return {
+        variant: Interval(*sorted(float(end) for end in arrays.value), interval.method)
+        if np.isfinite(arrays.value).all()
+        else Interval(float("nan"), float("nan"), interval.method)
+        for variant, arrays in ends.items()
+    }
 
 
 def evaluate_rank_table(
