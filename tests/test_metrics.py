@@ -523,7 +523,11 @@ def test_one_side_and_rank_type_gets_one_interval_from_every_entry_point():
     from kgrank.api import evaluate_system
 
     table = rank_table()
-    tidy = evaluate_rank_table(table, confidence=0.9, seed=11).set_index(["side", "rank_type", "metric"])
+    tidy = (
+        evaluate_rank_table(table, confidence=0.9, seed=11)
+        .set_index(["side", "rank_type", "metric"])
+        .sort_index()
+    )
     for side, rank_type in [("both", "realistic"), ("head", "optimistic"), ("tail", "pessimistic")]:
         api = evaluate_system(table, side=side, rank_type=rank_type, confidence=0.9, seed=11).set_index(
             "metric"
