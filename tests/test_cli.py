@@ -2076,3 +2076,37 @@ def test_evaluate_weighs_tasks_for_the_weighted_geometric_mean_rank(nations_dir,
     code, _, err = _run([*argv, "--metrics", "awgmri"], capsys)
     assert code == 2 and err.strip().count("\n") == 0
     assert "--metrics awgmri: needs one weight per task; add --weights" in err
+
+
+def test_evaluate_settles_ties_within_a_tolerance(nations_dir, tmp_path, capsys):
+    """`kgrank evaluate --tie-tolerance` on a score matrix: wider tie blocks than exact
+    equality, said in the first line; refused in one line for a rank table, whose ties
+    were settled where it was made, and for a tolerance that is none."""
+    import pandas as pd
+
+    data = REPO / "tests/data/external-nations"
+    scores = ["--scores", str(data / "scores.npy"), "--queries", str(data / "queries.tsv")]
+    argv = ["evaluate", "--dataset", str(nations_dir), *scores, "--allow-partial", "--quiet"]
+    code, out, err = _run([*argv, "--ranks-out", str(tmp_path / "exact.parquet")], capsys)
+    assert code == 0, err
+    wide = [*argv, "--tie-tolerance", "absolute:0.5", "--ranks-out", str(tmp_path / "wide.parquet")]
+    code, out, err = _run(wide, capsys)
+    assert code == 0, err
+    assert "ties within absolute:0.5" in out.splitlines()[0]
+    exact, tolerant = (pd.read_parquet(tmp_path / f"{name}.parquet") for name in ("exact", "wide"))
+    assert (
+        tolerant["pessimistic"] - tolerant["optimistic"] >= exact["pessimistic"] - exact["optimistic"]
+    ).all()
+    assert (tolerant["pessimistic"] - tolerant["optimistic"]).sum() > (
+        exact["pessimistic"] - exact["optimistic"]
+    ).sum()
+    ranks = ["evaluate", "--dataset", str(nations_dir), "--ranks", str(data / "ranks.csv"), "--allow-partial"]
+    for bad, message in (
+        ([*ranks, "--tie-tolerance", "relative:1e-3"], "a rank table holds ranks, not scores"),
+        (
+            [*argv, "--tie-tolerance", "loose"],
+            "tie tolerance 'loose': pass exact, absolute:<a> or relative:<r>",
+        ),
+    ):
+        code, _, err = _run(bad, capsys)
+        assert code == 2 and err.strip().count("\n") == 0 and message in err, err

@@ -542,3 +542,53 @@ def test_trec_tie_sensitivity_is_seeded_and_refuses_bad_counts():
     pd.testing.assert_frame_equal(first.per_query, again.per_query)
     with pytest.raises(KgrankInputError, match="num_renamings"):
         trec_tie_sensitivity(run, qrels, ["nDCG@2"], num_renamings=0, seed=0)
+
+
+def test_the_rank_engine_ranks_with_a_tie_tolerance():
+    # compute_ranks(tolerance=) is ranks_with_tolerance on every block of the one loop;
+    # exact is the engine's own ranking; sampled candidates take no tolerance
+    from kgrank.candidates import KnownAnswers
+    from kgrank.ranks import compute_ranks
+    from kgrank.ties import parse_tolerance
+
+    rng = np.random.default_rng(5)
+    entities, relations = 9, 2
+    test = np.stack(
+        [rng.integers(entities, size=12), rng.integers(relations, size=12), rng.integers(entities, size=12)],
+        axis=1,
+    )
+    known = KnownAnswers([test], entities, relations)
+    # scores on a coarse grid plus noise below the tolerance: many near ties
+    table = torch.as_tensor(
+        rng.integers(0, 4, size=(entities, relations, entities))
+        + rng.random((entities, relations, entities)) * 1e-3,
+        dtype=torch.float64,
+    )
+
+    def score(batch: torch.Tensor, side: str) -> torch.Tensor:
+        batch = np.asarray(batch)
+        return (
+            table[batch[:, 0], batch[:, 1]].clone()
+            if side == "tail"
+            else table[:, batch[:, 1], batch[:, 2]].T.clone()
+        )
+
+    tolerance = parse_tolerance("absolute:0.01")
+    ranks = compute_ranks(score, test, known, batch_size=5, progress=False, tolerance=tolerance)
+    exact = compute_ranks(score, test, known, batch_size=5, progress=False)
+    for row in ranks.itertuples():
+        batch = test[row.triple_id][None, :]
+        rows, columns = known.answers(row.side, batch)
+        true = torch.as_tensor(batch[:, 0] if row.side == "head" else batch[:, 2])
+        expected = ranks_with_tolerance(
+            score(torch.as_tensor(batch), row.side).float(), true, rows, columns, absolute=0.01
+        )
+        assert (row.optimistic, row.pessimistic) == (expected["optimistic"][0], expected["pessimistic"][0])
+    assert (ranks["pessimistic"] >= exact["pessimistic"]).all() and (
+        ranks["optimistic"] <= exact["optimistic"]
+    ).all()
+    assert (ranks["pessimistic"] > exact["pessimistic"]).any()
+    same = compute_ranks(score, test, known, batch_size=5, progress=False, tolerance=parse_tolerance("exact"))
+    pd.testing.assert_frame_equal(same, exact)
+    with pytest.raises(KgrankInputError, match="a tie tolerance with sampled candidates"):
+        compute_ranks(score, test, known, progress=False, tolerance=tolerance, sampled_candidates=3)

@@ -77,6 +77,14 @@ def add_commands(commands: Any) -> None:
         f"adjusted index and z-score (default: {' '.join(DEFAULT_METRICS)}; with --weights: wgmr iwgmr)",
     )
     command.add_argument(
+        "--tie-tolerance",
+        default="exact",
+        metavar="TOLERANCE",
+        help="when a candidate's score ties the true answer's, for a model or a score matrix: exact "
+        "(equality, the default), absolute:<a> or relative:<r> (math.isclose's tolerances, e.g. "
+        "relative:1e-6); a tie widens the rank between optimistic and pessimistic",
+    )
+    command.add_argument(
         "--weights",
         choices=WEIGHT_SCHEMES,
         help="weigh each task for the weighted geometric mean rank (WGMR, IWGMR, with exact random "
@@ -288,6 +296,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     from kgrank.io import write_table, write_text
     from kgrank.metrics import lookup
     from kgrank.systems import dataset_folder, load_system
+    from kgrank.ties import EXACT, parse_tolerance
 
     source, kind, default_name = _source(args)
     _check_outputs(args)
@@ -296,6 +305,12 @@ def _evaluate(args: argparse.Namespace) -> None:
 
         # a model's scores, hence its ties, may depend on the number of threads
         torch.set_num_threads(args.threads)
+    tolerance = parse_tolerance(args.tie_tolerance)  # a misspelt tolerance stops before any ranking
+    if kind == "ranks" and tolerance.name != EXACT:
+        raise KgrankInputError(
+            f"--tie-tolerance {tolerance.name}: a rank table holds ranks, not scores, so its ties were "
+            "settled where it was made; drop --tie-tolerance, or pass --model or --scores"
+        )
     named = args.metrics or (["wgmr", "iwgmr"] if args.weights else list(DEFAULT_METRICS))
     keys = _metric_keys(named)  # a misspelt metric stops before any ranking
     mismatched = [key for key in named if lookup(key).metric.weighted != bool(args.weights)]
@@ -323,6 +338,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             batch_size=args.batch_size,
             device=args.device,
             progress=not args.quiet,
+            tolerance=tolerance,
         )
     if args.ranks_out is not None:
         write_table(args.ranks_out, ranks)
@@ -339,6 +355,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     triples = ranks["triple_id"].nunique()
     filtered = ", ".join(args.filter_splits) if args.filter_splits else "nothing (unfiltered)"
     weighted = f", tasks weighted by {args.weights}" if args.weights else ""
+    weighted += f", ties within {tolerance.name}" if tolerance.name != EXACT else ""
     print(
         f"{name} on {dataset}: {len(ranks)} ranks of {triples} test triples ({args.side} sides), "
         f"{args.rank_type} ranks, filtered by {filtered}{weighted}"

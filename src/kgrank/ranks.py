@@ -9,7 +9,7 @@ num_candidates = candidates left after filtering, the true entity included.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,9 @@ from kgrank.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
 from kgrank.score_pass import ScoreBlock, filter_scores, score_pass
+
+if TYPE_CHECKING:
+    from kgrank.ties import Tolerance
 
 
 def ranks_from_scores(
@@ -109,10 +112,11 @@ def sampled_ranks(
 
 
 class _RankColumns:
-    """The rank engine's consumer: each block's ranks (full, or against sampled candidates)."""
+    """The rank engine's consumer: each block's ranks (full, or against sampled candidates,
+    or with a tie tolerance)."""
 
-    def __init__(self, sampled_candidates: int | None, seed: int):
-        self.sampled_candidates, self.seed = sampled_candidates, seed
+    def __init__(self, sampled_candidates: int | None, seed: int, tolerance: Tolerance | None = None):
+        self.sampled_candidates, self.seed, self.tolerance = sampled_candidates, seed, tolerance
         self.columns: dict[str, list[np.ndarray]] = {
             "optimistic": [],
             "pessimistic": [],
@@ -120,7 +124,14 @@ class _RankColumns:
         }
 
     def __call__(self, block: ScoreBlock) -> None:
-        ranks = block_ranks(block)
+        if self.tolerance is not None:
+            from kgrank.ties import ranks_with_tolerance
+
+            filters = block.filter_rows, block.filter_cols
+            tolerance = {"absolute": self.tolerance.absolute, "relative": self.tolerance.relative}
+            ranks = ranks_with_tolerance(block.scores, block.true_entities, *filters, **tolerance)
+        else:
+            ranks = block_ranks(block)
         if self.sampled_candidates is not None:
             ranks = sampled_ranks(
                 block.scores,
@@ -144,6 +155,7 @@ def compute_ranks(
     progress: bool = True,
     fast: bool = True,
     sampled_candidates: int | None = None,
+    tolerance: Tolerance | None = None,
 ) -> pd.DataFrame:
     """Rank every test triple on both sides; see the module docstring for the rank variants.
 
@@ -155,7 +167,17 @@ def compute_ranks(
     against k random candidates that are not known answers (``num_candidates`` = k + 1)
     instead of against every entity; a task with fewer than k such candidates keeps them
     all, and a k of at least N - 1 (N entities), with which every task would, is refused.
+    With a ``tolerance`` (:func:`kgrank.ties.parse_tolerance`: absolute or relative) a
+    candidate whose score lies that close to the true one ties with it
+    (:func:`kgrank.ties.ranks_with_tolerance`); ``exact`` or None: equality.
     """
+    if tolerance is not None and tolerance.name == "exact":
+        tolerance = None
+    if tolerance is not None and sampled_candidates is not None:
+        raise KgrankInputError(
+            "a tie tolerance with sampled candidates: rank against all candidates with a tolerance, or "
+            "against sampled ones exactly"
+        )
     if sampled_candidates is not None and sampled_candidates <= 0:
         raise KgrankInputError(
             f"sampled candidates must be positive, got {sampled_candidates}; "
@@ -170,7 +192,7 @@ def compute_ranks(
             f"{known.num_entities - 1}"
         )
     mapped = np.asarray(test_triples, dtype=np.int64)
-    consumer = _RankColumns(sampled_candidates, seed)
+    consumer = _RankColumns(sampled_candidates, seed, tolerance)
     score_pass(
         model,
         mapped,

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -51,6 +51,9 @@ from kgrank.datasets import SPLITS, load_factories, prepare_dataset
 from kgrank.defaults import DEFAULT_FILTER_SPLITS, IDENTIFIERS
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
+
+if TYPE_CHECKING:
+    from kgrank.ties import Tolerance
 
 KINDS = ("ranks", "pykeen", "scores")
 RANK_TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".txt": "\t", ".parquet": None}
@@ -647,6 +650,7 @@ def rank_pykeen_folder(
     batch_size: int = 256,
     device: str = "cpu",
     progress: bool = False,
+    tolerance: Tolerance | None = None,
 ) -> pd.DataFrame:
     """Ranks of the test triples of ``dataset_dir`` by the model of a PyKEEN pipeline folder
     (``trained_model.pkl`` and ``training_triples/``), through ``ranks.compute_ranks``.
@@ -707,7 +711,8 @@ def rank_pykeen_folder(
             len(relations),
         )
         test = to_model(factories.testing.mapped_triples)
-    table = compute_ranks(model, test, known, batch_size=batch_size, seed=seed, progress=progress)
+    options = {"batch_size": batch_size, "seed": seed, "progress": progress, "tolerance": tolerance}
+    table = compute_ranks(model, test, known, **options)
     if not identity:
         dataset_test = np.asarray(factories.testing.mapped_triples, dtype=np.int64)
         for position, column in enumerate(TRIPLE_COLUMNS):
@@ -760,6 +765,7 @@ def rank_score_matrix(
     seed: int = 0,
     allow_partial: bool = False,
     identifiers: str = "auto",
+    tolerance: Tolerance | None = None,
 ) -> pd.DataFrame:
     """Ranks from a score matrix (``.npy`` or ``.pt``, shape (queries, entities), columns in
     the dataset's entity id order, higher = better) and its query index (CSV/TSV: head,
@@ -806,7 +812,13 @@ def rank_score_matrix(
                 )
             true_entities = torch.as_tensor(batch[chunk, 0] if side == "head" else batch[chunk, 2])
             filter_rows, filter_cols = known.answers(side, batch[chunk])
-            ranked = ranks_from_scores(block, true_entities, filter_rows, filter_cols)
+            if tolerance is None or tolerance.name == "exact":
+                ranked = ranks_from_scores(block, true_entities, filter_rows, filter_cols)
+            else:
+                from kgrank.ties import ranks_with_tolerance
+
+                tie = {"absolute": tolerance.absolute, "relative": tolerance.relative}
+                ranked = ranks_with_tolerance(block, true_entities, filter_rows, filter_cols, **tie)
             for name, values in ranked.items():
                 columns[name][chunk] = values
     optimistic, pessimistic = columns["optimistic"], columns["pessimistic"]
@@ -886,6 +898,7 @@ def load_system(
     batch_size: int = 256,
     device: str = "cpu",
     progress: bool = False,
+    tolerance: str | Tolerance | None = None,
 ) -> pd.DataFrame:
     """The rank table (kgrank's format) of a system from outside, on the prepared dataset
     ``dataset_dir``; see the module docstring for the kinds.
@@ -895,9 +908,16 @@ def load_system(
     kgrank model folder, ``kind="kgrank"``, is ranked as `kgrank ranks` does);
     ``filter_splits``: the filtered setting; ``seed``: the non-deterministic rank where it
     is drawn; ``allow_partial`` and ``identifiers``: as in :func:`load_rank_table`;
-    ``batch_size``, ``device``, ``progress``: the rank engine's, for a model.
+    ``batch_size``, ``device``, ``progress``: the rank engine's, for a model;
+    ``tolerance``: when two scores tie (``exact``, ``absolute:<a>``, ``relative:<r>``;
+    :func:`kgrank.ties.parse_tolerance`), for a model or a score matrix, whose scores are
+    ranked here (a rank table's ties were settled where it was made).
     A PyKEEN folder's pickle is loaded with ``weights_only=False``: pass only one you trust.
     """
+    if isinstance(tolerance, str):
+        from kgrank.ties import parse_tolerance
+
+        tolerance = parse_tolerance(tolerance)
     for split in filter_splits:
         if split not in SPLITS:
             raise KgrankInputError(f"filter split {split!r} is not one of {', '.join(SPLITS)}")
@@ -914,10 +934,16 @@ def load_system(
             seed=seed,
             allow_partial=allow_partial,
             identifiers=identifiers,
+            tolerance=tolerance,
         )
     if isinstance(source, (list, tuple)):
         raise KgrankInputError(f"a {kind} system is one path, got {len(source)}")
     if kind == "ranks":
+        if tolerance is not None and tolerance.name != "exact":
+            raise KgrankInputError(
+                f"tie tolerance {tolerance.name}: a rank table holds ranks, not scores, so its ties were "
+                "settled where it was made; drop the tolerance, or pass the model or its score matrix"
+            )
         return load_rank_table(
             source,
             dataset_dir,
@@ -934,6 +960,7 @@ def load_system(
             batch_size=batch_size,
             device=device,
             progress=progress,
+            tolerance=tolerance,
         )
     if kind == "kgrank":
         from kgrank.ranks import compute_ranks
@@ -947,6 +974,7 @@ def load_system(
             batch_size=batch_size,
             seed=seed,
             progress=progress,
+            tolerance=tolerance,
         )
     raise KgrankInputError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)} (or None to detect it)")
 

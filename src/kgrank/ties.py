@@ -17,6 +17,7 @@ own values move when the documents are renamed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import ir_measures
@@ -117,6 +118,37 @@ def tie_mask(
     bound = torch.clamp(relative * torch.maximum(candidates.abs(), true_scores.abs()), min=absolute)
     both_finite = torch.isfinite(candidates) & torch.isfinite(true_scores)
     return exact | (both_finite & ((candidates - true_scores).abs() <= bound))
+
+
+EXACT = "exact"
+TOLERANCE_KINDS = ("absolute", "relative")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """When two scores tie: ``exact`` (equality), or ``absolute:<a>`` / ``relative:<r>``
+    (math.isclose's abs_tol / rel_tol, see :func:`kgrank.ties.tie_mask`)."""
+
+    name: str
+    absolute: float = 0.0
+    relative: float = 0.0
+
+
+def parse_tolerance(text: str) -> Tolerance:
+    """A :class:`Tolerance` from ``exact``, ``absolute:1e-6`` or ``relative:1e-3``."""
+    if text == EXACT:
+        return Tolerance(EXACT)
+    kind, _, amount = text.partition(":")
+    try:
+        value = float(amount)
+    except ValueError:
+        value = float("nan")
+    if kind not in TOLERANCE_KINDS or not (np.isfinite(value) and value > 0):
+        raise KgrankInputError(
+            f"tie tolerance {text!r}: pass exact, absolute:<a> or relative:<r> with a positive number, "
+            "e.g. relative:1e-6"
+        )
+    return Tolerance(f"{kind}:{value:g}", **{kind: value})
 
 
 def ranks_with_tolerance(

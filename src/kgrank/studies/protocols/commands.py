@@ -357,7 +357,7 @@ def _ties_figure(args: argparse.Namespace) -> None:
 def _tolerance(text: str) -> str:
     """An argparse type: exact, absolute:<a> or relative:<r>."""
     from kgrank.errors import KgrankInputError
-    from kgrank.studies.protocols.ties import parse_tolerance
+    from kgrank.ties import parse_tolerance
 
     try:
         return parse_tolerance(text).name

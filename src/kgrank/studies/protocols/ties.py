@@ -39,8 +39,11 @@ from kgrank.stats import seed_sequence, seed_stream
 from kgrank.studies.protocols.inputs import TIES_COLUMNS, TIES_WIDTH_COLUMNS
 from kgrank.studies.protocols.settings import SCORERS
 from kgrank.ties import (
+    EXACT,
+    Tolerance,
     constant_scores,
     parse_measures,
+    parse_tolerance,
     quantised_scores,
     rank_width_summary,
     ranks_with_tolerance,
@@ -52,40 +55,11 @@ if TYPE_CHECKING:
 
     from kgrank.candidates import KnownAnswers
 
-EXACT = "exact"
-TOLERANCE_KINDS = ("absolute", "relative")
 # the rank types whose MRR each (scorer, tolerance) reports
 MRR_RANK_TYPES = ("optimistic", "realistic", "pessimistic")
 # the statistics of one (scorer, measure) of the IR part, as TieSensitivity's per_system has them
 IR_STATISTICS = ("trec_eval", "minimum", "maximum", "spread", "changed_share", "tie_neutral")
 RANKS_MEASURE_WIDTH, RANKS_MEASURE_MRR = "rank_width", "MRR"
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """When two scores tie: ``exact`` (equality), or ``absolute:<a>`` / ``relative:<r>``
-    (math.isclose's abs_tol / rel_tol, see :func:`kgrank.ties.tie_mask`)."""
-
-    name: str
-    absolute: float = 0.0
-    relative: float = 0.0
-
-
-def parse_tolerance(text: str) -> Tolerance:
-    """A :class:`Tolerance` from ``exact``, ``absolute:1e-6`` or ``relative:1e-3``."""
-    if text == EXACT:
-        return Tolerance(EXACT)
-    kind, _, amount = text.partition(":")
-    try:
-        value = float(amount)
-    except ValueError:
-        value = float("nan")
-    if kind not in TOLERANCE_KINDS or not (np.isfinite(value) and value > 0):
-        raise KgrankInputError(
-            f"tie tolerance {text!r}: pass exact, absolute:<a> or relative:<r> with a positive number, "
-            "e.g. relative:1e-6"
-        )
-    return Tolerance(f"{kind}:{value:g}", **{kind: value})
 
 
 @dataclass(frozen=True)
