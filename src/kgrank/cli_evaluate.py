@@ -354,11 +354,11 @@ def _evaluate(args: argparse.Namespace) -> None:
     summary = summary_table(result)
     triples = ranks["triple_id"].nunique()
     filtered = ", ".join(args.filter_splits) if args.filter_splits else "nothing (unfiltered)"
-    weighted = f", tasks weighted by {args.weights}" if args.weights else ""
-    weighted += f", ties within {tolerance.name}" if tolerance.name != EXACT else ""
+    qualifiers = f", tasks weighted by {args.weights}" if args.weights else ""
+    qualifiers += f", ties within {tolerance.name}" if tolerance.name != EXACT else ""
     print(
         f"{name} on {dataset}: {len(ranks)} ranks of {triples} test triples ({args.side} sides), "
-        f"{args.rank_type} ranks, filtered by {filtered}{weighted}"
+        f"{args.rank_type} ranks, filtered by {filtered}{qualifiers}"
     )
     print()
     print(summary.to_markdown(index=False, tablefmt="simple", disable_numparse=True))
