@@ -18,7 +18,7 @@ import torch
 from kgrank.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
-from kgrank.score_pass import ScoreBlock, filter_scores, score_pass
+from kgrank.score_pass import ScoreBlock, filter_scores, first_nan_row, score_pass
 
 if TYPE_CHECKING:
     from kgrank.ties import Tolerance
@@ -32,10 +32,8 @@ def ranks_from_scores(
     Filtered candidates are set to NaN in place (the true entity is kept), so they
     compare false with everything and drop out of every count.
     """
-    # A row holding a NaN sums to NaN: one pass, no mask allocated; the mask is built only
-    # then (a row with both +inf and -inf also sums to NaN, and is no error).
-    if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
-        row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
+    row = first_nan_row(scores)
+    if row is not None:
         raise KgrankInputError(
             f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"
         )

@@ -66,6 +66,15 @@ class ScoreBlock:
         return self.scores, self._num_candidates
 
 
+def first_nan_row(scores: torch.Tensor) -> int | None:
+    """The first row of a score block that holds a NaN, or None. A row holding a NaN sums
+    to NaN: one pass, no mask allocated; the mask is built only then (a row with both
+    +inf and -inf also sums to NaN, and is no error)."""
+    if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
+        return int(torch.isnan(scores).any(dim=1).nonzero()[0])
+    return None
+
+
 def filter_scores(
     scores: torch.Tensor, true_entities: torch.Tensor, filter_rows: Any = None, filter_cols: Any = None
 ) -> torch.Tensor:
@@ -202,8 +211,8 @@ def _scored_block(
                 raise
             batch_size = max(1, batch_size // 2)
             bar.write(f"out of memory: retrying with batch size {batch_size}")
-    if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
-        row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
+    row = first_nan_row(scores)
+    if row is not None:
         raise KgrankInputError(
             f"the model scored NaN for the {side} of row {start + row} of the pass, triple ids "
             f"{batch[row].tolist()}; it has diverged or its file is corrupt: retrain it"

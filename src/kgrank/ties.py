@@ -169,12 +169,17 @@ def ranks_with_tolerance(
     """
     import torch  # here: the rank-width and IR functions need no torch
 
-    from kgrank.ranks import ranks_from_scores
+    from kgrank.score_pass import filter_scores, first_nan_row
 
     _check_tolerance(absolute, relative)
-    # ranks_from_scores filters the block in place, refuses NaN and counts the candidates;
-    # its exact ranks are recomputed below with the tolerance
-    exact = ranks_from_scores(scores, true_entities, filter_rows, filter_cols)
+    row = first_nan_row(scores)
+    if row is not None:
+        raise KgrankInputError(
+            f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"
+        )
+    # filtered in place and the candidates counted as the rank engine does (not through
+    # kgrank.ranks, which calls this module for its tolerant ranks)
+    num_candidates = filter_scores(scores, true_entities, filter_rows, filter_cols)
     true_column = scores[torch.arange(scores.shape[0]), true_entities].unsqueeze(1)
     tied = tie_mask(scores, true_column, absolute, relative)
     optimistic = ((scores > true_column) & ~tied).sum(dim=1) + 1
@@ -182,7 +187,7 @@ def ranks_with_tolerance(
     return {
         "optimistic": optimistic.numpy(),
         "pessimistic": pessimistic.numpy(),
-        "num_candidates": exact["num_candidates"],
+        "num_candidates": num_candidates.numpy(),
     }
 
 
