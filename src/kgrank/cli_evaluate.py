@@ -296,7 +296,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     from kgrank.io import write_table, write_text
     from kgrank.metrics import lookup
     from kgrank.systems import dataset_folder, load_system
-    from kgrank.ties import EXACT, parse_tolerance
+    from kgrank.ties import parse_tolerance
 
     source, kind, default_name = _source(args)
     _check_outputs(args)
@@ -306,7 +306,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         # a model's scores, hence its ties, may depend on the number of threads
         torch.set_num_threads(args.threads)
     tolerance = parse_tolerance(args.tie_tolerance)  # a misspelt tolerance stops before any ranking
-    if kind == "ranks" and tolerance.name != EXACT:
+    if kind == "ranks" and not tolerance.exact:
         raise KgrankInputError(
             f"--tie-tolerance {tolerance.name}: a rank table holds ranks, not scores, so its ties were "
             "settled where it was made; drop --tie-tolerance, or pass --model or --scores"
@@ -355,7 +355,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     triples = ranks["triple_id"].nunique()
     filtered = ", ".join(args.filter_splits) if args.filter_splits else "nothing (unfiltered)"
     qualifiers = f", tasks weighted by {args.weights}" if args.weights else ""
-    qualifiers += f", ties within {tolerance.name}" if tolerance.name != EXACT else ""
+    qualifiers += "" if tolerance.exact else f", ties within {tolerance.name}"
     print(
         f"{name} on {dataset}: {len(ranks)} ranks of {triples} test triples ({args.side} sides), "
         f"{args.rank_type} ranks, filtered by {filtered}{qualifiers}"

@@ -1101,8 +1101,7 @@ def evaluate_rank_table(
     for side in SIDES_AND_BOTH:
         positions = subsets[side]
         side_candidates = num_candidates if positions is None else num_candidates[positions]
-        side_weights = None if weights is None or positions is None else weights[positions]
-        side_weights = weights if positions is None else side_weights
+        side_weights = weights if weights is None or positions is None else weights[positions]
         side_moments = dict(cached[side])
         if side_weights is not None:
             side_weights = check_weights(side_weights, len(side_candidates), name=f"weights of side {side}")

@@ -9,6 +9,7 @@ num_candidates = candidates left after filtering, the true entity included.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import torch
 from kgrank.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
-from kgrank.score_pass import ScoreBlock, filter_scores, first_nan_row, score_pass
+from kgrank.score_pass import ScoreBlock, filter_scores, refuse_nan, score_pass
 
 if TYPE_CHECKING:
     from kgrank.ties import Tolerance
@@ -32,11 +33,7 @@ def ranks_from_scores(
     Filtered candidates are set to NaN in place (the true entity is kept), so they
     compare false with everything and drop out of every count.
     """
-    row = first_nan_row(scores)
-    if row is not None:
-        raise KgrankInputError(
-            f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"
-        )
+    refuse_nan(scores)
     num_candidates = filter_scores(scores, true_entities, filter_rows, filter_cols)
     return _counted_ranks(scores, true_entities, num_candidates)
 
@@ -114,7 +111,14 @@ class _RankColumns:
     or with a tie tolerance)."""
 
     def __init__(self, sampled_candidates: int | None, seed: int, tolerance: Tolerance | None = None):
-        self.sampled_candidates, self.seed, self.tolerance = sampled_candidates, seed, tolerance
+        self.sampled_candidates, self.seed = sampled_candidates, seed
+        self.tolerant_ranks = None
+        if tolerance is not None:
+            from kgrank.ties import ranks_with_tolerance
+
+            self.tolerant_ranks = partial(
+                ranks_with_tolerance, absolute=tolerance.absolute, relative=tolerance.relative
+            )
         self.columns: dict[str, list[np.ndarray]] = {
             "optimistic": [],
             "pessimistic": [],
@@ -122,12 +126,10 @@ class _RankColumns:
         }
 
     def __call__(self, block: ScoreBlock) -> None:
-        if self.tolerance is not None:
-            from kgrank.ties import ranks_with_tolerance
-
-            filters = block.filter_rows, block.filter_cols
-            tolerance = {"absolute": self.tolerance.absolute, "relative": self.tolerance.relative}
-            ranks = ranks_with_tolerance(block.scores, block.true_entities, *filters, **tolerance)
+        if self.tolerant_ranks is not None:
+            ranks = self.tolerant_ranks(
+                block.scores, block.true_entities, block.filter_rows, block.filter_cols
+            )
         else:
             ranks = block_ranks(block)
         if self.sampled_candidates is not None:
@@ -169,7 +171,7 @@ def compute_ranks(
     candidate whose score lies that close to the true one ties with it
     (:func:`kgrank.ties.ranks_with_tolerance`); ``exact`` or None: equality.
     """
-    if tolerance is not None and tolerance.name == "exact":
+    if tolerance is not None and tolerance.exact:
         tolerance = None
     if tolerance is not None and sampled_candidates is not None:
         raise KgrankInputError(

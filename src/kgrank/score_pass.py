@@ -66,13 +66,16 @@ class ScoreBlock:
         return self.scores, self._num_candidates
 
 
-def first_nan_row(scores: torch.Tensor) -> int | None:
-    """The first row of a score block that holds a NaN, or None. A row holding a NaN sums
-    to NaN: one pass, no mask allocated; the mask is built only then (a row with both
-    +inf and -inf also sums to NaN, and is no error)."""
+def refuse_nan(scores: torch.Tensor, where: Callable[[int], str] = "batch row {}".format) -> None:
+    """One line naming the first row of a score block that holds a NaN (``where(row)``
+    says which), if any. A row holding a NaN sums to NaN: one pass, no mask allocated; the
+    mask is built only then (a row with both +inf and -inf also sums to NaN, and is no
+    error)."""
     if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
-        return int(torch.isnan(scores).any(dim=1).nonzero()[0])
-    return None
+        row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
+        raise KgrankInputError(
+            f"the model scored NaN for {where(row)}; it has diverged or its file is corrupt: retrain it"
+        )
 
 
 def filter_scores(
@@ -211,12 +214,9 @@ def _scored_block(
                 raise
             batch_size = max(1, batch_size // 2)
             bar.write(f"out of memory: retrying with batch size {batch_size}")
-    row = first_nan_row(scores)
-    if row is not None:
-        raise KgrankInputError(
-            f"the model scored NaN for the {side} of row {start + row} of the pass, triple ids "
-            f"{batch[row].tolist()}; it has diverged or its file is corrupt: retrain it"
-        )
+    refuse_nan(
+        scores, lambda row: f"the {side} of row {start + row} of the pass, triple ids {batch[row].tolist()}"
+    )
     empty = torch.empty(0, dtype=torch.int64)
     rows, columns = known.answers(side, batch) if known is not None else (empty, empty)
     block = ScoreBlock(

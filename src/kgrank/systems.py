@@ -812,7 +812,7 @@ def rank_score_matrix(
                 )
             true_entities = torch.as_tensor(batch[chunk, 0] if side == "head" else batch[chunk, 2])
             filter_rows, filter_cols = known.answers(side, batch[chunk])
-            if tolerance is None or tolerance.name == "exact":
+            if tolerance is None or tolerance.exact:
                 ranked = ranks_from_scores(block, true_entities, filter_rows, filter_cols)
             else:
                 from kgrank.ties import ranks_with_tolerance
@@ -939,7 +939,7 @@ def load_system(
     if isinstance(source, (list, tuple)):
         raise KgrankInputError(f"a {kind} system is one path, got {len(source)}")
     if kind == "ranks":
-        if tolerance is not None and tolerance.name != "exact":
+        if tolerance is not None and not tolerance.exact:
             raise KgrankInputError(
                 f"tie tolerance {tolerance.name}: a rank table holds ranks, not scores, so its ties were "
                 "settled where it was made; drop the tolerance, or pass the model or its score matrix"

@@ -133,6 +133,11 @@ class Tolerance:
     absolute: float = 0.0
     relative: float = 0.0
 
+    @property
+    def exact(self) -> bool:
+        """Whether a tie is equality (no tolerance)."""
+        return self.absolute == 0.0 and self.relative == 0.0
+
 
 def parse_tolerance(text: str) -> Tolerance:
     """A :class:`Tolerance` from ``exact``, ``absolute:1e-6`` or ``relative:1e-3``."""
@@ -169,14 +174,10 @@ def ranks_with_tolerance(
     """
     import torch  # here: the rank-width and IR functions need no torch
 
-    from kgrank.score_pass import filter_scores, first_nan_row
+    from kgrank.score_pass import filter_scores, refuse_nan
 
     _check_tolerance(absolute, relative)
-    row = first_nan_row(scores)
-    if row is not None:
-        raise KgrankInputError(
-            f"the model scored NaN for batch row {row}; it has diverged or its file is corrupt: retrain it"
-        )
+    refuse_nan(scores)
     # filtered in place and the candidates counted as the rank engine does (not through
     # kgrank.ranks, which calls this module for its tolerant ranks)
     num_candidates = filter_scores(scores, true_entities, filter_rows, filter_cols)
