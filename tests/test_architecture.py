@@ -22,8 +22,13 @@ from conftest import REPO
 SRC = REPO / "src"
 PACKAGE = "kgrank"
 REGISTRY = f"{PACKAGE}.studies"
-# The one core module allowed to import the registry (and only the registry).
+# The command line (kgrank.cli and its kgrank.cli_* modules) may import the registry, and
+# only the registry: the one meeting point of the core and the studies.
 REGISTRY_USER = f"{PACKAGE}.cli"
+
+
+def _is_registry_user(name: str) -> bool:
+    return name == REGISTRY_USER or name.startswith(f"{REGISTRY_USER}_")
 
 
 @dataclass(frozen=True)
@@ -114,10 +119,10 @@ def violations(modules: dict[str, Module]) -> list[str]:
                 if _study_of(target) is not None:
                     found.append(f"{where}: the registry must not name a study")
             elif own is None:
-                if not (module.name == REGISTRY_USER and target == REGISTRY):
+                if not (_is_registry_user(module.name) and target == REGISTRY):
                     found.append(
                         f"{where}: the core never imports a study"
-                        + (f" ({REGISTRY_USER} may import exactly {REGISTRY})" if target != REGISTRY else "")
+                        + (f" (the command line may import exactly {REGISTRY})" if target != REGISTRY else "")
                     )
             elif _study_of(target) != own:
                 found.append(f"{where}: study {own!r} imports only the core and itself")
@@ -239,6 +244,95 @@ def test_the_checker_reads_a_tree_from_disk(tmp_path):
         f"kgrank.studies.b (line 2) imports kgrank.studies.a: {rule}",
         f"kgrank.studies.b (line 2) imports kgrank.studies.a.plots: {rule}",
     }
+
+
+# --- no core module and no shared rule file names a study --------------------------
+# What the core needs of a study (the parts a system from outside joins, what a scoring
+# pass costs, which scorecard sources a run writes) it gets through the study's hooks: its
+# settings module's EXTERNAL_PARTS, read by the registry, and the hooks its rule file fills
+# in common.smk. Core strings equal to a study's name for another reason, with the reason:
+NOT_A_STUDY = {
+    ("kgrank.plotting", "paper"): "seaborn's plotting context",
+    ("kgrank.scorecard", "paper"): "the claims' column that names the publication",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr)
+    }
+
+
+def study_names_in_core(modules: dict[str, Module], studies: list[str]) -> list[str]:
+    """Every string of a core module (docstrings aside) that is a study's name, a path in
+    its results folder or its config section (``studies.<name>``)."""
+    found = []
+    for module in modules.values():
+        if _under_registry(module.name):
+            continue
+        tree = ast.parse(module.source)
+        docstrings = _docstrings(tree)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in docstrings:
+                continue
+            for study in studies:
+                named = (
+                    node.value == study
+                    or node.value.startswith(f"{study}/")
+                    or f"studies.{study}" in node.value
+                )
+                if named and (module.name, node.value) not in NOT_A_STUDY:
+                    found.append(
+                        f"{module.name} (line {node.lineno}) names the study {study!r}: {node.value!r}"
+                    )
+    return found
+
+
+def study_names_in_shared_rules(paths: list[Path], studies: list[str]) -> list[str]:
+    """Every line of the Snakefile and the stage rule files that names a study: its name
+    quoted, or a global with its prefix (IR_..., PAPER_...)."""
+    names = "|".join(studies)
+    pattern = re.compile(rf"""["']({names})["']|\b({names.upper()})_[A-Z_]+\b""")
+    return [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in paths
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line) and not line.lstrip().startswith("#")
+    ]
+
+
+def _shared_rule_files() -> list[Path]:
+    return [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+
+
+def test_no_core_module_and_no_shared_rule_file_names_a_study():
+    from kgrank.studies import study_names
+
+    studies = study_names()
+    assert study_names_in_core(collect_modules(SRC), studies) == []
+    assert study_names_in_shared_rules(_shared_rule_files(), studies) == []
+
+
+def test_the_study_name_finders_find_a_name(tmp_path):
+    modules = {
+        "kgrank.metrics": Module("kgrank.metrics", '"""paper"""\nPARTS = {("paper", "x"): None}\n', False),
+        "kgrank.config": Module("kgrank.config", 'KEY = "key studies.ir.dataset"\n', False),
+        "kgrank.plotting": Module("kgrank.plotting", 'CONTEXT = "paper"\n', False),
+        "kgrank.studies.ir.settings": Module("kgrank.studies.ir.settings", 'NAME = "ir"\n', False),
+    }
+    assert study_names_in_core(modules, ["paper", "ir"]) == [
+        "kgrank.metrics (line 2) names the study 'paper': 'paper'",
+        "kgrank.config (line 1) names the study 'ir': 'key studies.ir.dataset'",
+    ]
+    rules = tmp_path / "common.smk"
+    rules.write_text('# enabled("ir") in a comment\nif enabled("ir"):\n    x = IR_SETTINGS["run_depth"]\n')
+    assert study_names_in_shared_rules([rules], ["paper", "ir"]) == [
+        'common.smk:2: if enabled("ir"):',
+        'common.smk:3: x = IR_SETTINGS["run_depth"]',
+    ]
 
 
 # --- the registry, the workflow and the schemas agree on the studies ------------------

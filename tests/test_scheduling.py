@@ -134,8 +134,11 @@ def test_costs_grow_with_what_is_computed():
     assert scheduling.training_seconds(more, size, 10) - scheduling.STARTUP_SECONDS == pytest.approx(
         2 * (scheduling.training_seconds(slcwa, size, 10) - scheduling.STARTUP_SECONDS)
     )
-    deeper = scheduling.ir_pass_seconds(lcwa, size, 1000)
-    assert deeper > scheduling.ir_pass_seconds(lcwa, size, 100) > scheduling.ranking_seconds(lcwa, size)
+    deeper = scheduling.ranking_seconds(lcwa, size, 2, 1000.0)
+    assert deeper > scheduling.ranking_seconds(lcwa, size, 2, 100.0) > scheduling.ranking_seconds(lcwa, size)
+    assert scheduling.ranking_seconds(lcwa, size, 2) - scheduling.STARTUP_SECONDS == pytest.approx(
+        2 * (scheduling.ranking_seconds(lcwa, size) - scheduling.STARTUP_SECONDS)
+    )
 
 
 def test_sizes_from_stats_json_first(tmp_path):

@@ -124,6 +124,15 @@ def test_check_claims_names_the_bad_field(fields, message):
         check_claims(pd.DataFrame([claim(**fields)], columns=CLAIM_COLUMNS))
 
 
+def test_every_claim_names_a_registered_study_and_an_unknown_one_is_refused():
+    from kgrank.studies import study_names
+
+    claims = read_claims(studies=study_names())
+    assert set(claims["study"]) - {"none"} <= set(study_names())
+    with pytest.raises(KgrankInputError, match="study 'nostudy' not one of"):
+        check_claims(pd.DataFrame([claim(study="nostudy")], columns=CLAIM_COLUMNS), studies=study_names())
+
+
 # --- selectors and expressions -----------------------------------------------------------
 
 

@@ -445,15 +445,21 @@ def test_evaluate_system_sides(reference):
 
 
 def test_the_participation_table_names_every_skipped_part():
-    from kgrank.external import PARTS, participation_table
+    from kgrank.external import STAGE_PARTS, participation_table
+    from kgrank.studies import external_parts
 
     folder = Path(__file__).parent / "data" / "external-nations"
     systems = {"nations": {"folder": {"model": "pykeen-distmult"}, "csv": {"ranks": "ranks.csv"}}}
-    table = participation_table(systems, ["paper", "ambiguity"], root=folder)
+    parts = external_parts(["paper", "ambiguity"])
+    table = participation_table(systems, parts, root=folder)
     assert set(table["system"]) == {"folder", "csv"}
-    assert not table["part"].str.startswith(("ir:", "openworld:")).any()
-    per_system = len([1 for study, _ in PARTS if study in (None, "paper", "ambiguity")])
-    assert (table.groupby("system").size() == per_system).all()
+    assert not table["part"].str.startswith(("ir:", "openworld:", "protocols:")).any()
+    assert (table.groupby("system").size() == len(STAGE_PARTS) + len(parts)).all()
+    # every study says which of its parts a system from outside joins (its settings' hook)
+    from kgrank.studies import study_names, study_settings
+
+    for name in study_names():
+        assert isinstance(study_settings(name).EXTERNAL_PARTS, dict), name
     csv = table[table["system"] == "csv"].set_index("part")
     assert csv.loc["paper: Figure 1", "status"] == "joined"
     assert csv.loc["paper: learning curves", "status"].startswith("skipped: ")

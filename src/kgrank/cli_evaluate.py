@@ -170,11 +170,17 @@ def add_external_systems_command(commands: Any) -> None:
 def _external_systems(args: argparse.Namespace) -> None:
     from kgrank.external import participation_table
     from kgrank.io import write_report_table, write_table
+    from kgrank.studies import external_parts, study_names
 
+    unknown = [name for name in args.studies if name not in study_names()]
+    if unknown:
+        raise KgrankInputError(
+            f"--studies: no study {unknown[0]!r}; the studies are {', '.join(study_names())}"
+        )
     systems = json_object(args.systems, "--systems", "an object dataset -> name -> {kind: path}")
     if not all(isinstance(entries, dict) for entries in systems.values()):
         raise KgrankInputError("--systems: write an object dataset -> name -> {kind: path}")
-    table = participation_table(systems, args.studies, args.root)
+    table = participation_table(systems, external_parts(args.studies), args.root)
     write_table(args.out, table)
     caption = (
         "Systems kgrank did not train: the parts of this run each joined, and why it skipped the others "

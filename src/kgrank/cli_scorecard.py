@@ -21,6 +21,7 @@ def _parameters(pairs: list[str]) -> dict[str, str]:
 
 def _scorecard(args: argparse.Namespace) -> None:
     from kgrank.scorecard import run_scorecard, summary
+    from kgrank.studies import study_names
 
     card = run_scorecard(
         args.results,
@@ -30,13 +31,14 @@ def _scorecard(args: argparse.Namespace) -> None:
         enabled=args.studies,
         params=_parameters(args.param),
         claims_files=args.claims,
+        studies=study_names(),
     )
     print(summary(card).to_string())
 
 
 def add_commands(commands: Any) -> None:
     """Add `scorecard` to the `kgrank` subcommands."""
-    from kgrank.defaults import SCORECARD_STUDIES
+    from kgrank.studies import study_names
 
     command = commands.add_parser(
         "scorecard",
@@ -49,8 +51,8 @@ def add_commands(commands: Any) -> None:
     command.add_argument(
         "--studies",
         nargs="*",
-        default=list(SCORECARD_STUDIES),
-        choices=list(SCORECARD_STUDIES),
+        default=study_names(),
+        choices=study_names(),
         help="the studies this run made; a claim of another study is 'not checkable: study not run' "
         "(default: all)",
     )

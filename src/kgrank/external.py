@@ -21,33 +21,28 @@ from kgrank.systems import PYKEEN_MODEL_FILE
 
 KIND_LABELS = {"model": "PyKEEN pipeline folder", "ranks": "rank table", "scores": "score matrix"}
 
-# (study, part) -> None when the part takes an external system, else why it does not.
-# The core stages (None as study) run whatever studies are enabled.
-PARTS: dict[tuple[str | None, str], str | None] = {
-    (None, "metric tables (results/metrics)"): None,
-    (None, "sampled-candidate ranks (ranks.sampled_candidates)"): "needs scores of fresh candidates: "
+# The stages' parts: None when the part takes an external system, else why it does not.
+# The studies' own parts are their hooks (kgrank.studies.external_parts): this module names
+# no study.
+STAGE_PARTS: dict[str, str | None] = {
+    "metric tables (results/metrics)": None,
+    "sampled-candidate ranks (ranks.sampled_candidates)": "needs scores of fresh candidates: "
     "kgrank rescores only the models it trained",
-    ("paper", "Figure 1"): None,
-    ("paper", "learning curves"): "no validation curve: kgrank did not train it",
-    ("paper", "comparison with published results"): "no published result for it",
-    ("ambiguity", "variants, drift (sampled protocol), Table 1, pairwise tests"): None,
-    ("ambiguity", "subset protocol"): "rescores test subsets: kgrank rescores only the models it trained",
-    ("ir", "every part"): "needs run lists over every entity, which kgrank writes only for the models "
-    "it trained",
-    ("openworld", "every part"): "simulated models and the family tree only",
 }
 
 
 def participation_table(
     systems: Mapping[str, Mapping[str, Mapping[str, str]]],
-    studies: Iterable[str],
+    study_parts: Iterable[tuple[str, str, str | None]],
     root: str | Path = ".",
 ) -> pd.DataFrame:
-    """One row per external system and workflow part of the enabled ``studies``: dataset,
+    """One row per external system and part of the run, the stages' parts first, then
+    ``study_parts`` (the enabled studies' (study, part, None or why skipped)): dataset,
     system, kind, its files with their sha256, the part, and ``joined`` or the reason it
     was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers`` ignored);
     ``root``: where relative paths start (the repository)."""
-    enabled = set(studies)
+    parts = [(part, skipped) for part, skipped in STAGE_PARTS.items()]
+    parts += [(f"{study}: {part}", skipped) for study, part, skipped in study_parts]
     rows = []
     for dataset, entries in systems.items():
         for name, entry in entries.items():
@@ -61,22 +56,15 @@ def participation_table(
             # the paths as the config gives them (the table reads the same on every clone)
             shown = [file / PYKEEN_MODEL_FILE if key == "model" else file for key, file in files.items()]
             sources = "; ".join(f"{path} (sha256 {sha256_of(Path(root) / path)[:12]})" for path in shown)
-            for (study, part), skipped in PARTS.items():
-                if study is not None and study not in enabled:
-                    continue
+            for part, skipped in parts:
                 rows.append(
                     {
                         "dataset": dataset,
                         "system": name,
                         "kind": KIND_LABELS[kind],
                         "files": sources,
-                        "part": part if study is None else f"{study}: {part}",
+                        "part": part,
                         "status": "joined" if skipped is None else f"skipped: {skipped}",
                     }
                 )
     return pd.DataFrame(rows, columns=["dataset", "system", "kind", "files", "part", "status"])
-
-
-def external_studies() -> list[str]:
-    """The studies with at least one part that takes external systems."""
-    return sorted({study for (study, _), skipped in PARTS.items() if study is not None and skipped is None})

@@ -5,8 +5,8 @@ start first: a long training that starts last runs alone at the end while the ot
 idles. Snakemake starts the ready job of highest priority first (greedy and ILP
 schedulers alike), so the rule files give each long job a priority from the estimates
 here: the classic longest-processing-time-first rule, with a training's estimate raised by
-the long jobs that can only start after it (its ranks, its IR scoring pass, its test
-subsets), so that the heads of long chains start first.
+the long jobs that can only start after it (its ranks and the studies' scoring
+passes), so that the heads of long chains start first.
 
 The estimates only order jobs; they never change what a job computes. They count
 multiply-adds of the arithmetic every job does (scores of every query against every
@@ -71,13 +71,6 @@ RANKING_PER_CANDIDATE = 500
 # dimension about as slow as this many multiply-adds of a matrix product (the L1 floor of
 # benchmarks/training.py against DistMult's).
 L1_COST_PER_DIMENSION = 6
-# The IR study's pass, per query: its run file lines (TREC text, run_depth per query and
-# protocol), in multiply-add equivalents per line. Measured: 280-307 s per FB15k-237 system
-# whatever its scoring width and 51-108 s per WN18RR one (commit f3cc087), so the lines, not
-# the scores, dominate.
-IR_COST_PER_RUN_LINE = 3.4e5
-# The IR pass scores every query under both filtering protocols.
-IR_PROTOCOLS = 2
 # Seconds every job pays to start (Python, torch and PyKEEN imports, reading the dataset).
 STARTUP_SECONDS = 10.0
 
@@ -227,20 +220,16 @@ def training_seconds(
     return STARTUP_SECONDS + multiply_adds / MULTIPLY_ADDS_PER_SECOND
 
 
-def ranking_seconds(pipeline: Mapping[str, Any], size: DatasetSize) -> float:
-    """Estimated seconds of the ranks job: both sides of every test triple."""
-    multiply_adds = ranking_multiply_adds(score_width(pipeline), size.entities, 2 * size.test)
-    return STARTUP_SECONDS + multiply_adds / MULTIPLY_ADDS_PER_SECOND
-
-
-def ir_pass_seconds(pipeline: Mapping[str, Any], size: DatasetSize, run_depth: int) -> float:
-    """Estimated seconds of the IR study's scoring pass over a dataset's test queries: every
-    query scored and ranked under both protocols, and ``run_depth`` run file lines each."""
+def ranking_seconds(
+    pipeline: Mapping[str, Any], size: DatasetSize, passes: int = 1, multiply_adds_per_query: float = 0.0
+) -> float:
+    """Estimated seconds of a job that scores and ranks both sides of every test triple
+    ``passes`` times (the ranks job: once), with ``multiply_adds_per_query`` more work per
+    query and pass in multiply-add equivalents (a study's hook: what its pass writes)."""
     queries = 2 * size.test
-    width = score_width(pipeline)
-    multiply_adds = IR_PROTOCOLS * (
-        ranking_multiply_adds(width, size.entities, queries) + queries * run_depth * IR_COST_PER_RUN_LINE
-    )
+    multiply_adds = ranking_multiply_adds(score_width(pipeline), size.entities, queries)
+    if passes != 1 or multiply_adds_per_query:
+        multiply_adds = passes * (multiply_adds + queries * multiply_adds_per_query)
     return STARTUP_SECONDS + multiply_adds / MULTIPLY_ADDS_PER_SECOND
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from kgrank.errors import KgrankInputError
 from kgrank.studies.ir import montecarlo
+from kgrank.studies.ir import settings as ir_settings
 from kgrank.studies.ir.montecarlo import check_macro_moments, simulate_best_ranks
 from kgrank.studies.ir.settings import check_settings, exported_evaluations, stability_evaluations
 
@@ -164,3 +165,27 @@ def test_the_analyses_import_without_torch():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_scheduling_hook_counts_both_protocols_and_the_run_lines():
+    from kgrank import scheduling
+
+    pipeline = {"model": "DistMult", "model_kwargs": {"embedding_dim": 50}, "training_loop": "lcwa"}
+    size = scheduling.DatasetSize(1000, 10_000, 500, 500)
+    ranks_only = scheduling.ranking_seconds(pipeline, size) - scheduling.STARTUP_SECONDS
+    shallow = ir_settings.pass_seconds(pipeline, size, 0) - scheduling.STARTUP_SECONDS
+    assert shallow == pytest.approx(len(ir_settings.PROTOCOLS) * ranks_only)
+    deeper = ir_settings.pass_seconds(pipeline, size, 100) - scheduling.STARTUP_SECONDS
+    lines = len(ir_settings.PROTOCOLS) * 2 * size.test * 100
+    assert deeper - shallow == pytest.approx(
+        lines * ir_settings.RUN_LINE_COST / scheduling.MULTIPLY_ADDS_PER_SECOND
+    )
+
+
+def test_the_scorecard_hook_knows_which_ir_tables_a_run_writes():
+    made = ir_settings.scorecard_made
+    assert made("ir/discrimination.tsv", ["fb15k237", "wn18rr"], "fb15k237")
+    assert made("ir/wn18rr/stability.tsv", ["fb15k237", "wn18rr"], "fb15k237")
+    assert not made("ir/wn18rr/systems.tsv", ["fb15k237", "wn18rr"], "fb15k237")
+    assert made("ir/fb15k237/systems.tsv", ["fb15k237", "wn18rr"], "fb15k237")
+    assert not made("ir/nations/stability.tsv", ["fb15k237", "wn18rr"], "fb15k237")

@@ -11,7 +11,7 @@ from snakemake.utils import validate
 
 from kgrank.datasets import SPLITS
 from kgrank.errors import KgrankInputError
-from kgrank.external import external_studies
+from kgrank.studies import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE
 from kgrank.config import (
     budget_caption,
@@ -99,6 +99,15 @@ wildcard_constraints:
 RESULTS = "results"
 # The targets of the default job; each study adds its outputs when it is switched on.
 TARGETS = []
+# The hooks each study fills from its own file, so that this file and the stages name no study:
+# functions (dataset, model, trained pair, dataset size) -> estimated seconds of the
+# study's long jobs that wait for the pair's training (a training's priority adds them);
+AFTER_TRAINING_SECONDS = []
+# a path under results/ (a file, or a folder for every file below it) -> function (path) ->
+# whether this configuration writes it (the scorecard's inputs; any other path: written);
+SCORECARD_MADE = {}
+# the values of the claims' {name} placeholders (kgrank scorecard --param).
+SCORECARD_PARAMS = {}
 
 
 def enabled(study):
@@ -205,21 +214,14 @@ def scorecard_expand(pattern):
 def scorecard_made(path):
     """Whether this configuration's rules write ``path`` (relative to results/)."""
     parts = path.split("/")
-    if parts[0] in ("data", "moments"):
+    if parts[0] == "data":
         return parts[1] in DATASETS
     if parts[0] == "metrics":
         evaluated = {(dataset, model) for dataset in TRAIN_DATASETS for model in MODELS}
         return (parts[1], parts[2].removesuffix(".tsv")) in evaluated | set(EXTERNAL_PAIRS)
-    if parts[0] == "ir" and len(parts) > 2:
-        if parts[1] not in IR_DATASETS:
-            return False
-        return parts[2] not in ("sparsity.tsv", "systems.tsv", "counts.tsv") or parts[1] == IR_DATASET
-    if path == "published/audit.tsv":
-        return bool(PAPER_PUBLISHED_VALUES)
-    if path == "published/comparison.tsv":
-        return bool(PAPER_PUBLISHED_RESULTS)
-    if path == "openworld/family_tree_inversions.tsv":
-        return bool(OPENWORLD_FAMILY_TREE["enabled"])
+    for prefix, made in SCORECARD_MADE.items():
+        if path == prefix or path.startswith(f"{prefix}/"):
+            return made(path)
     return True
 
 
@@ -328,69 +330,64 @@ KNOWN_ENTITY_COUNTS = {
 # On 2 cores a long job that starts last runs alone at the end. Snakemake starts the ready
 # job of highest priority first, so each long rule's `priority:` is its estimated seconds
 # (kgrank.scheduling), a training's raised by the long jobs waiting for it, and a job that
-# gates them (preparing a dataset, the IR queries) takes the highest priority it gates.
-# Estimates only order jobs; every other rule stays at priority 0. Evaluated when the DAG
-# is built (study globals defined in later rule files exist by then).
+# gates them (preparing a dataset, a study's query files) takes the highest priority it
+# gates. Estimates only order jobs; every other rule stays at priority 0. Evaluated when the
+# DAG is built (the hooks that later rule files fill are complete by then).
 from functools import cache
 
 from kgrank import scheduling
 
 
 @cache
-def _dataset_size(dataset):
+def dataset_size(dataset):
     return scheduling.dataset_size(dataset, stats_file(dataset))
 
 
 @cache
-def _trained_pair(dataset, model):
+def trained_pair(dataset, model):
     path = hyperparameter_path(HYPERPARAMETERS_DIR, dataset, model)
     return scheduling.trained_pair(path, config["budget"], dataset, model)
 
 
 def _seconds_after_training(dataset, model):
-    """The long jobs that start only once the pair is trained: ranks, IR pass, subsets."""
-    pair, size = _trained_pair(dataset, model), _dataset_size(dataset)
+    """The long jobs that start only once the pair is trained: its ranks and the studies'
+    scoring passes (AFTER_TRAINING_SECONDS)."""
+    pair, size = trained_pair(dataset, model), dataset_size(dataset)
     seconds = []
     if dataset in TRAIN_DATASETS and model in MODELS:
         seconds.append(scheduling.ranking_seconds(pair.pipeline, size))
-    if enabled("ir") and model in IR_SYSTEMS.get(dataset, []):
-        seconds.append(scheduling.ir_pass_seconds(pair.pipeline, size, IR_SETTINGS["run_depth"]))
-    if enabled("ambiguity") and (dataset, model) in AMBIGUITY_SUBSET_PAIRS:
-        seconds.append(scheduling.ranking_seconds(pair.pipeline, size))
+    for study_seconds in AFTER_TRAINING_SECONDS:
+        seconds += study_seconds(dataset, model, pair, size)
     return seconds
 
 
-def _train_priority(dataset, model):
-    size = _dataset_size(dataset)
+def pair_train_priority(dataset, model):
+    size = dataset_size(dataset)
     if size is None:  # a local dataset not prepared yet: no estimate, no preference
         return 0
-    own = scheduling.pair_training_seconds(_trained_pair(dataset, model), size)
+    own = scheduling.pair_training_seconds(trained_pair(dataset, model), size)
     return scheduling.priority([own, *_seconds_after_training(dataset, model)])
 
 
-def _ir_evaluate_priority(dataset, model):
-    size = _dataset_size(dataset)
-    if size is None:
-        return 0
-    pipeline = _trained_pair(dataset, model).pipeline
-    return scheduling.priority(scheduling.ir_pass_seconds(pipeline, size, IR_SETTINGS["run_depth"]))
+def scoring_priority(seconds_of):
+    """A params function: the priority of a job that scores a trained pair's test set,
+    from ``seconds_of(pipeline, size)`` (0 while the dataset's size is unknown)."""
+
+    def priority(wildcards):
+        size = dataset_size(wildcards.dataset)
+        if size is None:
+            return 0
+        return scheduling.priority(seconds_of(trained_pair(wildcards.dataset, wildcards.model).pipeline, size))
+
+    return priority
 
 
 def train_priority(wildcards):
-    return _train_priority(wildcards.dataset, wildcards.model)
+    return pair_train_priority(wildcards.dataset, wildcards.model)
 
 
-def ranks_priority(wildcards):
-    """Also for ambiguity_subsets: one scoring pass of the test set."""
-    size = _dataset_size(wildcards.dataset)
-    if size is None:
-        return 0
-    pipeline = _trained_pair(wildcards.dataset, wildcards.model).pipeline
-    return scheduling.priority(scheduling.ranking_seconds(pipeline, size))
-
-
-def ir_evaluate_priority(wildcards):
-    return _ir_evaluate_priority(wildcards.dataset, wildcards.model)
+# one scoring pass of the test set
+ranks_priority = scoring_priority(scheduling.ranking_seconds)
 
 
 def prepare_priority(wildcards):
@@ -399,26 +396,4 @@ def prepare_priority(wildcards):
     dataset = wildcards.dataset
     pairs = [(dataset, model) for model in MODELS] if dataset in TRAIN_DATASETS else []
     pairs += [pair for pair in STUDY_PAIRS if pair[0] == dataset]
-    return max((_train_priority(*pair) for pair in pairs), default=-1) + 1
-
-
-def ir_queries_priority(dataset):
-    """As urgent as the most urgent training whose IR pass waits for these queries: a short
-    job, run early so that each pass can start as soon as its model is trained."""
-    return max((_train_priority(dataset, model) for model in IR_SYSTEMS.get(dataset, [])), default=0)
-
-
-def family_tree_priority(wildcards):
-    """One family-tree training: the configuration's pipeline on the density's graph,
-    evaluated every `evaluate_every` epochs on the full and each graph's sparse answers."""
-    graphs = OPENWORLD_FAMILY_TREE["graphs"]
-    folder = OPENWORLD_FAMILY_TREE_ROOT / graphs[0] / f"density-{wildcards.density}"
-    train, entities = scheduling.triples_file_size(str(folder / "train.tsv"))
-    answers, _ = scheduling.triples_file_size(str(folder / "test_answers.tsv"), header=True)
-    pipeline = OPENWORLD_FAMILY_TREE["configurations"][wildcards.configuration]
-    size = scheduling.DatasetSize(entities, train, 0, 0)
-    epochs = int(pipeline["training_kwargs"]["num_epochs"])
-    seconds = scheduling.training_seconds(
-        pipeline, size, epochs, OPENWORLD_FAMILY_TREE["evaluate_every"], answers * (1 + len(graphs))
-    )
-    return scheduling.priority(seconds)
+    return max((pair_train_priority(*pair) for pair in pairs), default=-1) + 1

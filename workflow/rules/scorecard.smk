@@ -3,16 +3,16 @@
 # makes. Logic: src/kgrank/scorecard/ (core: it reads every study's outputs, imports none).
 # Included after the studies: its inputs are their tables, only for the enabled studies
 # and only those this configuration makes (a claim on another is "not checkable").
-from kgrank.scorecard import STUDIES as SCORECARD_STUDIES, read_claims, study_sources
+from kgrank.scorecard import read_claims, study_sources
+from kgrank.studies import study_names
 
 SCORECARD_TABLES = table_files("scorecard")
-SCORECARD_STUDIES_RUN = [study for study in SCORECARD_STUDIES if enabled(study)]
-SCORECARD_PARAMS = {"ir_dataset": settings("ir")["dataset"]}
+SCORECARD_STUDIES_RUN = [study for study in study_names() if enabled(study)]
 
 
 SCORECARD_INPUTS = [
     f"{RESULTS}/{path}"
-    for path in study_sources(read_claims(), SCORECARD_STUDIES_RUN, SCORECARD_PARAMS, scorecard_expand)
+    for path in study_sources(read_claims(studies=study_names()), SCORECARD_STUDIES_RUN, SCORECARD_PARAMS, scorecard_expand)
     if scorecard_made(path)
 ]
 

@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgrank.defaults import SCORECARD_STUDIES
 from kgrank.errors import KgrankInputError
 
 # The five documents, by the key the claims files use, in reading order.
@@ -50,7 +49,6 @@ PAPERS = {
     "zhou2022": "Zhou et al. 2022 (IR perspective)",
     "yang2022": "Yang, Lin, Zhang 2022 (open world)",
 }
-STUDIES = SCORECARD_STUDIES
 NO_STUDY = "none"
 NO_SOURCE = "-"
 CLAIM_COLUMNS = [
@@ -123,8 +121,11 @@ def claims_dir() -> Path:
     return Path(str(resources.files("kgrank.scorecard") / "claims"))
 
 
-def read_claims(paths: Iterable[str | Path] | None = None) -> pd.DataFrame:
-    """Every claims file (by default the package's ``claims/*.tsv``) as one checked table."""
+def read_claims(
+    paths: Iterable[str | Path] | None = None, studies: Iterable[str] | None = None
+) -> pd.DataFrame:
+    """Every claims file (by default the package's ``claims/*.tsv``) as one checked table;
+    ``studies``: the names a claim's study may take (the registry's; None: any)."""
     paths = sorted(claims_dir().glob("*.tsv")) if paths is None else [Path(path) for path in paths]
     if not paths:
         raise KgrankInputError(f"{claims_dir()}: no claims files")
@@ -132,7 +133,7 @@ def read_claims(paths: Iterable[str | Path] | None = None) -> pd.DataFrame:
     for path in paths:
         frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, comment=None, quoting=3)
         frame.attrs["path"] = str(path)
-        check_claims(frame, path)
+        check_claims(frame, path, studies)
         frames.append(frame)
     claims = pd.concat(frames, ignore_index=True)
     # in the order of PAPERS, each file's rows in their order
@@ -145,8 +146,12 @@ def read_claims(paths: Iterable[str | Path] | None = None) -> pd.DataFrame:
     return claims
 
 
-def check_claims(frame: pd.DataFrame, path: str | Path = "claims") -> None:
-    """Every row complete and of known vocabulary; stops naming the file, row and column."""
+def check_claims(
+    frame: pd.DataFrame, path: str | Path = "claims", studies: Iterable[str] | None = None
+) -> None:
+    """Every row complete and of known vocabulary (``studies``: the study names allowed,
+    None: any); stops naming the file, row and column."""
+    known = None if studies is None else {*studies, NO_STUDY}
     if list(frame.columns) != CLAIM_COLUMNS:
         raise KgrankInputError(f"{path}: columns {list(frame.columns)}; expected {CLAIM_COLUMNS}")
     for index, row in frame.iterrows():
@@ -163,8 +168,8 @@ def check_claims(frame: pd.DataFrame, path: str | Path = "claims") -> None:
             raise KgrankInputError(f"{where}: paper {row['paper']!r} not one of {list(PAPERS)}")
         if row["kind"] not in KINDS:
             raise KgrankInputError(f"{where}: kind {row['kind']!r} not one of {list(KINDS)}")
-        if row["study"] not in (*STUDIES, NO_STUDY):
-            raise KgrankInputError(f"{where}: study {row['study']!r} not one of {[*STUDIES, NO_STUDY]}")
+        if known is not None and row["study"] not in known:
+            raise KgrankInputError(f"{where}: study {row['study']!r} not one of {sorted(known)}")
         if row["kind"] == "not-checkable":
             continue
         if row["relation"] not in RELATIONS:
@@ -490,14 +495,15 @@ def holds(value: float, relation: str, published: float, tolerance: float) -> bo
 def judge(
     claim: Mapping[str, str],
     results: str | Path,
-    enabled: Iterable[str] = STUDIES,
+    enabled: Iterable[str] | None = None,
     params: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """One claim's value and verdict on the tables under ``results``."""
+    """One claim's value and verdict on the tables under ``results``, where only the
+    ``enabled`` studies ran (None: every study)."""
     params = params or {}
     if claim["kind"] == "not-checkable":
         return Outcome(None, NOT_CHECKABLE, claim["cause"])
-    if claim["study"] != NO_STUDY and claim["study"] not in set(enabled):
+    if claim["study"] != NO_STUDY and enabled is not None and claim["study"] not in set(enabled):
         return Outcome(None, NOT_CHECKABLE, f"study `{claim['study']}` not run")
     try:
         rows = None
@@ -529,11 +535,11 @@ def judge(
 def scorecard(
     claims: pd.DataFrame,
     results: str | Path,
-    enabled: Iterable[str] = STUDIES,
+    enabled: Iterable[str] | None = None,
     params: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Every claim judged: :data:`SCORECARD_COLUMNS`, one row per claim."""
-    enabled = list(enabled)
+    enabled = None if enabled is None else list(enabled)
     records = []
     for claim in claims.to_dict("records"):
         outcome = judge(claim, results, enabled, params)
@@ -621,12 +627,14 @@ def run_scorecard(
     tsv: str | Path,
     markdown: str | Path,
     latex: str | Path,
-    enabled: Iterable[str] = STUDIES,
+    enabled: Iterable[str] | None = None,
     params: Mapping[str, str] | None = None,
     claims_files: Iterable[str | Path] | None = None,
+    studies: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """Read the claims, judge them on ``results``, write the three files; the counts."""
-    card = scorecard(read_claims(claims_files), results, enabled, params)
+    """Read the claims (each naming one of ``studies``, the registry's, or none), judge them
+    on ``results``, write the three files; the counts."""
+    card = scorecard(read_claims(claims_files, studies), results, enabled, params)
     write_scorecard(card, tsv, markdown, latex)
     return card
 

@@ -10,6 +10,14 @@ AMBIGUITY = settings("ambiguity")
 AMBIGUITY_DIR = f"{RESULTS}/ambiguity"
 AMBIGUITY_SUBSET_RANKS = f"{AMBIGUITY_DIR}/subsets/{{dataset}}/{{model}}.parquet"
 AMBIGUITY_SUBSET_PAIRS = ambiguity_settings.subset_pairs(AMBIGUITY["subsets"]["pairs"], TRAIN_DATASETS, MODELS)
+# common.smk's hook: the subset protocol scores a pair's test set once after its training.
+AFTER_TRAINING_SECONDS.append(
+    lambda dataset, model, pair, size: (
+        [scheduling.ranking_seconds(pair.pipeline, size)]
+        if enabled("ambiguity") and (dataset, model) in AMBIGUITY_SUBSET_PAIRS
+        else []
+    )
+)
 AMBIGUITY_BOOTSTRAP = ambiguity_settings.bootstrap_arguments(AMBIGUITY)
 # A sampled size no dataset has that many entities for stops the plan; where a local
 # dataset is not prepared yet its count is unknown, and the drift job checks the sizes.

@@ -22,6 +22,19 @@ IR_ANALYSED = " ".join(
     for dataset in IR_DATASETS
     for evaluation in ir_settings.stability_evaluations(dataset, IR_DATASET)
 )
+# The hooks of common.smk: the scoring pass waits for each system's training, which starts
+# the earlier for it; the scorecard's {ir_dataset} and the tables this run writes.
+IR_PASS_SECONDS = lambda pipeline, size: ir_settings.pass_seconds(pipeline, size, IR_SETTINGS["run_depth"])
+IR_QUERIES_PRIORITY = lambda dataset: max(
+    (pair_train_priority(dataset, model) for model in IR_SYSTEMS.get(dataset, [])), default=0
+)
+AFTER_TRAINING_SECONDS.append(
+    lambda dataset, model, pair, size: (
+        [IR_PASS_SECONDS(pair.pipeline, size)] if enabled("ir") and model in IR_SYSTEMS.get(dataset, []) else []
+    )
+)
+SCORECARD_MADE["ir"] = lambda path: ir_settings.scorecard_made(path, IR_DATASETS, IR_DATASET)
+SCORECARD_PARAMS["ir_dataset"] = IR_DATASET
 
 
 # where the study writes; `.format(dataset=..., model=...)` gives one file
@@ -69,7 +82,7 @@ rule ir_queries:
         kgc_dir=lambda wildcards: IR_DATA_DIR,
         raw_test=ir_settings.raw_test_argument(config["datasets"], IR_DATASET),
         export=" ".join(ir_settings.MAIN_EVALUATIONS),
-    priority: lambda wildcards: ir_queries_priority(IR_DATASET)
+    priority: lambda wildcards: IR_QUERIES_PRIORITY(IR_DATASET)
     log:
         log_file("ir", "queries"),
     benchmark:
@@ -95,7 +108,7 @@ rule ir_test_queries:
         dataset_dir=of_wildcards(dataset_dir),
     wildcard_constraints:
         dataset="|".join(IR_OTHER_DATASETS) or "(?!)",
-    priority: lambda wildcards: ir_queries_priority(wildcards.dataset)
+    priority: lambda wildcards: IR_QUERIES_PRIORITY(wildcards.dataset)
     log:
         log_file("ir", "queries-{dataset}"),
     benchmark:
@@ -131,7 +144,7 @@ rule ir_evaluate:
         seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
-    priority: ir_evaluate_priority
+    priority: scoring_priority(IR_PASS_SECONDS)
     threads: 1
     resources:
         mem_mb=6000,

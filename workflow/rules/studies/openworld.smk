@@ -23,6 +23,13 @@ OPENWORLD_WORLD_ARGUMENTS = (
 # Relative to the repository (the Snakefile's folder), like hyperparameters_dir, so that
 # a run in another working directory (--directory) still finds the data beside the clone.
 OPENWORLD_FAMILY_TREE_ROOT = Path(workflow.basedir) / OPENWORLD_FAMILY_TREE["root"]
+# common.smk's hook: the scorecard reads the family tree's inversions only where written.
+SCORECARD_MADE["openworld/family_tree_inversions.tsv"] = lambda path: bool(OPENWORLD_FAMILY_TREE["enabled"])
+OPENWORLD_FAMILY_TREE_PRIORITY = lambda wildcards: scheduling.priority(
+    openworld_settings.family_tree_seconds(
+        OPENWORLD_FAMILY_TREE, OPENWORLD_FAMILY_TREE_ROOT, wildcards.density, wildcards.configuration
+    )
+)
 if enabled("openworld"):
     openworld_settings.check_family_tree_folders(OPENWORLD_FAMILY_TREE, OPENWORLD_FAMILY_TREE_ROOT, CONFIG_SOURCE)
 # The densities are fractions in the config, per cent in the data's and the outputs'
@@ -148,7 +155,7 @@ rule openworld_family_tree:
         ),
         every=OPENWORLD_FAMILY_TREE["evaluate_every"],
         seed=config["seed"],
-    priority: family_tree_priority
+    priority: OPENWORLD_FAMILY_TREE_PRIORITY
     threads: 1
     resources:
         mem_mb=3000,

@@ -9,6 +9,9 @@ PAPER_SETTINGS = settings("paper")
 PAPER_PUBLISHED_VALUES = PAPER_SETTINGS["published_values"]
 PAPER_PUBLISHED_RESULTS = PAPER_SETTINGS["published_results"]
 PAPER_AUDIT = f"{RESULTS}/published/audit.tsv"
+# common.smk's hook: the scorecard reads the audit and the comparison only where written.
+SCORECARD_MADE["published/audit.tsv"] = lambda path: bool(PAPER_PUBLISHED_VALUES)
+SCORECARD_MADE["published/comparison.tsv"] = lambda path: bool(PAPER_PUBLISHED_RESULTS)
 
 
 rule paper_figure1:

@@ -7,6 +7,13 @@ from typing import Any
 
 from kgrank.errors import KgrankInputError
 
+# The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
+# when an external system joins it, else why it does not.
+EXTERNAL_PARTS: dict[str, str | None] = {
+    "variants, drift (sampled protocol), Table 1, pairwise tests": None,
+    "subset protocol": "rescores test subsets: kgrank rescores only the models it trained",
+}
+
 
 def subset_pairs(
     names: Sequence[str] | None, datasets: Sequence[str], models: Sequence[str]

@@ -7,6 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from kgrank.errors import KgrankInputError
+from kgrank.scheduling import DatasetSize, ranking_seconds
+
+# The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
+# when an external system joins it, else why it does not.
+EXTERNAL_PARTS: dict[str, str | None] = {
+    "every part": "needs run lists over every entity, which kgrank writes only for the models it trained",
+}
 
 # The evaluation sets that get TREC files, the registry's micro metrics and a row in the
 # systems table: FB-Test-O, FB-Test-S and FB-Test-S-C (the depth sets feed the
@@ -77,6 +84,31 @@ def kgc_files(data_dir: str | Path) -> list[str]:
 PAPER = "paper"
 ALL_KNOWN = "all-known"
 PROTOCOLS = (PAPER, ALL_KNOWN)
+# The pass, per query: its run file lines (TREC text, run_depth per query and protocol), in
+# multiply-add equivalents per line (kgrank.scheduling's unit). Measured: 280-307 s per
+# FB15k-237 system whatever its scoring width and 51-108 s per WN18RR one (commit f3cc087),
+# so the lines, not the scores, dominate.
+RUN_LINE_COST = 3.4e5
+
+
+def pass_seconds(pipeline: Mapping[str, Any], size: DatasetSize, run_depth: int) -> float:
+    """Estimated seconds of the study's scoring pass over a dataset's test queries (the
+    workflow's scheduling hook): every query scored and ranked under both protocols, and
+    ``run_depth`` run file lines each."""
+    return ranking_seconds(pipeline, size, len(PROTOCOLS), run_depth * RUN_LINE_COST)
+
+
+def scorecard_made(path: str, datasets: Iterable[str], study_dataset: str) -> bool:
+    """Whether the workflow writes ``path`` (under results/ir/) for the study's ``datasets``:
+    the sparsity, systems and counts tables only for the study's own dataset."""
+    parts = path.split("/")
+    if len(parts) <= 2:
+        return True
+    if parts[1] not in datasets:
+        return False
+    return parts[2] not in ("sparsity.tsv", "systems.tsv", "counts.tsv") or parts[1] == study_dataset
+
+
 # the split every evaluation set of the study is drawn from (FB-Test-O, -S, -S-C, depths)
 EVALUATED_SPLIT = "test"
 

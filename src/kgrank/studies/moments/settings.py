@@ -7,6 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# The study's hook for systems from outside (kgrank.studies.external_parts): none, since it
+# reads the datasets' splits only, never a system's ranks.
+EXTERNAL_PARTS: dict[str, str | None] = {}
+
 
 def splits_arguments(settings: Mapping[str, Any]) -> str:
     """`--splits ...` of the lookup table, from ``studies.moments.splits``."""

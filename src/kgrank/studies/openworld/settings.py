@@ -12,6 +12,11 @@ from typing import Any
 
 from kgrank.errors import KgrankInputError
 from kgrank.hyperparameters import validate_pipeline
+from kgrank.scheduling import DatasetSize, training_seconds, triples_file_size
+
+# The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
+# when an external system joins it, else why it does not.
+EXTERNAL_PARTS: dict[str, str | None] = {"every part": "simulated models and the family tree only"}
 
 DENSITIES_KEY = "studies.openworld.family_tree.densities"
 # the files a family-tree job reads from each graph's density folder
@@ -165,3 +170,22 @@ def check_simulation_settings(settings: Mapping[str, Any], source: str = "the co
                 f"{half_width} (studies.openworld.simulation.strength: {start} to {stop} by {step}); "
                 f"a slope needs {SLOPE_POINTS}: move it into the grid or widen half_width"
             )
+
+
+def family_tree_seconds(
+    family_tree: Mapping[str, Any], root: Path, density: str, configuration: str
+) -> float:
+    """Estimated seconds of one family-tree training (the workflow's scheduling hook): the
+    configuration's pipeline on the density's graph, evaluated every ``evaluate_every``
+    epochs on the full and each graph's sparse answers (``family_tree``: the study's
+    settings; ``root``: their folder, resolved)."""
+    graphs = family_tree["graphs"]
+    folder = Path(root) / graphs[0] / f"density-{density}"
+    train, entities = triples_file_size(str(folder / "train.tsv"))
+    answers, _ = triples_file_size(str(folder / "test_answers.tsv"), header=True)
+    pipeline = family_tree["configurations"][configuration]
+    epochs = int(pipeline["training_kwargs"]["num_epochs"])
+    size = DatasetSize(entities, train, 0, 0)
+    return training_seconds(
+        pipeline, size, epochs, family_tree["evaluate_every"], answers * (1 + len(graphs))
+    )

@@ -7,6 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
+# when an external system joins it, else why it does not.
+EXTERNAL_PARTS: dict[str, str | None] = {
+    "Figure 1": None,
+    "learning curves": "no validation curve: kgrank did not train it",
+    "comparison with published results": "no published result for it",
+}
+
 # Tables 1-3 come from one command (`kgrank paper-tables-1-3`), which writes
 # <name>.md and <name>.tex for each into one folder.
 TABLES_1_TO_3 = ("table1", "table2", "table3")

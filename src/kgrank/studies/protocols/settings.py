@@ -13,6 +13,18 @@ from typing import Any
 
 from kgrank.errors import KgrankInputError
 
+# The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
+# when an external system joins it, else why it does not.
+EXTERNAL_PARTS: dict[str, str | None] = {
+    "weighted geometric mean rank": None,
+    "sampled-candidate estimators (drawn from the full ranks)": None,
+    "fixed set of sampled candidates": "needs scores of fresh candidates: kgrank rescores only the models "
+    "it trained",
+    "tie widths": None,
+    "tie tolerances and trec_eval's tie orders": "rescores test tasks: kgrank rescores only the models it "
+    "trained",
+}
+
 # The study's parts (issue #31), each with its block of settings below: part 1 sampled
 # negatives, part 2 ties, part 3 the weighted geometric mean rank.
 PARTS = ("sampled", "ties", "weighted")
