@@ -2078,6 +2078,54 @@ def test_evaluate_weighs_tasks_for_the_weighted_geometric_mean_rank(nations_dir,
     assert "--metrics awgmri: needs one weight per task; add --weights" in err
 
 
+def test_evaluate_reports_a_sampled_protocol_and_its_estimators(nations_dir, tmp_path, capsys):
+    """`kgrank evaluate --sampled K`: what k random negatives per task would report and each
+    estimator's exact expectation, bias and spread, as kgrank.evaluate_sampled gives them on
+    the same ranks; the naive expectation agrees with sampled ranks drawn from the full ones;
+    bad combinations end in one line."""
+    import numpy as np
+    import pandas as pd
+
+    import kgrank
+    from kgrank.sampled import FullRanks, sample_ranks_from_full
+
+    data = REPO / "tests/data/external-nations"
+    argv = ["evaluate", "--dataset", str(nations_dir), "--ranks", str(data / "ranks.csv"), "--allow-partial"]
+    out_file, ranks_file = tmp_path / "sampled.tsv", tmp_path / "ranks.parquet"
+    code, out, err = _run(
+        [*argv, "--sampled", "4", "8", "--sampled-out", str(out_file), "--ranks-out", str(ranks_file)], capsys
+    )
+    assert code == 0, err
+    assert "Tasks with more than k negatives: k=4:" in out and "corrected" in out
+    written = pd.read_csv(out_file, sep="\t")
+    assert set(written["num_samples"]) == {4, 8} and set(written["estimator"]) == {
+        "naive",
+        "rescaled",
+        "posterior-rank",
+        "corrected",
+    }
+    ranks = pd.read_parquet(ranks_file)
+    expected = kgrank.evaluate_sampled(ranks, [4, 8])
+    for column in ("full_value", "estimate_expectation", "standard_deviation"):  # 10 digits in the TSV
+        assert written[column].to_numpy() == pytest.approx(expected[column].to_numpy(), rel=1e-9, abs=1e-12)
+    naive = expected.query("num_samples == 4 and estimator == 'naive' and label == 'MRR'").iloc[0]
+    draws = sample_ranks_from_full(FullRanks.from_table(ranks), 4, seed=1, replicates=4000)
+    simulated = np.mean(1.0 / draws.optimistic, axis=1)
+    assert abs(simulated.mean() - naive["estimate_expectation"]) < 4 * naive["standard_deviation"] / np.sqrt(
+        4000
+    )
+    assert simulated.std(ddof=1) == pytest.approx(naive["standard_deviation"], rel=0.1)
+    for bad, message in (
+        ([*argv, "--sampled", "13"], "--sampled 13: the largest task has 14 candidates"),
+        ([*argv, "--estimators", "naive"], "--estimators goes with --sampled K"),
+        ([*argv, "--sampled", "4", "--sampled-out", str(tmp_path / "s.csv")], "name it .tsv or .parquet"),
+    ):
+        code, _, err = _run(bad, capsys)
+        assert code == 2 and err.strip().count("\n") == 0 and message in err, err
+    with pytest.raises(kgrank.errors.KgrankInputError, match="estimate a base metric; name inverse_harmonic"):
+        kgrank.evaluate_sampled(ranks, 4, metrics=["amrr"])
+
+
 def test_evaluate_settles_ties_within_a_tolerance(nations_dir, tmp_path, capsys):
     """`kgrank evaluate --tie-tolerance` on a score matrix: wider tie blocks than exact
     equality, said in the first line; refused in one line for a rank table, whose ties

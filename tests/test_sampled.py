@@ -159,7 +159,10 @@ def brute_force_moments(full: sm.FullRanks, draws: int, values_of) -> tuple[floa
     ("estimator", "regularisation"),
     [("naive", 0.0), ("rescaled", 0.0), ("posterior-rank", 0.0), ("corrected", 0.0), ("corrected", 0.3)],
 )
-def test_exact_moments_equal_brute_force(estimator, regularisation):
+@pytest.mark.parametrize("block", [2, sm.TASK_BLOCK])
+def test_exact_moments_equal_brute_force(estimator, regularisation, block, monkeypatch):
+    # in blocks of 2 tasks and in one; the task with N = 3 keeps all its negatives (summed directly)
+    monkeypatch.setattr(sm, "TASK_BLOCK", block)
     full = sm.FullRanks.of([1, 2, 5, 7, 3, 1, 6], None, [6, 7, 7, 8, 5, 3, 6])
     draws = 3
 
@@ -175,6 +178,8 @@ def test_exact_moments_equal_brute_force(estimator, regularisation):
 
     expectation, variance = brute_force_moments(full, draws, values_of)
     exact = sm.exact_moments("mrr", full, draws, estimator, regularisation=regularisation)
+    both = sm.estimator_moments(full, draws, [estimator], ["mrr", "hits@3"], regularisation=regularisation)
+    assert both[(estimator, "inverse_harmonic_mean_rank")] == exact
     assert exact.expectation == pytest.approx(expectation, abs=1e-12)
     assert exact.variance == pytest.approx(variance, abs=1e-12)
     assert exact.full_value == pytest.approx(np.mean(1.0 / full.optimistic))

@@ -6,6 +6,9 @@ The public API (imported on first use, so that ``import kgrank`` stays light):
   the random model's expectation, variance, adjusted index and z-score;
 - :func:`lookup`: a metric or derived variant by any of its names (``mrr``, ``amrr``,
   ``z_mrr``, ``hits@10``, ``wgmr``, PyKEEN's keys), with its key, label and short name;
+- :func:`evaluate_sampled`: what a sampled protocol (k random negatives per task) would
+  report for a rank table, and each estimator of the full metric with its exact bias and
+  spread over the draw;
 - :func:`compare`: paired tests, bootstrap intervals and Holm's correction for any
   number of systems on one or more datasets, a combined test across datasets, and
   marks for systems not distinguishable from (or worse than) random.
@@ -17,9 +20,14 @@ from importlib import import_module
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["compare", "evaluate", "lookup"]
+__all__ = ["compare", "evaluate", "evaluate_sampled", "lookup"]
 
-_EXPORTS = {"compare": "kgrank.comparison", "evaluate": "kgrank.api", "lookup": "kgrank.metrics"}
+_EXPORTS = {
+    "compare": "kgrank.comparison",
+    "evaluate": "kgrank.api",
+    "evaluate_sampled": "kgrank.api",
+    "lookup": "kgrank.metrics",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -247,3 +247,98 @@ def evaluate_system(
         )
     result.insert(1, "rank_type", rank_type)
     return result
+
+
+SAMPLED_EVALUATION_COLUMNS = [
+    "side",
+    "rank_type",
+    "num_samples",
+    "metric",
+    "label",
+    "estimator",
+    "full_value",
+    "estimate_expectation",
+    "bias",
+    "standard_deviation",
+    "rmse",
+    "sampled_share",
+]
+
+
+def evaluate_sampled(
+    table: pd.DataFrame,
+    num_samples: int | Sequence[int],
+    *,
+    estimators: Sequence[str] | None = None,
+    metrics: Iterable[str] | str = ("mrr", "hits@10"),
+    side: str = "both",
+    rank_type: str = "optimistic",
+    regularisation: float = 0.0,
+) -> pd.DataFrame:
+    """What a sampled protocol (each task ranked against ``num_samples`` random negatives,
+    as OGB and DGL-KE rank) would report for a system, and how well each estimator of the
+    full-ranking metric recovers it (:mod:`kgrank.sampled`; Krichene & Rendle 2020).
+
+    ``table``: a rank table of kgrank's format with the full optimistic and pessimistic
+    ranks (`kgrank ranks`, :func:`kgrank.systems.load_system`); ``num_samples``: one k or
+    several; ``estimators``: among naive (the sampled metric itself, what sampled
+    protocols report), rescaled, posterior-rank and corrected (default: all four);
+    ``metrics``: arithmetic means of a rank transformation (MRR, Hits@k, MR, ...);
+    ``rank_type``: optimistic or pessimistic (each has a hypergeometric law given its full
+    rank); ``regularisation``: the corrected estimator's gamma in [0, 1].
+
+    Returns one row per side, k, metric and estimator: the full-ranking value, the
+    estimate's expectation and standard deviation over the draw of negatives, its bias and
+    RMSE, all exact (summed over every sampled rank with its hypergeometric probability,
+    not simulated), and the share of tasks with more than k negatives (the rest keep all
+    of theirs and rank as in the full ranking).
+    """
+    from kgrank.defaults import SAMPLED_ESTIMATORS
+    from kgrank.sampled import FullRanks, estimator_moments
+
+    if side not in SYSTEM_SIDES:
+        raise KgrankInputError(f"side {side!r} is not one of {', '.join(SYSTEM_SIDES)}")
+    sizes = [num_samples] if isinstance(num_samples, (int, np.integer)) else list(num_samples)
+    chosen = list(SAMPLED_ESTIMATORS if estimators is None else estimators)
+    keys = [lookup(name) for name in ([metrics] if isinstance(metrics, str) else metrics)]
+    derived = [key for key in keys if key.variant is not None]
+    if derived:
+        raise KgrankInputError(
+            f"metric {derived[0].key}: the estimators estimate a base metric; name {derived[0].metric.key}"
+        )
+    rows = []
+    for which in ("both", *SIDES) if side == "all" else [side]:
+        subset = table if which == "both" else table[table["side"] == which]
+        if subset.empty:
+            raise KgrankInputError(f"side {which}: the rank table has no row of this side; pick another side")
+        full = FullRanks.from_table(subset)
+        for size in sizes:
+            moments = estimator_moments(
+                full,
+                size,
+                chosen,
+                [key.metric for key in keys],
+                rank_type=rank_type,
+                regularisation=regularisation,
+            )
+            share = float(np.mean(full.num_candidates - 1 > size))
+            for key in keys:
+                for estimator in chosen:
+                    exact = moments[(estimator, key.metric.key)]
+                    rows.append(
+                        {
+                            "side": which,
+                            "rank_type": rank_type,
+                            "num_samples": int(size),
+                            "metric": key.metric.key,
+                            "label": key.label,
+                            "estimator": estimator,
+                            "full_value": exact.full_value,
+                            "estimate_expectation": exact.expectation,
+                            "bias": exact.bias,
+                            "standard_deviation": float(np.sqrt(exact.variance)),
+                            "rmse": exact.rmse,
+                            "sampled_share": share,
+                        }
+                    )
+    return pd.DataFrame(rows, columns=SAMPLED_EVALUATION_COLUMNS)

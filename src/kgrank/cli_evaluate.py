@@ -29,7 +29,13 @@ TABLE_SUFFIXES = (".tsv", ".parquet")
 
 def add_commands(commands: Any) -> None:
     """Add `evaluate` to the `kgrank` subcommands."""
-    from kgrank.defaults import DEFAULT_CONFIDENCE, IDENTIFIERS, SYSTEM_SIDES, WEIGHT_SCHEMES
+    from kgrank.defaults import (
+        DEFAULT_CONFIDENCE,
+        IDENTIFIERS,
+        SAMPLED_ESTIMATORS,
+        SYSTEM_SIDES,
+        WEIGHT_SCHEMES,
+    )
     from kgrank.rank_table import RANK_COLUMNS
 
     command = commands.add_parser(
@@ -90,6 +96,25 @@ def add_commands(commands: Any) -> None:
         help="weigh each task for the weighted geometric mean rank (WGMR, IWGMR, with exact random "
         "moments): negatives (its candidates but the true one, Tiwari et al. 2021), relation (every "
         "relation the same total weight) or uniform (the GMR)",
+    )
+    command.add_argument(
+        "--sampled",
+        nargs="+",
+        type=positive_int,
+        metavar="K",
+        help="also what a sampled protocol (K random negatives per task, as OGB ranks) would report for "
+        "MRR and Hits@10, and how well each estimator recovers the full value: exact expectation, bias, "
+        "standard deviation and RMSE over the draw of negatives (optimistic ranks)",
+    )
+    command.add_argument(
+        "--estimators",
+        nargs="+",
+        choices=SAMPLED_ESTIMATORS,
+        help="with --sampled: naive (the sampled metric itself), rescaled, posterior-rank, corrected "
+        "(Krichene & Rendle's, uniform prior; default: all four)",
+    )
+    command.add_argument(
+        "--sampled-out", metavar="FILE.tsv", help="with --sampled: write its table (.tsv or .parquet)"
     )
     command.add_argument(
         "--rank-type", choices=RANK_COLUMNS, default="realistic", help="the rank variant to evaluate"
@@ -214,6 +239,13 @@ def _source(args: argparse.Namespace) -> tuple[Any, str, str]:
 def _check_outputs(args: argparse.Namespace) -> None:
     if args.out is not None and Path(args.out).suffix not in TABLE_SUFFIXES:
         raise KgrankInputError(f"--out {args.out}: name it .tsv or .parquet (the tidy table's formats)")
+    if args.sampled_out is not None and Path(args.sampled_out).suffix not in TABLE_SUFFIXES:
+        raise KgrankInputError(f"--sampled-out {args.sampled_out}: name it .tsv or .parquet")
+    if args.sampled is None and (args.sampled_out is not None or args.estimators is not None):
+        option = "--sampled-out" if args.sampled_out is not None else "--estimators"
+        raise KgrankInputError(
+            f"{option} goes with --sampled K (the negatives per task); add it or drop {option}"
+        )
     if args.ranks_out is not None and Path(args.ranks_out).suffix != ".parquet":
         raise KgrankInputError(f"--ranks-out {args.ranks_out}: name it .parquet (kgrank's rank table format)")
     outputs = {
@@ -221,6 +253,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         "--markdown": args.markdown,
         "--latex": args.latex,
         "--ranks-out": args.ranks_out,
+        "--sampled-out": args.sampled_out,
     }
     for option, path in outputs.items():
         if path is not None and Path(path).is_dir():
@@ -374,6 +407,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         "expectation: under uniformly random ranks; adjusted index: 0 random, 1 perfect; z-score: "
         "standard deviations above random"
     )
+    if args.sampled is not None:
+        _report_sampled(args, ranks, name, dataset)
     if args.out is not None:
         result.insert(0, "system", name)
         result.insert(0, "dataset", dataset)
@@ -383,3 +418,52 @@ def _evaluate(args: argparse.Namespace) -> None:
     if args.latex is not None:
         caption = f"{name} on {dataset}, {args.rank_type} ranks ({args.side} sides)"
         write_text(args.latex, summary.to_latex(index=False, caption=caption, label=f"tab:{name}"))
+
+
+def _report_sampled(args: argparse.Namespace, ranks: Any, name: str, dataset: str) -> None:
+    """Print (and write where asked) what a sampled protocol would report, per k."""
+    from kgrank.api import evaluate_sampled
+    from kgrank.io import write_table
+
+    largest = int(ranks["num_candidates"].max())
+    too_many = [k for k in args.sampled if k >= largest - 1]
+    if too_many:
+        raise KgrankInputError(
+            f"--sampled {too_many[0]}: the largest task has {largest} candidates, so every task would keep "
+            f"all its negatives (the full ranking); pass K below {largest - 1}"
+        )
+    table = evaluate_sampled(ranks, args.sampled, estimators=args.estimators, side=args.side)
+    shown = table.assign(
+        **{
+            "full value": table["full_value"].map("{:#.4g}".format),
+            "estimate (sd)": [
+                f"{mean:#.4g} ({sd:#.2g})"
+                for mean, sd in zip(table["estimate_expectation"], table["standard_deviation"], strict=True)
+            ],
+            "bias": table["bias"].map("{:+#.3g}".format),
+            "RMSE": table["rmse"].map("{:#.3g}".format),
+        }
+    )
+    columns = ["num_samples", "label", "estimator", "full value", "estimate (sd)", "bias", "RMSE"]
+    if args.side == "all":
+        columns.insert(0, "side")
+    print()
+    print(
+        shown[columns]
+        .rename(columns={"num_samples": "k", "label": "metric"})
+        .to_markdown(index=False, tablefmt="simple", disable_numparse=True)
+    )
+    print()
+    shares = table.drop_duplicates(["side", "num_samples"])
+    drawing = ", ".join(
+        f"k={k}: {share:.0%}" for k, share in zip(shares["num_samples"], shares["sampled_share"], strict=True)
+    )
+    print(
+        "k random negatives per task, optimistic ranks: the estimate's exact expectation (standard "
+        "deviation) over the draw of negatives, summed over every sampled rank; naive is the sampled "
+        f"metric itself, what a sampled protocol reports. Tasks with more than k negatives: {drawing}"
+    )
+    if args.sampled_out is not None:
+        table.insert(0, "system", name)
+        table.insert(0, "dataset", dataset)
+        write_table(args.sampled_out, table)

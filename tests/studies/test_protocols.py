@@ -344,7 +344,6 @@ from kgrank.studies.protocols.inputs import (  # noqa: E402
 )
 from kgrank.studies.protocols.sampled import (  # noqa: E402
     SampledSettings,
-    exact_moments_of,
     fixed_set_ranks,
     sampled_analysis,
 )
@@ -363,20 +362,6 @@ def _settings(**changes) -> SampledSettings:
         "profile": "test",
     }
     return SampledSettings(**(values | changes))
-
-
-def test_exact_moments_of_is_kgrank_sampled_exact_moments_in_blocks(monkeypatch):
-    # small blocks, and tasks that keep all their negatives (N_i - 1 <= k), summed directly
-    monkeypatch.setattr(sampled_part, "TASK_BLOCK", 7)
-    table = _rank_table(5, tasks=30, max_candidates=15)
-    full = FullRanks.from_table(table)
-    assert (full.num_candidates - 1 <= 4).any() and (full.num_candidates - 1 > 4).any()
-    ours = exact_moments_of(full, 4, ALL_ESTIMATORS, regularisation=0.1)
-    for (estimator, metric), (mean, variance, value) in ours.items():
-        direct = exact_moments(metric, full, 4, estimator, rank_type="optimistic", regularisation=0.1)
-        assert mean == pytest.approx(direct.expectation, rel=1e-12, abs=1e-14)
-        assert variance == pytest.approx(direct.variance, rel=1e-10, abs=1e-16)
-        assert value == pytest.approx(direct.full_value, rel=1e-14)
 
 
 def test_sampled_table_values_skipped_k_and_corrected_limit():

@@ -36,20 +36,21 @@ import pandas as pd
 from kgrank.defaults import SAMPLED_ESTIMATORS
 from kgrank.errors import KgrankInputError
 from kgrank.sampled import (
+    ESTIMATED_METRICS,
     FullRanks,
     SampledRanks,
     adjusted_index,
     adjusted_under_sampling,
     estimate,
+    estimator_moments,
     order_agreement,
     sample_ranks_from_full,
-    sampled_rank_probabilities,
 )
 from kgrank.stats import seed_sequence
 from kgrank.studies.protocols.inputs import SAMPLED_AGREEMENT_COLUMNS, SAMPLED_COLUMNS
 
 # The metrics of part 1 (arithmetic means of a rank transformation, as the estimators need)
-SAMPLED_METRICS = ("inverse_harmonic_mean_rank", "hits_at_10")
+SAMPLED_METRICS = ESTIMATED_METRICS
 RANK_TYPE = "optimistic"
 # The pseudo-estimator of the sampled adjusted index, and the two protocols of drawing
 ADJUSTED = "adjusted-index"
@@ -61,9 +62,6 @@ METHODS = ("exact", "replicates", "one draw", "skipped")
 EXACT_NOTE = "exact: summed over the hypergeometric law of every sampled rank"
 ADJUSTED_NOTE = "the sampled metric adjusted by its expectation on the k_i + 1 sampled candidates"
 FIXED_SET_NOTE = "one draw: every system ranked against the same k non-answers per task (OGB)"
-# Tasks whose moments are summed in one block: bounds the (tasks x (k + 1)) probability
-# matrix of kgrank.sampled.exact_moments to about 80 MB at k = 1000.
-TASK_BLOCK = 10_000
 
 
 @dataclass(frozen=True)
@@ -127,66 +125,6 @@ def system_seed(seed: int, dataset: str, model: str) -> int:
 def sampled_share(num_candidates: np.ndarray, num_samples: int) -> float:
     """Share of tasks that draw fewer than all their negatives (N_i - 1 > k)."""
     return float(np.mean(np.asarray(num_candidates) - 1 > num_samples))
-
-
-def estimator_values(
-    metric: str, estimator: str, num_candidates: int, draws: int, regularisation: float
-) -> np.ndarray:
-    """f~(s) for s = 1..draws + 1 of one (N_i, k_i) group: :func:`kgrank.sampled.estimate` of
-    draws + 1 one-task "replicates" whose sampled ranks are 1..draws + 1, so that the
-    estimator is kgrank.sampled's own and not written again here."""
-    ranks = np.arange(1, draws + 2, dtype=np.int64)[:, None]
-    one_task = SampledRanks(ranks, ranks, np.array([draws + 1]), np.array([num_candidates]), int(draws))
-    return estimate(metric, one_task, estimator, rank_type=RANK_TYPE, regularisation=regularisation)
-
-
-def exact_moments_of(
-    full: FullRanks,
-    num_samples: int,
-    estimators: Sequence[str],
-    metrics: Sequence[str] = SAMPLED_METRICS,
-    regularisation: float = 0.0,
-) -> dict[tuple[str, str], tuple[float, float, float]]:
-    """(E, Var, full value) of every (estimator, metric)'s estimate over the draw of
-    ``num_samples`` negatives per task: the sums of :func:`kgrank.sampled.exact_moments`
-    (the tests compare them), with the hypergeometric probability matrix computed once per
-    block of :data:`TASK_BLOCK` tasks for every estimator and metric rather than once per
-    call (it is most of the cost: 7 s per call at k = 1000 on FB15k-237's 41k tasks).
-
-    The estimate is a mean over independent tasks, so E is the mean of the tasks' E and Var
-    the sum of their Var over n^2. A task with N_i - 1 <= k keeps all its negatives: every
-    estimator returns f(r_i) there with no variance, so it is summed directly."""
-    from kgrank.metrics import lookup
-
-    ranks = full.ranks(RANK_TYPE).astype(np.int64)
-    n = len(ranks)
-    kept = full.num_candidates - 1 <= num_samples
-    keys = [(estimator, metric) for estimator in estimators for metric in metrics]
-    functions = {metric: lookup(metric).metric.transform.function for metric in metrics}
-    sums = {key: float(np.sum(functions[key[1]](ranks[kept].astype(float)))) for key in keys}
-    variances = dict.fromkeys(keys, 0.0)
-    drawing = np.flatnonzero(~kept)
-    for start in range(0, len(drawing), TASK_BLOCK):
-        block = drawing[start : start + TASK_BLOCK]
-        counts = full.num_candidates[block]
-        draws = np.minimum(num_samples, counts - 1)
-        probabilities = sampled_rank_probabilities(ranks[block], counts, draws)
-        groups = np.unique(np.stack([counts, draws], axis=1), axis=0)
-        for key in keys:
-            values = np.zeros_like(probabilities)
-            for count, draw in groups:
-                rows = (counts == count) & (draws == draw)
-                values[rows, : draw + 1] = estimator_values(
-                    key[1], key[0], int(count), int(draw), regularisation
-                )
-            task_mean = np.sum(probabilities * values, axis=1)
-            task_variance = np.maximum(np.sum(probabilities * values**2, axis=1) - task_mean**2, 0.0)
-            sums[key] += float(task_mean.sum())
-            variances[key] += float(task_variance.sum())
-    return {
-        key: (sums[key] / n, variances[key] / n**2, float(np.mean(functions[key[1]](ranks.astype(float)))))
-        for key in keys
-    }
 
 
 def _row(
@@ -466,7 +404,14 @@ def _moment_rows(
     for model in models:
         full = fulls[model]
         share = sampled_share(full.num_candidates, num_samples)
-        moments = exact_moments_of(full, num_samples, computed, SAMPLED_METRICS, settings.regularisation)
+        moments = estimator_moments(
+            full,
+            num_samples,
+            computed,
+            SAMPLED_METRICS,
+            rank_type=RANK_TYPE,
+            regularisation=settings.regularisation,
+        )
         targets = full_values(full)
         for estimator in settings.estimators:
             for metric in SAMPLED_METRICS:
@@ -479,7 +424,8 @@ def _moment_rows(
                         )
                     )  # fmt: skip
                     continue
-                mean, variance, value = moments[(estimator, metric)]
+                exact = moments[(estimator, metric)]
+                mean, variance, value = exact.expectation, exact.variance, exact.full_value
                 rows.append(
                     _row(
                         dataset, model, num_samples, INDEPENDENT, estimator, metric, full_value=value,
