@@ -2141,6 +2141,8 @@ def test_evaluate_settles_ties_within_a_tolerance(nations_dir, tmp_path, capsys)
     code, out, err = _run(wide, capsys)
     assert code == 0, err
     assert "ties within absolute:0.5" in out.splitlines()[0]
+    # every tie rule side by side: with every candidate tied, the tie-neutral MRR is the random one
+    assert "tie-neutral" in out and "Ties: tasks whose true answer ties another candidate: both 100.0%" in out
     exact, tolerant = (pd.read_parquet(tmp_path / f"{name}.parquet") for name in ("exact", "wide"))
     assert (
         tolerant["pessimistic"] - tolerant["optimistic"] >= exact["pessimistic"] - exact["optimistic"]

@@ -27,6 +27,8 @@ from kgrank.ties import (
     ranks_with_tolerance,
     tie_mask,
     tie_neutral_measures,
+    tie_neutral_table,
+    tie_neutral_values,
     trec_tie_sensitivity,
     trec_values,
 )
@@ -395,6 +397,75 @@ def test_without_ties_tie_neutral_equals_trec_eval(num_documents, data):
     merged = neutral.merge(trec, on=["query_id", "measure"], suffixes=("_neutral", "_trec"))
     assert len(merged) == len(MEASURES)
     np.testing.assert_array_equal(merged["value_neutral"], merged["value_trec"])
+
+
+# --- the same expectation on a rank table: one true answer per task ---------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    blocks=st.lists(
+        st.tuples(st.integers(1, 60), st.integers(0, 25)).map(lambda pair: (pair[0], pair[0] + pair[1])),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_tie_neutral_rank_values_are_the_mean_over_the_tie_block(blocks):
+    low, high = (np.array(column) for column in zip(*blocks, strict=True))
+    for name, function in (
+        ("mrr", lambda rank: 1.0 / rank),
+        ("hits@3", lambda rank: float(rank <= 3)),
+        ("mr", float),
+    ):
+        expected = [np.mean([function(rank) for rank in range(a, b + 1)]) for a, b in blocks]
+        assert tie_neutral_values(low, high, name) == pytest.approx(expected, rel=1e-12, abs=1e-15), name
+
+
+def test_tie_neutral_rank_values_equal_the_ir_measures_of_a_run_with_one_answer():
+    # each query: one relevant document among tied and untied others; RR and P@k of the IR
+    # measures against MRR and Hits@k / k of the rank table built from the same scores
+    rng = np.random.default_rng(4)
+    runs, qrels, optimistic, pessimistic = [], [], [], []
+    for query in range(30):
+        scores = rng.integers(0, 5, size=12).astype(float)
+        answer = int(rng.integers(12))
+        runs.append(
+            pd.DataFrame({"query_id": f"q{query}", "doc_id": [f"d{i}" for i in range(12)], "score": scores})
+        )
+        qrels.append(pd.DataFrame({"query_id": [f"q{query}"], "doc_id": [f"d{answer}"], "relevance": [1]}))
+        optimistic.append(1 + int(np.sum(scores > scores[answer])))
+        pessimistic.append(int(np.sum(scores >= scores[answer])))
+    ir = tie_neutral_measures(pd.concat(runs), pd.concat(qrels), ["RR", "P@3"])
+    per_query = ir.pivot(index="query_id", columns="measure", values="value")
+    order = [f"q{query}" for query in range(30)]
+    assert tie_neutral_values(optimistic, pessimistic, "mrr") == pytest.approx(
+        per_query.loc[order, "RR"], abs=1e-12
+    )
+    assert tie_neutral_values(optimistic, pessimistic, "hits@3") / 3 == pytest.approx(
+        per_query.loc[order, "P@3"], abs=1e-12
+    )
+    table = pd.DataFrame(
+        {"side": "head", "optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": 12}
+    ).assign(realistic=lambda frame: (frame["optimistic"] + frame["pessimistic"]) / 2)
+    summary = tie_neutral_table(table, ["mrr"]).set_index("side")
+    assert summary.loc["both", "tie_neutral"] == pytest.approx(per_query["RR"].mean(), abs=1e-12)
+    assert (
+        summary.loc["both", "optimistic"]
+        >= summary.loc["both", "tie_neutral"]
+        >= summary.loc["both", "pessimistic"]
+    )
+    assert summary.loc["both", "tied_share"] == pytest.approx(np.mean(np.array(pessimistic) > optimistic))
+    with pytest.raises(KgrankInputError, match="side tail: the rank table has no row"):
+        tie_neutral_table(table, ["mrr"], side="all")  # a head-only table has no tail
+
+
+def test_tie_neutral_rank_values_refuse_what_they_cannot_average():
+    with pytest.raises(
+        KgrankInputError, match="not an arithmetic mean of a rank transformation; tie-neutral"
+    ):
+        tie_neutral_values([1], [2], "gmr")
+    with pytest.raises(KgrankInputError, match="1 <= optimistic <= pessimistic"):
+        tie_neutral_values([3], [2], "mrr")
 
 
 def test_trec_values_refuses_a_query_without_a_level_of_zero_or_more():

@@ -407,6 +407,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         "expectation: under uniformly random ranks; adjusted index: 0 random, 1 perfect; z-score: "
         "standard deviations above random"
     )
+    if not tolerance.exact or (ranks["pessimistic"] > ranks["optimistic"]).any():
+        _report_ties(ranks, args.side)
     if args.sampled is not None:
         _report_sampled(args, ranks, name, dataset)
     if args.out is not None:
@@ -467,3 +469,36 @@ def _report_sampled(args: argparse.Namespace, ranks: Any, name: str, dataset: st
         table.insert(0, "system", name)
         table.insert(0, "dataset", dataset)
         write_table(args.sampled_out, table)
+
+
+def _report_ties(ranks: Any, side: str) -> None:
+    """Where a candidate ties the true answer: each metric under every tie rule."""
+    from kgrank.ties import tie_neutral_table
+
+    table = tie_neutral_table(ranks, side=side)
+    shown = (
+        table.assign(
+            **{
+                column: table[column].map("{:#.4g}".format)
+                for column in ("optimistic", "realistic", "pessimistic", "tie_neutral")
+            }
+        )
+        .drop(columns="metric")
+        .rename(columns={"label": "metric", "tie_neutral": "tie-neutral"})
+    )
+    columns = ["metric", "optimistic", "realistic", "pessimistic", "tie-neutral"]
+    print()
+    print(
+        shown[(["side"] if side == "all" else []) + columns].to_markdown(
+            index=False, tablefmt="simple", disable_numparse=True
+        )
+    )
+    shares = ", ".join(
+        f"{row.side} {row.tied_share:.1%}" for row in table.drop_duplicates("side").itertuples()
+    )
+    print()
+    print(
+        f"Ties: tasks whose true answer ties another candidate: {shares}. Tie-neutral: the expected value "
+        "over every order of the tied candidates (McSherry & Najork 2008); the realistic rank is their "
+        "mean rank, not their mean value"
+    )

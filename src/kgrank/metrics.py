@@ -1124,3 +1124,17 @@ def evaluate_rank_table(
                 )
             ]
     return pd.DataFrame(rows, columns=TIDY_COLUMNS + (INTERVAL_COLUMNS if confidence is not None else []))
+
+
+def mean_metric(metric: str | Metric, purpose: str = "sampled estimators") -> Metric:
+    """A registered metric that is the arithmetic mean of a rank transformation (MRR, Hits@k,
+    MR ...): the only kind whose value is a mean of per-task values, which the sampled
+    estimators and the tie-neutral values (``purpose``) take task by task."""
+    if isinstance(metric, str):
+        metric = lookup(metric).metric
+    if metric.statistic != "power mean" or metric.power != 1 or metric.post != "identity":
+        raise KgrankInputError(
+            f"metric {metric.key} is not an arithmetic mean of a rank transformation; {purpose} take "
+            "such metrics only (inverse_harmonic_mean_rank, hits_at_k, arithmetic_mean_rank)"
+        )
+    return metric

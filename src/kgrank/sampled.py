@@ -61,7 +61,7 @@ from scipy import linalg, special
 
 from kgrank.defaults import SAMPLED_ESTIMATORS
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, Variant, derive, lookup
+from kgrank.metrics import Metric, Variant, derive, lookup, mean_metric
 from kgrank.stats import seed_stream
 
 SAMPLED_RANK_TYPES = ("optimistic", "realistic", "pessimistic")
@@ -297,19 +297,6 @@ def _groups(num_candidates: np.ndarray, draws: np.ndarray) -> list[tuple[int, in
 
 
 # --- estimators --------------------------------------------------------------------------------
-
-
-def mean_metric(metric: str | Metric) -> Metric:
-    """A registered metric that is the arithmetic mean of a rank transformation (MRR, Hits@k,
-    MR ...): the only kind the estimators below estimate task by task."""
-    if isinstance(metric, str):
-        metric = lookup(metric).metric
-    if metric.statistic != "power mean" or metric.power != 1 or metric.post != "identity":
-        raise KgrankInputError(
-            f"metric {metric.key} is not an arithmetic mean of a rank transformation; sampled estimators "
-            "take such metrics only (inverse_harmonic_mean_rank, hits_at_k, arithmetic_mean_rank)"
-        )
-    return metric
 
 
 def _check_regularisation(regularisation: float) -> float:

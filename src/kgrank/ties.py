@@ -11,7 +11,9 @@ in entity names get different nDCG (trec_eval issue 22, ir-measures issue 18);
 :func:`tie_neutral_measures` gives the expected value of AP@k, nDCG@k, RR and P@k over the
 uniformly random orders of every tie group instead (McSherry & Najork, ECIR 2008), computed
 exactly from the group sizes, and :func:`trec_tie_sensitivity` measures how far trec_eval's
-own values move when the documents are renamed.
+own values move when the documents are renamed. For a rank table, where each task has one
+true answer, :func:`tie_neutral_values` gives the same expectation of MRR, Hits@k or MR from
+the optimistic and pessimistic ranks alone.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pandas as pd
 from scipy.stats import nhypergeom
 
 from kgrank.errors import KgrankInputError
+from kgrank.metrics import Metric, mean_metric
 from kgrank.rank_table import SIDES_AND_BOTH, select_side
 from kgrank.stats import seed_stream
 
@@ -81,6 +84,77 @@ def rank_width_summary(table: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=list(RANK_WIDTH_COLUMNS))
+
+
+TIE_NEUTRAL_RANK_COLUMNS = (
+    "side",
+    "metric",
+    "label",
+    "optimistic",
+    "realistic",
+    "pessimistic",
+    "tie_neutral",
+    "tied_share",
+)
+
+
+def tie_neutral_values(optimistic: object, pessimistic: object, metric: str | Metric) -> np.ndarray:
+    """Per task, the expected f(r) of an arithmetic-mean metric (MRR, Hits@k, MR) over the
+    uniformly random orders of the candidates tied with the true answer, whose rank is then
+    uniform on [optimistic, pessimistic]: McSherry & Najork's tie-neutral value for one
+    relevant answer (the realistic rank is the mean rank, not the mean of f). Exact: the
+    mean of f over the block, from the cumulative sums of f(1), f(2), ... (an untied task
+    takes f of its rank directly)."""
+    chosen = mean_metric(metric, "tie-neutral values")
+    low = np.asarray(optimistic, dtype=np.int64).reshape(-1)
+    high = np.asarray(pessimistic, dtype=np.int64).reshape(-1)
+    if low.shape != high.shape or low.size == 0 or (low < 1).any() or (high < low).any():
+        raise KgrankInputError(
+            "tie-neutral values need one optimistic and one pessimistic rank per task, "
+            "1 <= optimistic <= pessimistic; recompute the ranks"
+        )
+    function = chosen.transform.function
+    cumulative = np.concatenate([[0.0], np.cumsum(function(np.arange(1, int(high.max()) + 1, dtype=float)))])
+    tied = high > low
+    values = function(low.astype(float))
+    values[tied] = (cumulative[high[tied]] - cumulative[low[tied] - 1]) / (high[tied] - low[tied] + 1)
+    return values
+
+
+def tie_neutral_table(
+    table: pd.DataFrame, metrics: Iterable[str] = ("mrr", "hits@1", "hits@3", "hits@10"), side: str = "both"
+) -> pd.DataFrame:
+    """Each metric of a rank table under the optimistic, realistic and pessimistic ranks
+    and tie-neutrally (:func:`tie_neutral_values`, averaged over the tasks), with the share
+    of tasks tied, per side (``both``, ``head``, ``tail`` or ``all``: the three); columns
+    TIE_NEUTRAL_RANK_COLUMNS. How much the choice of tie rule moves a value."""
+    from kgrank.metrics import lookup
+
+    sides = ("both", "head", "tail") if side == "all" else (side,)
+    rows = []
+    for which in sides:
+        subset = select_side(table, which)
+        if subset.empty:
+            raise KgrankInputError(f"side {which}: the rank table has no row of this side; pick another side")
+        optimistic, pessimistic = subset["optimistic"].to_numpy(), subset["pessimistic"].to_numpy()
+        tied_share = float(np.mean(rank_widths(subset) > 0))
+        for name in metrics:
+            named = lookup(name)
+            metric = mean_metric(named.metric, "tie-neutral values")
+            rows.append(
+                {
+                    "side": which,
+                    "metric": metric.key,
+                    "label": named.label,
+                    **{
+                        rank_type: float(metric.value(subset[rank_type].to_numpy(dtype=float)))
+                        for rank_type in ("optimistic", "realistic", "pessimistic")
+                    },
+                    "tie_neutral": float(np.mean(tie_neutral_values(optimistic, pessimistic, metric))),
+                    "tied_share": tied_share,
+                }
+            )
+    return pd.DataFrame(rows, columns=list(TIE_NEUTRAL_RANK_COLUMNS))
 
 
 # ---------------------------------------------------------------------------------------
