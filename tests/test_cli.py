@@ -1645,6 +1645,26 @@ CASES = [
         ("missing.csv", "no such file"),
         needs_nations=True,
     ),
+    Case(
+        "compare",
+        "a-tie-tolerance-for-rank-tables",
+        lambda tmp, nations: [
+            *("compare", "--dataset", str(nations), "--tie-tolerance", "relative:1e-6"),
+            *("--systems", f"a={REPO / 'tests/data/external-nations/ranks.csv'}", f"b={tmp / 'b.csv'}"),
+        ],
+        ("a rank table holds ranks, not scores", "pass the model or its score matrix"),
+        needs_nations=True,
+    ),
+    Case(
+        "compare",
+        "a-misspelt-tie-tolerance",
+        lambda tmp, nations: [
+            *("compare", "--dataset", str(nations), "--tie-tolerance", "loose"),
+            *("--systems", f"a={tmp / 'a.csv'}", f"b={tmp / 'b.csv'}"),
+        ],
+        ("tie tolerance 'loose'", "absolute:<a> or relative:<r>"),
+        needs_nations=True,
+    ),
     # --- the scorecard (core)
     Case(
         "scorecard",
@@ -2124,6 +2144,30 @@ def test_evaluate_reports_a_sampled_protocol_and_its_estimators(nations_dir, tmp
         assert code == 2 and err.strip().count("\n") == 0 and message in err, err
     with pytest.raises(kgrank.errors.KgrankInputError, match="estimate a base metric; name inverse_harmonic"):
         kgrank.evaluate_sampled(ranks, 4, metrics=["amrr"])
+
+
+def test_compare_ranks_a_pykeen_folder_within_a_tie_tolerance(nations_dir, tmp_path, capsys):
+    """`kgrank compare --tie-tolerance`: the folders' scores tie within it, so with a
+    tolerance wider than every score gap each pessimistic rank is the task's last place."""
+    import numpy as np
+    import pandas as pd
+
+    folder = REPO / "tests/data/external-nations/pykeen-distmult"
+    argv = ["compare", "--dataset", str(nations_dir), "--systems", f"a={folder}", f"b={folder}", "--quiet"]
+    argv += ["--metrics", "mrr", "--rank-type", "pessimistic", "--bootstrap-resamples", "200"]
+    results = {}
+    for tolerance in ("exact", "absolute:1e9"):
+        out_dir = tmp_path / tolerance.replace(":", "-")
+        code, _, err = _run([*argv, "--tie-tolerance", tolerance, "--out-dir", str(out_dir)], capsys)
+        assert code == 0, err
+        results[tolerance] = pd.read_csv(out_dir / "systems.tsv", sep="\t")
+    from kgrank.candidates import candidate_counts
+
+    counts = pd.concat([candidate_counts(nations_dir, "test")["num_candidates"]] * 2).to_numpy()
+    wide = results["absolute:1e9"].query("metric == 'inverse_harmonic_mean_rank'")["value"]
+    assert wide.to_numpy() == pytest.approx(np.mean(1.0 / counts), rel=1e-9)
+    exact = results["exact"].query("metric == 'inverse_harmonic_mean_rank'")["value"]
+    assert (exact.to_numpy() > wide.to_numpy() + 0.1).all()
 
 
 def test_evaluate_settles_ties_within_a_tolerance(nations_dir, tmp_path, capsys):

@@ -62,6 +62,13 @@ def add_commands(commands: Any) -> None:
     command.add_argument(
         "--rank-type", choices=RANK_COLUMNS, default="realistic", help="the rank variant compared"
     )
+    command.add_argument(
+        "--tie-tolerance",
+        default="exact",
+        metavar="TOLERANCE",
+        help="when a candidate's score ties the true answer's, for the PyKEEN folders: exact (the default), "
+        "absolute:<a> or relative:<r> (as kgrank evaluate takes it); a rank table refuses it",
+    )
     add_filter_splits(command)
     command.add_argument(
         "--seed",
@@ -97,7 +104,9 @@ def _compare(args: argparse.Namespace) -> None:
     from kgrank.comparison import comparable_metrics, compare_rank_tables
     from kgrank.io import write_table
     from kgrank.systems import dataset_folder, load_system
+    from kgrank.ties import parse_tolerance
 
+    tolerance = parse_tolerance(args.tie_tolerance)  # a misspelt tolerance stops before any ranking
     if len(args.dataset) != len(args.systems):
         raise KgrankInputError(
             f"{len(args.dataset)} --dataset but {len(args.systems)} --systems: follow each --dataset "
@@ -114,7 +123,12 @@ def _compare(args: argparse.Namespace) -> None:
                 )
             tables[name] = {
                 system: load_system(
-                    path, folder, filter_splits=args.filter_splits, seed=args.seed, progress=not args.quiet
+                    path,
+                    folder,
+                    filter_splits=args.filter_splits,
+                    seed=args.seed,
+                    progress=not args.quiet,
+                    tolerance=tolerance,
                 )
                 for system, path in _named(entries).items()
             }
