@@ -1973,7 +1973,7 @@ def test_evaluate_a_pykeen_folder_and_a_rank_csv_end_to_end(nations_dir, tmp_pat
     folder = train_pykeen_folder(tmp_path / "pk_transe", num_epochs=1)
     printed = {}
     for option, system in (("--model", folder), ("--ranks", tmp_path / "ranks.csv")):
-        argv = ["evaluate", "--dataset", str(nations_dir), option, str(system), "--quiet"]
+        argv = ["evaluate", "--dataset", str(nations_dir), option, str(system), "--quiet", "--trust-pickle"]
         out_option = ["--out", str(tmp_path / ("pk.tsv" if option == "--model" else "csv.tsv"))]
         code, out, err = _run([*argv, *out_option, "--markdown", str(tmp_path / "t.md")], capsys)
         assert code == 0, err
@@ -1986,7 +1986,7 @@ def test_evaluate_a_pykeen_folder_and_a_rank_csv_end_to_end(nations_dir, tmp_pat
         printed[option] = mrr
         if option == "--model":
             # the same ranks as another framework would write them: labels, no triple ids
-            table = load_system(folder, nations_dir)
+            table = load_system(folder, nations_dir, trusted=True)
             training = load_factories(nations_dir).training
             entities = {index: label for label, index in training.entity_to_id.items()}
             relations = {index: label for label, index in training.relation_to_id.items()}
@@ -2107,6 +2107,7 @@ def test_evaluate_reports_a_sampled_protocol_and_its_estimators(nations_dir, tmp
     import pandas as pd
 
     import kgrank
+    from kgrank.errors import KgrankInputError
     from kgrank.sampled import FullRanks, sample_ranks_from_full
 
     data = REPO / "tests/data/external-nations"
@@ -2142,8 +2143,44 @@ def test_evaluate_reports_a_sampled_protocol_and_its_estimators(nations_dir, tmp
     ):
         code, _, err = _run(bad, capsys)
         assert code == 2 and err.strip().count("\n") == 0 and message in err, err
-    with pytest.raises(kgrank.errors.KgrankInputError, match="estimate a base metric; name inverse_harmonic"):
+    with pytest.raises(KgrankInputError, match="estimate a base metric; name inverse_harmonic"):
         kgrank.evaluate_sampled(ranks, 4, metrics=["amrr"])
+
+
+class _OpensAFile:
+    """Unpickled, it opens (creates) ``marker``: the code a pickle can run when loaded."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (open, (self.marker, "w"))
+
+
+def test_an_untrusted_pickle_never_runs(nations_dir, tmp_path, capsys):
+    """A PyKEEN folder whose trained_model.pkl runs code is refused in one line by kgrank
+    evaluate, kgrank compare and load_system unless trusted: no marker file appears. With
+    the trust given, the code runs (why the gate is there) and the file is refused after."""
+    import torch
+
+    from kgrank.errors import KgrankInputError
+    from kgrank.systems import load_system
+
+    folder, marker = tmp_path / "folder", tmp_path / "marker"
+    folder.mkdir()
+    torch.save(_OpensAFile(str(marker)), folder / "trained_model.pkl")
+    evaluate = ["evaluate", "--dataset", str(nations_dir), "--model", str(folder), "--quiet"]
+    compare = ["compare", "--dataset", str(nations_dir), "--systems", f"a={folder}", f"b={folder}", "--quiet"]
+    for argv in (evaluate, compare):
+        code, _, err = _run(argv, capsys)
+        assert code == 2 and err.strip().count("\n") == 0, err
+        assert "not loaded: a pickle runs code from its file" in err and "--trust-pickle" in err
+    with pytest.raises(KgrankInputError, match="trusted=True from Python"):
+        load_system(folder, nations_dir)
+    assert not marker.exists()
+    code, _, err = _run([*evaluate, "--trust-pickle"], capsys)
+    assert code == 2 and "not a PyKEEN model" in err
+    assert marker.exists()
 
 
 def test_compare_ranks_a_pykeen_folder_within_a_tie_tolerance(nations_dir, tmp_path, capsys):
@@ -2154,6 +2191,7 @@ def test_compare_ranks_a_pykeen_folder_within_a_tie_tolerance(nations_dir, tmp_p
 
     folder = REPO / "tests/data/external-nations/pykeen-distmult"
     argv = ["compare", "--dataset", str(nations_dir), "--systems", f"a={folder}", f"b={folder}", "--quiet"]
+    argv += ["--trust-pickle"]
     argv += ["--metrics", "mrr", "--rank-type", "pessimistic", "--bootstrap-resamples", "200"]
     results = {}
     for tolerance in ("exact", "absolute:1e9"):

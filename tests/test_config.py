@@ -711,6 +711,11 @@ EXTERNAL = Path(__file__).parent / "data" / "external-nations"
         ({"nations": {"a": {"queries": "queries.tsv"}}}, "give exactly one of model: DIR"),
         ({"nations": {"a": {"ranks": "missing.csv"}}}, "external_systems.nations.a.ranks:"),
         ({"nations": {"a": {"model": "."}}}, "holds no trained_model.pkl"),
+        (
+            {"nations": {"a": {"model": "pykeen-distmult"}}},
+            "runs code from the file when it is loaded; add trusted",
+        ),
+        ({"nations": {"a": {"ranks": "ranks.csv", "trusted": True}}}, "a.trusted: only a PyKEEN folder's"),
     ],
     ids=[
         "unknown-dataset",
@@ -722,6 +727,8 @@ EXTERNAL = Path(__file__).parent / "data" / "external-nations"
         "queries-alone",
         "no-file",
         "no-pickle",
+        "an-untrusted-pickle",
+        "trust-for-a-rank-table",
     ],
 )
 def test_external_systems_are_checked_before_any_job(systems, message):
@@ -734,7 +741,7 @@ def test_external_systems_are_checked_before_any_job(systems, message):
 def test_external_systems_give_their_pairs():
     systems = {
         "nations": {
-            "folder": {"model": "pykeen-distmult"},
+            "folder": {"model": "pykeen-distmult", "trusted": True},
             "scores": {"scores": "scores.npy", "queries": "queries.tsv", "identifiers": "labels"},
         }
     }

@@ -57,7 +57,7 @@ def pykeen_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def reference(pykeen_folder: Path, nations_dir: Path) -> pd.DataFrame:
     """The PyKEEN model's ranks through kgrank's engine: the equivalent kgrank rank table."""
-    return rank_pykeen_folder(pykeen_folder, nations_dir, seed=0)
+    return rank_pykeen_folder(pykeen_folder, nations_dir, seed=0, trusted=True)
 
 
 def _labels(nations_dir: Path) -> tuple[dict[int, str], dict[int, str]]:
@@ -98,7 +98,7 @@ def test_pykeen_folder_ranks_equal_rankbasedevaluators(pykeen_folder, nations_di
     per-triple ranks in ``ranks[(side, rank_type)]`` with ``clear_on_finalize=False``."""
     from pykeen.evaluation import RankBasedEvaluator
 
-    model = load_pykeen_model(pykeen_folder)
+    model = load_pykeen_model(pykeen_folder, trusted=True)
     factories = load_factories(nations_dir)
     evaluator = RankBasedEvaluator(clear_on_finalize=False)
     evaluator.evaluate(
@@ -126,7 +126,7 @@ def test_pykeen_folder_with_other_ids_is_matched_by_label(pykeen_folder, nations
 
     folder = tmp_path / "shuffled"
     shutil.copytree(pykeen_folder, folder)
-    model = load_pykeen_model(folder)
+    model = load_pykeen_model(folder, trusted=True)
     num_entities = model.num_entities
     permutation = np.random.default_rng(3).permutation(num_entities)  # new id of old id
     embeddings = model.entity_representations[0]._embeddings.weight
@@ -140,7 +140,7 @@ def test_pykeen_folder_with_other_ids_is_matched_by_label(pykeen_folder, nations
     id_map["id"] = permutation[id_map["id"].to_numpy()]
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         id_map.sort_values("id").to_csv(handle, sep="\t", index=False)
-    pd.testing.assert_frame_equal(rank_pykeen_folder(folder, nations_dir), reference)
+    pd.testing.assert_frame_equal(rank_pykeen_folder(folder, nations_dir, trusted=True), reference)
 
 
 def test_pykeen_folder_with_other_labels_is_refused(pykeen_folder, nations_dir, tmp_path):
@@ -153,7 +153,7 @@ def test_pykeen_folder_with_other_labels_is_refused(pykeen_folder, nations_dir, 
     id_map.loc[0, "label"] = "atlantis"
     id_map.to_csv(path, sep="\t", index=False, compression="gzip")
     with pytest.raises(KgrankInputError, match="'atlantis' is in the model only") as error:
-        rank_pykeen_folder(folder, nations_dir)
+        rank_pykeen_folder(folder, nations_dir, trusted=True)
     assert "\n" not in str(error.value) and "evaluate on the dataset the model was trained on" in str(
         error.value
     )
@@ -170,7 +170,7 @@ def test_folder_without_model_or_maps(tmp_path, nations_dir, pykeen_folder):
     shutil.copytree(pykeen_folder, folder)
     shutil.rmtree(folder / "training_triples")
     with pytest.raises(KgrankInputError, match="save_training=True"):
-        load_system(folder, nations_dir)
+        load_system(folder, nations_dir, trusted=True)
 
 
 # --- a rank table from another framework -----------------------------------------------
@@ -357,7 +357,7 @@ def test_unknown_inputs(tmp_path, nations_dir):
 def test_score_matrix_ranks_equal_the_models(pykeen_folder, nations_dir, tmp_path):
     """The model's own scores, one row per (test triple, side) in a shuffled order, rank
     exactly as the model does through the engine (PyKEEN's scores: fast=False)."""
-    model = load_pykeen_model(pykeen_folder)
+    model = load_pykeen_model(pykeen_folder, trusted=True)
     factories = load_factories(nations_dir)
     test = factories.testing.mapped_triples
     through_model = compute_ranks(model, test, known_answers(factories), seed=4, progress=False, fast=False)

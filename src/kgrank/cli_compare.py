@@ -63,6 +63,12 @@ def add_commands(commands: Any) -> None:
         "--rank-type", choices=RANK_COLUMNS, default="realistic", help="the rank variant compared"
     )
     command.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="load the PyKEEN folders' trained_model.pkl, which runs code from the file: only for folders "
+        "you trust (written by your own training)",
+    )
+    command.add_argument(
         "--tie-tolerance",
         default="exact",
         metavar="TOLERANCE",
@@ -129,6 +135,7 @@ def _compare(args: argparse.Namespace) -> None:
                     seed=args.seed,
                     progress=not args.quiet,
                     tolerance=tolerance,
+                    trusted=args.trust_pickle,
                 )
                 for system, path in _named(entries).items()
             }

@@ -62,13 +62,19 @@ def add_commands(commands: Any) -> None:
         "--model",
         metavar="DIR",
         help="a PyKEEN pipeline folder (save_to_directory: trained_model.pkl, training_triples/); its "
-        "pickle is loaded with torch.load(weights_only=False): pass only a folder you trust",
+        "pickle runs code when loaded, so it is loaded only with --trust-pickle",
     )
     system.add_argument(
         "--scores",
         metavar="FILE",
         help="a score matrix (.npy or .pt; one row per query, one column per entity in the dataset's "
         "id order; higher is better), with --queries",
+    )
+    command.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="load the --model folder's trained_model.pkl, which runs code from the file: only for a "
+        "folder you trust (written by your own training)",
     )
     command.add_argument(
         "--queries",
@@ -378,6 +384,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             device=args.device,
             progress=not args.quiet,
             tolerance=tolerance,
+            trusted=args.trust_pickle,
         )
     if args.ranks_out is not None:
         write_table(args.ranks_out, ranks)

@@ -277,6 +277,8 @@ def check_external_systems(
             for part in sorted({part for keys in EXTERNAL_KINDS.values() for part in keys} - set(kind_keys)):
                 if part in entry:
                     raise KgrankInputError(f"{key}.{part}: not read with {kinds[0]}; remove it")
+            if "trusted" in entry and kinds[0] != "model":
+                raise KgrankInputError(f"{key}.trusted: only a PyKEEN folder's pickle is loaded; remove it")
             for part, path in external_system_paths(entry, root).items():
                 if part == "model" and not (path / PYKEEN_MODEL_FILE).is_file():
                     raise KgrankInputError(
@@ -287,6 +289,11 @@ def check_external_systems(
                     raise KgrankInputError(
                         f"{key}.{part}: {path}: no such file; give a path relative to the repository"
                     )
+            if kinds[0] == "model" and entry.get("trusted") is not True:
+                raise KgrankInputError(
+                    f"{key}: a PyKEEN folder's trained_model.pkl runs code from the file when it is loaded; "
+                    "add trusted: true if you trust the folder (your own training), or give its ranks instead"
+                )
             pairs.append((dataset, name))
     return pairs
 

@@ -39,14 +39,14 @@ def participation_table(
     """One row per external system and part of the run, the stages' parts first, then
     ``study_parts`` (the enabled studies' (study, part, None or why skipped)): dataset,
     system, kind, its files with their sha256, the part, and ``joined`` or the reason it
-    was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers`` ignored);
+    was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers`` and ``trusted`` ignored);
     ``root``: where relative paths start (the repository)."""
     parts = [(part, skipped) for part, skipped in STAGE_PARTS.items()]
     parts += [(f"{study}: {part}", skipped) for study, part, skipped in study_parts]
     rows = []
     for dataset, entries in systems.items():
         for name, entry in entries.items():
-            files = {key: Path(path) for key, path in entry.items() if key != "identifiers"}
+            files = {key: Path(path) for key, path in entry.items() if key not in ("identifiers", "trusted")}
             kinds = [key for key in KIND_LABELS if key in files]
             if not kinds:
                 raise KgrankInputError(

@@ -605,12 +605,22 @@ def is_pykeen_folder(path: str | os.PathLike[str]) -> bool:
     return Path(path).is_dir() and (Path(path) / PYKEEN_MODEL_FILE).is_file()
 
 
-def load_pykeen_model(folder: str | os.PathLike[str], device: str = "cpu") -> Any:
+# What kgrank says where a PyKEEN folder's pickle was not marked trusted
+UNTRUSTED_PICKLE = (
+    "a pickle runs code from its file when it is loaded, so kgrank loads one only from a folder you "
+    "trust: pass --trust-pickle (kgrank evaluate, kgrank compare), set trusted: true beside the system "
+    "under external_systems, or trusted=True from Python"
+)
+
+
+def load_pykeen_model(folder: str | os.PathLike[str], device: str = "cpu", *, trusted: bool = False) -> Any:
     """The pickled model of a PyKEEN pipeline folder.
 
-    PyKEEN pickles the whole model object, so it is read with
-    ``torch.load(..., weights_only=False)``, which runs code from the file: call it only on
-    a folder you trust (one you named yourself, written by your own training)."""
+    PyKEEN pickles the whole model object and its folder holds nothing to rebuild it from
+    (``metadata.json`` is empty), so the only way in is ``torch.load(...,
+    weights_only=False)``, which runs code from the file. It is refused unless ``trusted``
+    says the folder is one you trust (one you named yourself, written by your own
+    training)."""
     import torch
 
     path = Path(folder) / PYKEEN_MODEL_FILE
@@ -618,6 +628,8 @@ def load_pykeen_model(folder: str | os.PathLike[str], device: str = "cpu") -> An
         raise KgrankInputError(
             f"{folder}: no {PYKEEN_MODEL_FILE}; pass the folder of pipeline(...).save_to_directory(...)"
         )
+    if not trusted:
+        raise KgrankInputError(f"{path}: not loaded: {UNTRUSTED_PICKLE}")
     try:
         model = torch.load(path, map_location=device, weights_only=False)
     except (
@@ -651,14 +663,15 @@ def rank_pykeen_folder(
     device: str = "cpu",
     progress: bool = False,
     tolerance: Tolerance | None = None,
+    trusted: bool = False,
 ) -> pd.DataFrame:
     """Ranks of the test triples of ``dataset_dir`` by the model of a PyKEEN pipeline folder
     (``trained_model.pkl`` and ``training_triples/``), through ``ranks.compute_ranks``.
 
     The model's entity and relation ids (``training_triples/*_to_id.tsv.gz``) are matched
     to the dataset's by label: equal maps are used as they are, permuted ones are
-    translated, different label sets are refused. Loads the pickle with
-    ``weights_only=False`` (see :func:`load_pykeen_model`): only for a folder you trust.
+    translated, different label sets are refused. Loads the pickle only where ``trusted``
+    (see :func:`load_pykeen_model`).
     """
     from kgrank.candidates import KnownAnswers
     from kgrank.ranks import compute_ranks
@@ -666,7 +679,7 @@ def rank_pykeen_folder(
     folder, dataset_dir = Path(folder), Path(dataset_dir)
     training_folder = folder / PYKEEN_TRAINING_FOLDER
     maps = {kind: training_folder / f"{kind}_to_id.tsv.gz" for kind in ("entity", "relation")}
-    model = load_pykeen_model(folder, device)
+    model = load_pykeen_model(folder, device, trusted=trusted)
     if not all(path.is_file() for path in maps.values()):
         raise KgrankInputError(
             f"{folder}: no {PYKEEN_TRAINING_FOLDER}/entity_to_id.tsv.gz and relation_to_id.tsv.gz, so the "
@@ -899,6 +912,7 @@ def load_system(
     device: str = "cpu",
     progress: bool = False,
     tolerance: str | Tolerance | None = None,
+    trusted: bool = False,
 ) -> pd.DataFrame:
     """The rank table (kgrank's format) of a system from outside, on the prepared dataset
     ``dataset_dir``; see the module docstring for the kinds.
@@ -912,7 +926,8 @@ def load_system(
     ``tolerance``: when two scores tie (``exact``, ``absolute:<a>``, ``relative:<r>``;
     :func:`kgrank.ties.parse_tolerance`), for a model or a score matrix, whose scores are
     ranked here (a rank table's ties were settled where it was made).
-    A PyKEEN folder's pickle is loaded with ``weights_only=False``: pass only one you trust.
+    ``trusted``: a PyKEEN folder's pickle, which runs code when loaded, is loaded only
+    where this is True (a folder you trust); otherwise it is refused with the fix.
     """
     if isinstance(tolerance, str):
         from kgrank.ties import parse_tolerance
@@ -961,6 +976,7 @@ def load_system(
             device=device,
             progress=progress,
             tolerance=tolerance,
+            trusted=trusted,
         )
     if kind == "kgrank":
         from kgrank.ranks import compute_ranks

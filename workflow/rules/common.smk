@@ -297,6 +297,7 @@ def external_arguments(wildcards):
     entry = external_entry(wildcards)
     paths = external_system_paths(entry, Path(workflow.basedir))
     arguments = [f"--{kind} {quote(str(path))}" for kind, path in paths.items()]
+    arguments += ["--trust-pickle"] if entry.get("trusted") else []
     return " ".join([*arguments, f"--identifiers {entry.get('identifiers', 'auto')}"])
 
 
