@@ -12,12 +12,15 @@ min_version("9.20")
 # A config file named on the command line (--configfile config/paper.yaml) replaces the
 # default instead of extending it: Snakemake would otherwise merge the two, and the
 # laptop budget's caps would silently carry over into the published configuration.
+# Every config file is read once more by kgrank's loader before the checks walk it: named by
+# file and line if it is not valid YAML (Snakemake's loader names neither), and refused if
+# its aliases expand beyond what a config holds (a 1 KB alias bomb).
+try:
+    for path in workflow.overwrite_configfiles or ["config/config.yaml"]:
+        check_yaml_file(path)
+except KgrankInputError as error:
+    stop_with(error, "snakemake")
 if not workflow.overwrite_configfiles:
-    # named by file and line if it is not valid YAML (Snakemake's loader names neither)
-    try:
-        check_yaml_file("config/config.yaml")
-    except KgrankInputError as error:
-        stop_with(error, "snakemake")
 
     configfile: "config/config.yaml"
 

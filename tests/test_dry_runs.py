@@ -28,6 +28,18 @@ def test_bad_config_stops_before_any_job(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_an_alias_bomb_config_stops_before_the_checks_walk_it(tmp_path):
+    """A 1 KB config of nested aliases (a billion values) stops at once, in one line."""
+    from test_io import alias_bomb
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(alias_bomb(9) + (REPO / ".test" / "config.yaml").read_text())
+    result = snakemake(tmp_path, "-n", "--configfile", str(bomb))
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "bomb.yaml: its aliases (*name) expand to more than" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 # What Snakemake itself prints before a parse-time error of ours.
 SNAKEMAKE_INFO = ("Using workflow specific profile", "Config file ")
 

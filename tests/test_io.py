@@ -6,7 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgrank.io import atomic_path, partial_path, read_stats, read_tables, write_json, write_table, write_text
+from kgrank.errors import KgrankInputError
+from kgrank.io import (
+    MAX_YAML_NODES,
+    atomic_path,
+    load_user_yaml,
+    partial_path,
+    read_stats,
+    read_tables,
+    write_json,
+    write_table,
+    write_text,
+)
 
 
 def _stats_file(folder, dataset, entities, relations, triples):
@@ -86,3 +97,41 @@ def test_write_json_is_sorted_and_ends_with_a_newline(tmp_path):
     text = (tmp_path / "x.json").read_text()
     assert text.endswith("}\n") and text.index('"a"') < text.index('"b"')
     assert json.loads(text) == {"a": [1, 2], "b": 1}
+
+
+def alias_bomb(levels: int) -> str:
+    """A "billion laughs": each level a list of ten aliases of the level before, so that
+    ``levels`` lines stand for 10 ** levels values."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_user_yaml_reads_as_safe_load_and_refuses_an_alias_bomb():
+    import yaml
+
+    ordinary = "base: &base {lr: 0.01, dim: 50}\nmodel: {<<: *base, dim: 100}\nother: *base\n"
+    assert load_user_yaml(ordinary, "c.yaml") == yaml.safe_load(ordinary)
+    assert load_user_yaml("", "c.yaml") is None
+    assert load_user_yaml(alias_bomb(4), "c.yaml") == yaml.safe_load(alias_bomb(4))  # 11,111 values
+    # nine levels stand for about a billion values: refused at once, counted without expanding
+    with pytest.raises(
+        KgrankInputError, match=f"c.yaml: its aliases .* expand to more than {MAX_YAML_NODES:,}"
+    ):
+        load_user_yaml(alias_bomb(9), "c.yaml")
+    with pytest.raises(KgrankInputError, match="refers to the node that holds it"):
+        load_user_yaml("a: &a [1, *a]\n", "c.yaml")
+    with pytest.raises(yaml.YAMLError):
+        load_user_yaml("a: [1, 2\n", "c.yaml")
+
+
+def test_an_alias_bomb_in_a_hyperparameter_file_or_the_config_stops_in_one_line(tmp_path):
+    from kgrank.config import check_yaml_file
+    from kgrank.hyperparameters import load_hyperparameters
+
+    path = tmp_path / "transe.yaml"
+    path.write_text(alias_bomb(9) + "pipeline: {model: TransE}\n")
+    for reader in (load_hyperparameters, check_yaml_file):
+        with pytest.raises(KgrankInputError, match="transe.yaml: its aliases") as error:
+            reader(path)
+        assert "\n" not in str(error.value)

@@ -25,7 +25,7 @@ from kgrank.hyperparameters import (
     load_hyperparameters,
     validate_pipeline,
 )
-from kgrank.io import parse_schema
+from kgrank.io import load_user_yaml, parse_schema
 from kgrank.names import RULES
 from kgrank.remembered import remembered
 
@@ -89,7 +89,7 @@ def check_yaml_file(path: str | Path) -> None:
     loader says only that some config file is not valid JSON or YAML."""
     path = Path(path)
     try:
-        yaml.safe_load(path.read_text(encoding="utf-8"))
+        load_user_yaml(path.read_text(encoding="utf-8"), path)
     except yaml.YAMLError as error:
         raise yaml_refusal(path, error) from None
 

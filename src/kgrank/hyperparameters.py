@@ -14,7 +14,7 @@ import jsonschema
 import yaml
 
 from kgrank.errors import KgrankInputError, yaml_refusal
-from kgrank.io import parse_schema
+from kgrank.io import load_user_yaml, parse_schema
 from kgrank.names import check_name
 from kgrank.remembered import remembered
 
@@ -321,7 +321,7 @@ def load_hyperparameters(path: str | Path) -> dict[str, Any]:
             f"{path}: hyperparameter file not found; add it or remove the pair from the config"
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_user_yaml(path.read_text(encoding="utf-8"), path)
     except yaml.YAMLError as error:
         raise yaml_refusal(path, error) from None
     return validate_hyperparameters(data, path)
@@ -337,7 +337,7 @@ def _read_published(path: Path) -> Any:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in {".yaml", ".yml"}:
         try:
-            return yaml.safe_load(text)
+            return load_user_yaml(text, path)
         except yaml.YAMLError as error:
             raise yaml_refusal(path, error, "fix the file") from None
     try:

@@ -116,6 +116,71 @@ def write_report_table(
         )
 
 
+# Nodes one YAML file of the user's may stand for once its aliases (*name) are expanded. A
+# 1 KB file of nested aliases (the "billion laughs") stands for billions, and whatever walks
+# it, the schema check first, took 9 GB and two minutes; kgrank's largest config has about
+# 2,000.
+MAX_YAML_NODES = 200_000
+
+
+def _expanded_size(node: Any, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """How many nodes ``node`` stands for with every alias expanded (memoised by node, so
+    the count costs one pass however large the expansion)."""
+    import yaml
+
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        raise ValueError("an alias refers to a node that contains it")
+    open_nodes.add(key)
+    if isinstance(node, yaml.MappingNode):
+        children = [child for pair in node.value for child in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    else:
+        children = []
+    size = 1
+    for child in children:
+        size += _expanded_size(child, sizes, open_nodes)
+        if size > MAX_YAML_NODES:
+            break
+    open_nodes.discard(key)
+    sizes[key] = size
+    return size
+
+
+def load_user_yaml(text: str, path: str | os.PathLike[str]) -> Any:
+    """A YAML file of the user's (config, hyperparameters), read as ``yaml.safe_load`` reads
+    it, but refused in one line where its aliases expand to more than
+    :data:`MAX_YAML_NODES` nodes or refer to themselves. YAML errors propagate (callers name
+    the line with :func:`kgrank.errors.yaml_refusal`)."""
+    import yaml
+
+    from kgrank.errors import KgrankInputError
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            size = _expanded_size(node, {}, set())
+        except (ValueError, RecursionError):
+            raise KgrankInputError(
+                f"{path}: an alias (*name) refers to the node that holds it, or the nesting is too deep; "
+                "write the values out"
+            ) from None
+        if size > MAX_YAML_NODES:
+            raise KgrankInputError(
+                f"{path}: its aliases (*name) expand to more than {MAX_YAML_NODES:,} values; write the "
+                "values out, or use fewer aliases"
+            )
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def parse_schema(text: str) -> Any:
     """A YAML schema kgrank ships, parsed by libyaml where PyYAML has it: kgrank's config
     check reads the eight schemas at every Snakemake start, 0.13 s in PyYAML's pure-Python
