@@ -178,6 +178,29 @@ def test_bad_study_keys_are_named(change, key, schema):
     assert str(expected) in message
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize(
+    ("place", "key"),
+    [
+        (lambda config, value: config["budget"].update(learning_rate=value), "budget.learning_rate"),
+        (lambda config, value: config.update(seed=value), "seed"),
+        (
+            lambda config, value: config["studies"]["moments"].update(montecarlo=value),
+            "studies.moments.montecarlo",
+        ),
+    ],
+    ids=["budget-rate", "seed", "study-key"],
+)
+def test_a_nan_or_infinite_number_is_refused_wherever_it_stands(place, key, value):
+    # the schemas' bounds let both through: NaN fails no comparison, .inf passes every lower bound
+    config = _default()
+    place(config, value)
+    with pytest.raises(
+        KgrankInputError, match=f"^config.yaml: key {re.escape(key)}: -?(nan|inf) is not a finite"
+    ):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
 def test_unknown_study_lists_the_studies():
     config = _default()
     config["studies"]["moment"] = {}

@@ -135,3 +135,13 @@ def test_an_alias_bomb_in_a_hyperparameter_file_or_the_config_stops_in_one_line(
         with pytest.raises(KgrankInputError, match="transe.yaml: its aliases") as error:
             reader(path)
         assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.Inf", ".NaN"])
+def test_user_yaml_refuses_a_nan_or_infinite_number_with_its_key(value):
+    with pytest.raises(
+        KgrankInputError, match=r"^c.yaml: key pipeline.optimizer_kwargs.lr: -?(nan|inf) is not"
+    ):
+        load_user_yaml(f"pipeline:\n  optimizer_kwargs: {{lr: {value}}}\n", "c.yaml")
+    with pytest.raises(KgrankInputError, match=r"key grid.1: "):
+        load_user_yaml(f"grid: [1.0, {value}]\n", "c.yaml")

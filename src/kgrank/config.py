@@ -25,7 +25,7 @@ from kgrank.hyperparameters import (
     load_hyperparameters,
     validate_pipeline,
 )
-from kgrank.io import load_user_yaml, parse_schema
+from kgrank.io import first_non_finite, load_user_yaml, parse_schema
 from kgrank.names import RULES
 from kgrank.remembered import remembered
 
@@ -101,7 +101,12 @@ def check_config(
     study_schema_dir: str | Path | None = None,
 ) -> None:
     """Check the core keys against ``schema_path`` and each section of ``studies`` against
-    its study's schema fragment in ``study_schema_dir``; the first error names its key."""
+    its study's schema fragment in ``study_schema_dir``; the first error names its key.
+    A NaN or infinite number anywhere (``--config lr=.nan`` too) is refused first: the
+    schemas' bounds let both through."""
+    found = first_non_finite(dict(config))
+    if found is not None:
+        raise KgrankInputError(f"{source}: key {found[0]}: {found[1]} is not a finite number; give one")
     _check_against(dict(config), Path(schema_path), source)
     if study_schema_dir is None:
         return

@@ -150,11 +150,29 @@ def _expanded_size(node: Any, sizes: dict[int, int], open_nodes: set[int]) -> in
     return size
 
 
+def first_non_finite(data: Any, prefix: str = "") -> tuple[str, float] | None:
+    """The dotted key and value of the first NaN or infinite number in nested mappings and
+    lists, None if there is none. JSON Schema's bounds let both through (NaN compares
+    false with every bound, so it fails none of them; .inf passes every lower bound), and
+    no setting of kgrank takes either."""
+    import math
+
+    if isinstance(data, float) and not math.isfinite(data):
+        return prefix or "(top level)", data
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        found = first_non_finite(value, f"{prefix}.{key}" if prefix else str(key))
+        if found is not None:
+            return found
+    return None
+
+
 def load_user_yaml(text: str, path: str | os.PathLike[str]) -> Any:
     """A YAML file of the user's (config, hyperparameters), read as ``yaml.safe_load`` reads
     it, but refused in one line where its aliases expand to more than
     :data:`MAX_YAML_NODES` nodes or refer to themselves. YAML errors propagate (callers name
-    the line with :func:`kgrank.errors.yaml_refusal`)."""
+    the line with :func:`kgrank.errors.yaml_refusal`). A NaN or infinite number (.nan,
+    .inf) is refused with its key: no setting takes one."""
     import yaml
 
     from kgrank.errors import KgrankInputError
@@ -176,9 +194,13 @@ def load_user_yaml(text: str, path: str | os.PathLike[str]) -> Any:
                 f"{path}: its aliases (*name) expand to more than {MAX_YAML_NODES:,} values; write the "
                 "values out, or use fewer aliases"
             )
-        return loader.construct_document(node)
+        data = loader.construct_document(node)
     finally:
         loader.dispose()
+    found = first_non_finite(data)
+    if found is not None:
+        raise KgrankInputError(f"{path}: key {found[0]}: {found[1]} is not a finite number; give one")
+    return data
 
 
 def parse_schema(text: str) -> Any:
