@@ -400,6 +400,58 @@ def test_header_vocabulary_is_skipped_in_auto_mode(tmp_path, header):
     assert stats["triples"] == {"train": 3, "valid": 1, "test": 1}
 
 
+def test_a_header_outside_the_vocabulary_is_known_by_its_shape(tmp_path, capsys):
+    """`head_entity relation tail_entity` (issue 47) used to be a triple: 16 entities and a
+    bogus test triple. None of its fields occurs on another line: a header, said on stderr."""
+    folder = _nations_folder(tmp_path, header=b"head_entity\trelation\ttail_entity\n")
+    stats = prepare_dataset("mykg", {"source": "folder", "path": str(folder)}, tmp_path / "out")
+    assert (stats["entities"], stats["relations"]) == (14, 55)
+    assert stats["triples"] == {"train": 1592, "valid": 199, "test": 201}
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3 and all(
+        "read as a header: none of its fields occurs in the dataset" in line for line in lines
+    )
+
+
+def test_a_first_line_that_would_add_entities_is_refused_with_the_fix(tmp_path):
+    raw = _nations_raw()
+    files = {f"{split}.tsv": (raw / f"{split}.txt").read_bytes() for split in ("train", "valid", "test")}
+    files["test.tsv"] = b"head_entity\tembassy\tusa\n" + files["test.tsv"]
+    folder = _folder(tmp_path, files)
+    with pytest.raises(KgrankInputError) as error:
+        prepare_dataset("mykg", {"source": "folder", "path": str(folder)}, tmp_path / "out")
+    message = str(error.value)
+    assert message.startswith(
+        f"{folder / 'test.tsv'}: line 1 (head_entity, embassy, usa): its head 'head_entity'"
+    )
+    assert "set header: true (--header yes)" in message and "header: false (--header no)" in message
+    # a first line whose every field occurs elsewhere is a triple, as before
+    (tmp_path / "n").mkdir()
+    stats = prepare_dataset(
+        "mykg", {"source": "folder", "path": str(_nations_folder(tmp_path / "n"))}, tmp_path / "o"
+    )
+    assert stats["triples"] == {"train": 1592, "valid": 199, "test": 201}
+
+
+def test_a_byte_order_mark_is_stripped_and_said(tmp_path, capsys):
+    """A BOM used to hide a header from its check or start the first label with U+FEFF."""
+    folder = _nations_folder(tmp_path, header=b"\xef\xbb\xbfhead\trelation\ttail\n")
+    stats = prepare_dataset("mykg", {"source": "folder", "path": str(folder)}, tmp_path / "out")
+    assert (stats["entities"], stats["relations"]) == (14, 55)
+    err = capsys.readouterr().err
+    assert f"{folder / 'train.tsv'}: a UTF-8 byte-order mark starts the file; read without it" in err
+    (tmp_path / "bare").mkdir()
+    bare = _nations_folder(tmp_path / "bare", header=b"\xef\xbb\xbf")
+    prepare_dataset("mykg", {"source": "folder", "path": str(bare)}, tmp_path / "bare-out")
+    labels = {
+        label
+        for split in ("train", "valid", "test")
+        for row in read_triples(tmp_path / "bare-out" / f"{split}.tsv")
+        for label in row
+    }
+    assert not any(label.startswith("\ufeff") for label in labels)
+
+
 def test_header_modes(tmp_path, capsys):
     """auto: a first line that is not header words is a triple; true: the first line of
     every split file is skipped; false: nothing is skipped, header words or not."""

@@ -12,9 +12,12 @@ Header lines. A split file of a local source may start with a header line. With
 ``header: auto`` (the default) its first non-blank line is read as a header, skipped and
 reported, when its whitespace-separated fields are, lowercased, one word of each
 position's vocabulary (``HEADER_WORDS``: head/relation/tail, h/r/t,
-subject/predicate/object, s/p/o, source/relation/target, from/rel/to ...); every other
-line is a triple. ``header: true`` always skips the first non-blank line, ``false``
-never does.
+subject/predicate/object, s/p/o, source/relation/target, from/rel/to ...), or by its shape
+once every split is read: when none of its three fields occurs as an entity or relation
+on any other line of the dataset (``head_entity relation tail_entity``). A first line of
+which only some fields are new would add entities or relations that no other line has:
+it is refused, naming the fix (``header: true`` or ``false``). Every other line is a
+triple. ``header: true`` always skips the first non-blank line, ``false`` never does.
 """
 
 from __future__ import annotations
@@ -85,17 +88,35 @@ def _header_mode(header: Any, source: str) -> Any:
     return header
 
 
+@dataclass(frozen=True)
+class TripleLines:
+    """The triples of one file, and the line number of the first one where ``header: auto``
+    kept a first line its vocabulary did not recognise (None otherwise): whether it is a
+    header is settled once every split is read (:func:`settle_first_lines`)."""
+
+    rows: np.ndarray
+    source: str
+    undecided_line: int | None = None
+
+
 def parse_triples(lines: Iterable[bytes], source: str, header: Any = False) -> np.ndarray:
     """Labelled triples from the raw lines of a triple file; ``source`` names the file in
     errors. Blank lines are skipped but counted, so a reported line number is the one an
     editor shows.
 
     ``header``: False reads every line as a triple; True skips the first non-blank line;
-    "auto" skips it when it reads as a header (``looks_like_header``) and says so on stderr.
+    "auto" skips it when it reads as a header (``looks_like_header``) and says so on stderr
+    (a first line the vocabulary does not know stays a triple here; a dataset's splits
+    settle it by shape, :func:`settle_first_lines`).
     """
+    return parse_triple_lines(lines, source, header).rows
+
+
+def parse_triple_lines(lines: Iterable[bytes], source: str, header: Any = False) -> TripleLines:
+    """:func:`parse_triples` with the first line that ``header: auto`` left undecided."""
     header = _header_mode(header, source)
     rows: list[list[str]] = []
-    first, skipped = True, False
+    first, skipped, undecided = True, False, None
     for line_number, line in text_lines(lines, source):
         if not line.strip():
             continue
@@ -112,6 +133,8 @@ def parse_triples(lines: Iterable[bytes], source: str, header: Any = False) -> n
                     file=sys.stderr,
                 )
                 continue
+            if header == "auto":
+                undecided = line_number
         fields = line.split("\t")
         empty = sum(not field.strip() for field in fields)
         if len(fields) != 3 or empty:
@@ -135,14 +158,66 @@ def parse_triples(lines: Iterable[bytes], source: str, header: Any = False) -> n
             + (" but for its header line" if skipped else "")
             + " (give it head, relation, tail lines)"
         )
-    return np.asarray(rows, dtype=str)
+    return TripleLines(np.asarray(rows, dtype=str), source, undecided)
+
+
+def settle_first_lines(files: Mapping[str, TripleLines]) -> dict[str, np.ndarray]:
+    """Each split's triples, a first line that ``header: auto`` left undecided settled by
+    its shape against the dataset's other lines (no split's undecided first line among
+    them, since headers name each other's words): none of its fields occurs there,
+    a header (skipped, said on stderr); some do and some do not, refused with the fix (it
+    would add entities or relations no other line has); all do, a triple."""
+    result = {}
+    for split, parsed in files.items():
+        rows = parsed.rows
+        if parsed.undecided_line is None:
+            result[split] = rows
+            continue
+        first = [str(field) for field in rows[0]]
+        new = []
+        for position, kind in ((0, "head"), (1, "relation"), (2, "tail")):
+            columns = (1,) if position == 1 else (0, 2)
+            # other lines only: no split's undecided first line counts (headers name each other)
+            count = sum(
+                int(
+                    np.count_nonzero(
+                        other.rows[int(other.undecided_line is not None) :, column] == first[position]
+                    )
+                )
+                for other in files.values()
+                for column in columns
+            )
+            if count == 0:
+                new.append(f"{kind} {first[position]!r}")
+        where = f"{parsed.source}: line {parsed.undecided_line} ({', '.join(first)})"
+        if len(new) == 3:
+            print(f"{where} read as a header: none of its fields occurs in the dataset", file=sys.stderr)
+            rows = rows[1:]
+            if len(rows) == 0:
+                raise KgrankInputError(
+                    f"{parsed.source}: no triples found; the file is empty but for its header line "
+                    "(give it head, relation, tail lines)"
+                )
+        elif new:
+            raise KgrankInputError(
+                f"{where}: its {' and '.join(new)} occur{'s' if len(new) == 1 else ''} on no other line; "
+                "if it is a header, set "
+                "header: true (--header yes), if it is a triple, header: false (--header no)"
+            )
+        result[split] = rows
+    return result
 
 
 def read_triples(path: str | Path, header: Any = False) -> np.ndarray:
     """Read a labelled triple file; a malformed line stops with its file and line number.
     ``header`` as in ``parse_triples``."""
+    return read_triple_lines(path, header).rows
+
+
+def read_triple_lines(path: str | Path, header: Any = False) -> TripleLines:
+    """:func:`read_triples` with the first line that ``header: auto`` left undecided."""
     with Path(path).open("rb") as handle:
-        return parse_triples(handle, str(path), header)
+        return parse_triple_lines(handle, str(path), header)
 
 
 def write_triples(path: str | Path, triples: np.ndarray) -> None:
@@ -267,7 +342,8 @@ def _splits_from_archive(
             f"dataset {name!r}: archive {archive} has sha256 {actual}, the config expects "
             f"{sha256}; replace the archive or correct datasets.{name}.sha256"
         )
-    return read_archive_splits(archive, header=header), {"archive": {"path": str(archive), "sha256": actual}}
+    splits = settle_first_lines(_read_archive(archive, SPLITS, header))
+    return splits, {"archive": {"path": str(archive), "sha256": actual}}
 
 
 def _split_members(
@@ -318,8 +394,12 @@ def read_archive_splits(
     them (file order, nothing dropped), read without extracting anything; a missing,
     doubled or oversized member, a damaged archive or a malformed line names the archive.
     ``header`` as in ``parse_triples``."""
+    return {split: parsed.rows for split, parsed in _read_archive(archive, splits, header).items()}
+
+
+def _read_archive(archive: str | Path, splits: tuple[str, ...], header: Any) -> dict[str, TripleLines]:
     archive = Path(archive)
-    result: dict[str, np.ndarray] = {}
+    result: dict[str, TripleLines] = {}
     try:
         with tarfile.open(archive) as tar:
             for split, member in _split_members(tar, archive, splits).items():
@@ -332,7 +412,7 @@ def read_archive_splits(
                         f"{archive}: member {member.name} gave {len(data):,} bytes where it declares "
                         f"{member.size:,}; the archive is damaged, replace it with a complete copy"
                     )
-                result[split] = parse_triples(io.BytesIO(data), f"{archive}:{member.name}", header)
+                result[split] = parse_triple_lines(io.BytesIO(data), f"{archive}:{member.name}", header)
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
         # tarfile lists every compression it tried, one per line
         reason = " ".join(str(error).split())
@@ -386,7 +466,9 @@ def _splits_from_folder(
                 f"dataset {name!r}: {files[split]} has sha256 {sources[split]['sha256']}, the config expects "
                 f"{expected}; replace the file or correct datasets.{name}.sha256.{split}"
             )
-    return {split: read_triples(path, header) for split, path in files.items()}, sources
+    return settle_first_lines(
+        {split: read_triple_lines(path, header) for split, path in files.items()}
+    ), sources
 
 
 def _drop_unseen(train: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, int]:

@@ -286,9 +286,16 @@ def text_lines(lines: Iterable[bytes], source: str) -> Iterator[tuple[int, str]]
     """Numbered lines (from 1) of a text file read as bytes, without their line ends; a line
     that is not UTF-8 stops with ``source``, its line and column. The study-data readers
     and the triple parser share it so that every message counts lines the way an editor does."""
+    import sys
+
     from kgrank.errors import KgrankInputError
 
     for line_number, raw in enumerate(lines, start=1):
+        if line_number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            # a byte-order mark (Windows editors write one) would become part of the first
+            # label, or hide a header from its check
+            print(f"{source}: a UTF-8 byte-order mark starts the file; read without it", file=sys.stderr)
+            raw = raw[3:]
         try:
             yield line_number, raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:
