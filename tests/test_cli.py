@@ -2208,6 +2208,70 @@ def test_compare_ranks_a_pykeen_folder_within_a_tie_tolerance(nations_dir, tmp_p
     assert (exact.to_numpy() > wide.to_numpy() + 0.1).all()
 
 
+def test_a_score_matrix_in_another_column_order_is_caught_and_named(nations_dir, tmp_path, capsys):
+    """Issue 47's trap: columns in another entity order gave MRR near random with exit 0 and
+    no word. Now a loud warning says so; --column-labels names each column and gives the
+    ranks of the dataset's order; --id-maps writes that order."""
+    import numpy as np
+    import pandas as pd
+
+    data = REPO / "tests/data/external-nations"
+    scores = np.load(data / "scores.npy")
+    permutation = np.random.default_rng(0).permutation(scores.shape[1])  # column j: entity permutation[j]
+    np.save(tmp_path / "shuffled.npy", scores[:, permutation])
+    base = [
+        "evaluate",
+        "--dataset",
+        str(nations_dir),
+        "--queries",
+        str(data / "queries.tsv"),
+        "--allow-partial",
+    ]
+    base += ["--quiet", "--metrics", "mrr"]
+    code, out, err = _run(
+        [*base, "--scores", str(data / "scores.npy"), "--id-maps", str(tmp_path / "maps")], capsys
+    )
+    assert code == 0 and "no better than random" not in err
+    ordered = next(line for line in out.splitlines() if line.startswith("MRR"))
+    entities = pd.read_csv(tmp_path / "maps" / "entity_to_id.tsv", sep="\t")
+    assert entities["id"].tolist() == list(range(14)) and entities["label"].tolist() == sorted(
+        entities["label"]
+    )
+    assert pd.read_csv(tmp_path / "maps" / "relation_to_id.tsv", sep="\t")["id"].tolist() == list(range(55))
+    shuffled = [*base, "--scores", str(tmp_path / "shuffled.npy")]
+    code, out, err = _run(shuffled, capsys)
+    assert code == 0 and err.count("\n") == 1
+    assert (
+        "shuffled.npy ranks the test answers no better than random" in err and "--column-labels FILE" in err
+    )
+    labels = tmp_path / "columns.txt"
+    labels.write_text("\n".join(entities["label"].to_numpy()[permutation]) + "\n")
+    code, out, err = _run([*shuffled, "--column-labels", str(labels)], capsys)
+    assert code == 0 and "no better than random" not in err
+    assert next(line for line in out.splitlines() if line.startswith("MRR")) == ordered
+    for content, message in (
+        ("brazil\n", "1 lines for 14 entities"),
+        ("\n".join(["atlantis", *entities["label"][1:]]), ":1: 'atlantis' is no entity of the dataset"),
+        ("\n".join([*entities["label"][:13], "brazil"]), "'brazil' again (first on line 1)"),
+    ):
+        labels.write_text(content)
+        code, _, err = _run([*shuffled, "--column-labels", str(labels)], capsys)
+        assert code == 2 and err.strip().count("\n") == 0 and message in err, err
+    code, _, err = _run(
+        [
+            "evaluate",
+            "--dataset",
+            str(nations_dir),
+            "--ranks",
+            str(data / "ranks.csv"),
+            "--column-labels",
+            "x",
+        ],
+        capsys,
+    )
+    assert code == 2 and "--column-labels goes with --scores" in err
+
+
 def test_evaluate_settles_ties_within_a_tolerance(nations_dir, tmp_path, capsys):
     """`kgrank evaluate --tie-tolerance` on a score matrix: wider tie blocks than exact
     equality, said in the first line; refused in one line for a rank table, whose ties

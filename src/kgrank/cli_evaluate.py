@@ -67,8 +67,20 @@ def add_commands(commands: Any) -> None:
     system.add_argument(
         "--scores",
         metavar="FILE",
-        help="a score matrix (.npy or .pt; one row per query, one column per entity in the dataset's "
-        "id order; higher is better), with --queries",
+        help="a score matrix (.npy or .pt; one row per query, one column per entity; higher is better), "
+        "with --queries; its columns are the dataset's entity ids in order (labels sorted, as PyKEEN "
+        "numbers them; --id-maps writes them) unless --column-labels names them",
+    )
+    command.add_argument(
+        "--column-labels",
+        metavar="FILE",
+        help="with --scores: the entity label of each matrix column, one per line, in column order",
+    )
+    command.add_argument(
+        "--id-maps",
+        metavar="DIR",
+        help="write the dataset's entity and relation ids as DIR/entity_to_id.tsv and relation_to_id.tsv "
+        "(id, label): what the ids of a rank table, --ranks-out and a score matrix's columns mean",
     )
     command.add_argument(
         "--trust-pickle",
@@ -237,6 +249,8 @@ def _source(args: argparse.Namespace) -> tuple[Any, str, str]:
         return (args.scores, args.queries), "scores", Path(args.scores).stem
     if args.queries is not None:
         raise KgrankInputError("--queries goes with --scores (the score matrix whose rows it lists)")
+    if args.column_labels is not None:
+        raise KgrankInputError("--column-labels goes with --scores (the score matrix whose columns it names)")
     if args.ranks is not None:
         return args.ranks, "ranks", Path(args.ranks).stem
     return args.model, None, Path(args.model).resolve().name
@@ -385,7 +399,13 @@ def _evaluate(args: argparse.Namespace) -> None:
             progress=not args.quiet,
             tolerance=tolerance,
             trusted=args.trust_pickle,
+            column_labels=args.column_labels,
         )
+        if args.id_maps is not None:
+            from kgrank.systems import id_maps
+
+            for kind, table in id_maps(folder).items():
+                write_table(Path(args.id_maps) / f"{kind}_to_id.tsv", table)
     if args.ranks_out is not None:
         write_table(args.ranks_out, ranks)
     result = evaluate_system(
@@ -414,6 +434,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         "expectation: under uniformly random ranks; adjusted index: 0 random, 1 perfect; z-score: "
         "standard deviations above random"
     )
+    if kind == "scores":
+        _warn_if_random(ranks, args)
     if not tolerance.exact or (ranks["pessimistic"] > ranks["optimistic"]).any():
         _report_ties(ranks, args.side)
     if args.sampled is not None:
@@ -509,3 +531,31 @@ def _report_ties(ranks: Any, side: str) -> None:
         "over every order of the tied candidates (McSherry & Najork 2008); the realistic rank is their "
         "mean rank, not their mean value"
     )
+
+
+# Below this z-score of the MRR a score matrix is taken for one whose columns mean other
+# entities than the dataset's ids: a trained model sits tens of standard deviations above
+# random, a shuffled column order at about zero.
+RANDOM_Z_SCORE = 2.0
+
+
+def _warn_if_random(ranks: Any, args: argparse.Namespace) -> None:
+    """Say loudly, on stderr, where a score matrix ranks the answers no better than random."""
+    import sys
+
+    from kgrank.api import evaluate_system
+
+    rows = evaluate_system(ranks, metrics=["mrr", "z_mrr"], confidence=None).set_index("metric")
+    mrr, z_score = (
+        rows.loc["inverse_harmonic_mean_rank"],
+        float(rows.loc["z_inverse_harmonic_mean_rank", "value"]),
+    )
+    if z_score < RANDOM_Z_SCORE:
+        columns = "the --column-labels" if args.column_labels is not None else "its columns"
+        print(
+            f"warning: {args.scores} ranks the test answers no better than random (MRR {mrr['value']:.4g} "
+            f"against {mrr['random_expectation']:.4g} at random, z-score {z_score:.2f}): check that "
+            f"{columns} follow the dataset's entity ids (--id-maps DIR writes them), or name each column "
+            "with --column-labels FILE",
+            file=sys.stderr,
+        )

@@ -37,7 +37,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -736,6 +736,45 @@ def rank_pykeen_folder(
 # --- a score matrix ---------------------------------------------------------------------
 
 
+def id_maps(dataset_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """The dataset's entity and relation ids (``id``, ``label``): the ids a rank table or a
+    score matrix's columns mean, as PyKEEN numbers them (labels sorted)."""
+    training = load_factories(dataset_dir).training
+    return {
+        kind: pd.DataFrame(
+            sorted(((index, label) for label, index in mapping.items())), columns=["id", "label"]
+        )
+        for kind, mapping in (("entity", training.entity_to_id), ("relation", training.relation_to_id))
+    }
+
+
+def _column_of_id(path: str | os.PathLike[str], entity_to_id: Mapping[str, int]) -> np.ndarray:
+    """From a file of one entity label per matrix column, in column order: the column of
+    each dataset id; every label once, each the dataset's."""
+    path = Path(path)
+    if not path.is_file():
+        raise KgrankInputError(
+            f"{path}: no such file; give the entity label of each matrix column, one a line"
+        )
+    labels = [line.rstrip("\r\n") for line in path.read_text(encoding="utf-8-sig").splitlines()]
+    if len(labels) != len(entity_to_id):
+        raise KgrankInputError(
+            f"{path}: {len(labels)} lines for {len(entity_to_id)} entities of the dataset; give one label "
+            "per matrix column"
+        )
+    column_of_id = np.full(len(entity_to_id), -1, dtype=np.int64)
+    for line, label in enumerate(labels, start=1):
+        if label not in entity_to_id:
+            raise KgrankInputError(f"{path}:{line}: {label!r} is no entity of the dataset; fix the label")
+        if column_of_id[entity_to_id[label]] >= 0:
+            first = int(column_of_id[entity_to_id[label]]) + 1
+            raise KgrankInputError(
+                f"{path}:{line}: {label!r} again (first on line {first}); one line per entity"
+            )
+        column_of_id[entity_to_id[label]] = line - 1
+    return column_of_id
+
+
 def _load_scores(path: Path) -> Any:
     import torch
 
@@ -779,12 +818,17 @@ def rank_score_matrix(
     allow_partial: bool = False,
     identifiers: str = "auto",
     tolerance: Tolerance | None = None,
+    column_labels: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
-    """Ranks from a score matrix (``.npy`` or ``.pt``, shape (queries, entities), columns in
-    the dataset's entity id order, higher = better) and its query index (CSV/TSV: head,
-    relation, tail, side, one row per matrix row in order), through the rank engine's
-    ``ranks.ranks_from_scores`` with the dataset's filter. The random rank is drawn as
-    ``compute_ranks`` draws it, so a model's scores give the same table as the model."""
+    """Ranks from a score matrix (``.npy`` or ``.pt``, shape (queries, entities), higher =
+    better) and its query index (CSV/TSV: head, relation, tail, side, one row per matrix row
+    in order), through the rank engine's ``ranks.ranks_from_scores`` with the dataset's
+    filter. The random rank is drawn as ``compute_ranks`` draws it, so a model's scores give
+    the same table as the model.
+
+    The columns are the dataset's entity ids in order (its labels sorted, as PyKEEN numbers
+    them; :func:`id_maps` lists them), unless ``column_labels`` names a file of the entity
+    label of each column, one per line, in column order."""
     import torch
 
     from kgrank.ranks import random_tie_ranks, ranks_from_scores
@@ -804,6 +848,10 @@ def rank_score_matrix(
     triples = _triples_of(source, factories, identifiers)
     sides = _sides(source)
     known = known_answers(factories, filter_splits)
+    # the matrix column that holds each dataset id
+    column_of_id = (
+        None if column_labels is None else _column_of_id(column_labels, factories.training.entity_to_id)
+    )
     batch = np.stack([triples[column] for column in TRIPLE_COLUMNS], axis=1)
     columns = {
         name: np.zeros(len(batch), dtype=np.int64) for name in ("optimistic", "pessimistic", "num_candidates")
@@ -816,6 +864,8 @@ def rank_score_matrix(
                 np.asarray(scores[chunk]) if isinstance(scores, np.ndarray) else scores[chunk]
             )
             block = block.to(torch.float64 if block.dtype == torch.float64 else torch.float32).clone()
+            if column_of_id is not None:
+                block = block[:, torch.as_tensor(column_of_id)]
             nan = torch.isnan(block).any(dim=1)
             if nan.any():
                 row = int(chunk[int(nan.nonzero()[0])])
@@ -913,6 +963,7 @@ def load_system(
     progress: bool = False,
     tolerance: str | Tolerance | None = None,
     trusted: bool = False,
+    column_labels: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """The rank table (kgrank's format) of a system from outside, on the prepared dataset
     ``dataset_dir``; see the module docstring for the kinds.
@@ -927,7 +978,9 @@ def load_system(
     :func:`kgrank.ties.parse_tolerance`), for a model or a score matrix, whose scores are
     ranked here (a rank table's ties were settled where it was made).
     ``trusted``: a PyKEEN folder's pickle, which runs code when loaded, is loaded only
-    where this is True (a folder you trust); otherwise it is refused with the fix.
+    where this is True (a folder you trust); otherwise it is refused with the fix;
+    ``column_labels``: for a score matrix, a file of each column's entity label (see
+    :func:`rank_score_matrix`).
     """
     if isinstance(tolerance, str):
         from kgrank.ties import parse_tolerance
@@ -950,6 +1003,7 @@ def load_system(
             allow_partial=allow_partial,
             identifiers=identifiers,
             tolerance=tolerance,
+            column_labels=column_labels,
         )
     if isinstance(source, (list, tuple)):
         raise KgrankInputError(f"a {kind} system is one path, got {len(source)}")
