@@ -706,3 +706,23 @@ def test_an_archive_of_too_many_members_is_refused(tmp_path, monkeypatch):
         f"{archive}: more than 3 members (kgrank.datasets.MAX_MEMBERS), more than a dataset archive "
         "needs; pack only its split files (train.txt, valid.txt, test.txt)"
     )
+
+
+def test_a_pykeen_dataset_that_cannot_be_downloaded_names_the_local_sources(monkeypatch, tmp_path):
+    """Offline, `--dataset fb15k237` ended in pystow's traceback (issue 47)."""
+    import urllib.error
+
+    from pykeen.datasets import dataset_resolver
+    from pystow.utils.download import DownloadError
+
+    class Offline:
+        def __init__(self) -> None:
+            url = "https://example.org/fb.zip"
+            raise DownloadError("urllib", url, tmp_path / "fb.zip", urllib.error.URLError("no network"))
+
+    monkeypatch.setattr(dataset_resolver, "lookup", lambda name: Offline)
+    with pytest.raises(KgrankInputError) as error:
+        prepare_dataset("fb15k237", {"source": "pykeen"}, tmp_path / "out")
+    message = str(error.value)
+    assert message.startswith("dataset 'fb15k237': PyKEEN could not download it (") and "\n" not in message
+    assert "source: archive" in message and "../shared/data" in message and "source: folder" in message

@@ -28,7 +28,8 @@ import io
 import sys
 import tarfile
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -244,7 +245,26 @@ def _pykeen_dataset(name: str) -> Any:
             f"unknown dataset {name!r}: not a PyKEEN dataset; give it a local 'archive' "
             "source in the config or use one of pykeen.datasets.dataset_resolver's names"
         ) from error
-    return dataset_class()
+    with offline_refusal(name):
+        return dataset_class()
+
+
+@contextmanager
+def offline_refusal(name: str) -> Iterator[None]:
+    """A PyKEEN dataset that cannot be downloaded (no network) stops in one line with the
+    local sources instead of pystow's traceback."""
+    from pystow.utils.download import DownloadError
+
+    try:
+        yield
+    except (DownloadError, OSError) as error:
+        reason = " ".join(str(error).split())[:160]
+        raise KgrankInputError(
+            f"dataset {name!r}: PyKEEN could not download it ({reason}); offline, give a local copy: in the "
+            f"config, datasets: {{{name}: {{source: archive, archive: FILE.tar.gz}}}} (config/config.yaml "
+            "reads FB15k-237 and WN18RR from ../shared/data this way) or {source: folder, path: DIR}; "
+            "kgrank evaluate --dataset DIR takes a folder of train/valid/test files"
+        ) from None
 
 
 def pykeen_test_triples(name: str) -> np.ndarray:
@@ -255,7 +275,8 @@ def pykeen_test_triples(name: str) -> np.ndarray:
     import zipfile
 
     dataset = _pykeen_dataset(name)
-    dataset.training  # noqa: B018 - PyKEEN downloads on first access
+    with offline_refusal(name):
+        dataset.training  # noqa: B018 - PyKEEN downloads on first access
     member = getattr(dataset, "relative_testing_path", None)
     if member is not None:
         with zipfile.ZipFile(dataset.path) as archive, archive.open(member.as_posix()) as handle:
@@ -318,11 +339,12 @@ def _splits_from_pykeen(name: str) -> tuple[dict[str, np.ndarray], dict[str, dic
     level = factory_logger.level
     factory_logger.setLevel(logging.ERROR)
     try:
-        splits = {
-            "train": dataset.training.triples,
-            "valid": dataset.validation.triples,
-            "test": dataset.testing.triples,
-        }
+        with offline_refusal(name):
+            splits = {
+                "train": dataset.training.triples,
+                "valid": dataset.validation.triples,
+                "test": dataset.testing.triples,
+            }
     finally:
         factory_logger.setLevel(level)
     return splits, _pykeen_sources(dataset)
