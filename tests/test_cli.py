@@ -2306,3 +2306,81 @@ def test_evaluate_settles_ties_within_a_tolerance(nations_dir, tmp_path, capsys)
     ):
         code, _, err = _run(bad, capsys)
         assert code == 2 and err.strip().count("\n") == 0 and message in err, err
+
+
+def _options_of_every_command() -> set[str]:
+    import argparse
+
+    from kgrank.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {option for sub in commands.choices.values() for a in sub._actions for option in a.option_strings}
+
+
+def test_every_option_a_refusal_names_exists():
+    """A hint that names an option the command line does not have (issue 47 found three)
+    sends the user nowhere: every --option in a KgrankInputError's text is one of kgrank's."""
+    import ast
+    import re
+
+    named: dict[str, list[str]] = {}
+    for path in sorted((REPO / "src" / "kgrank").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            call = node.exc if isinstance(node, ast.Raise) else None
+            function = getattr(call, "func", None)
+            if getattr(function, "id", getattr(function, "attr", None)) != "KgrankInputError":
+                continue
+            for part in ast.walk(call):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", part.value):
+                        named.setdefault(option, []).append(f"{path.name}:{node.lineno}")
+    assert {"--header", "--scores", "--column-labels"} <= set(named)  # the finder finds them
+    missing = {
+        option: places for option, places in named.items() if option not in _options_of_every_command()
+    }
+    assert missing == {}
+
+
+def test_the_header_hint_runs_as_given(tmp_path, capsys):
+    """kgrank evaluate on a folder whose first line adds a new head: the refusal names
+    --header no, and that option, as given, reads the line as a triple."""
+    from pykeen.datasets import Nations
+
+    raw = Path(Nations().training_path).parent
+    folder = tmp_path / "graph"
+    folder.mkdir()
+    for split in ("train", "valid", "test"):
+        content = (raw / f"{split}.txt").read_bytes()
+        (folder / f"{split}.txt").write_bytes(
+            b"atlantis\tembassy\tusa\n" + content if split == "train" else content
+        )
+    ranks = REPO / "tests/data/external-nations/ranks.csv"
+    argv = [
+        "evaluate",
+        "--dataset",
+        str(folder),
+        "--ranks",
+        str(ranks),
+        "--allow-partial",
+        "--metrics",
+        "mrr",
+    ]
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and "its head 'atlantis' occurs on no other line" in err and "(--header no)" in err
+    code, out, err = _run([*argv, "--header", "no"], capsys)
+    assert code == 0, err
+    assert out.startswith("ranks on graph: 402 ranks")
+    code, _, err = _run(
+        [
+            "compare",
+            "--dataset",
+            str(folder),
+            "--header",
+            "no",
+            "--systems",
+            f"a={tmp_path / 'm.npy'}",
+            "b=x",
+        ],
+        capsys,
+    )
+    assert code == 2 and "give kgrank evaluate both (--scores FILE --queries FILE)" in err

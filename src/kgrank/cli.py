@@ -234,8 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--header",
         choices=["auto", "yes", "no"],
         help="header line of each split file of --archive or --folder: auto (the default) skips and "
-        "reports a first line of header words (head relation tail, h r t, subject predicate object ...), "
-        "yes always skips the first line, no reads every line as a triple",
+        "reports a first line of header words (head relation tail, h r t, subject predicate object ...) "
+        "or one whose fields occur on no other line, yes always skips the first line, no reads every "
+        "line as a triple",
     )
     command.add_argument(
         "--out-dir", required=True, help="where to write {train,valid,test}.tsv and stats.json"

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from kgrank.cli_options import add_filter_splits, non_negative_int, open_probability, positive_int
+from kgrank.cli_options import add_filter_splits, add_header, non_negative_int, open_probability, positive_int
 from kgrank.errors import KgrankInputError
 
 DEFAULT_METRICS = ("mrr", "hits@10")
@@ -76,6 +76,7 @@ def add_commands(commands: Any) -> None:
         "absolute:<a> or relative:<r> (as kgrank evaluate takes it); a rank table refuses it",
     )
     add_filter_splits(command)
+    add_header(command)
     command.add_argument(
         "--seed",
         type=non_negative_int,
@@ -108,6 +109,7 @@ def _named(entries: list[str]) -> dict[str, str]:
 
 def _compare(args: argparse.Namespace) -> None:
     from kgrank.comparison import comparable_metrics, compare_rank_tables
+    from kgrank.datasets import HEADER_OPTION
     from kgrank.io import write_table
     from kgrank.systems import dataset_folder, load_system
     from kgrank.ties import parse_tolerance
@@ -121,7 +123,7 @@ def _compare(args: argparse.Namespace) -> None:
     comparable_metrics(args.metrics)  # a metric that cannot be compared stops before any ranking
     tables: dict[str, dict[str, Any]] = {}
     for spec, entries in zip(args.dataset, args.systems, strict=True):
-        with dataset_folder(spec) as folder:
+        with dataset_folder(spec, HEADER_OPTION[args.header]) as folder:
             name = Path(spec).name
             if name in tables:
                 raise KgrankInputError(

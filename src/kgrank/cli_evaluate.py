@@ -16,6 +16,7 @@ from typing import Any
 
 from kgrank.cli_options import (
     add_filter_splits,
+    add_header,
     json_object,
     non_negative_int,
     open_probability,
@@ -150,6 +151,7 @@ def add_commands(commands: Any) -> None:
         help="level of the interval of each value over test sets like this one",
     )
     add_filter_splits(command)
+    add_header(command)
     command.add_argument(
         "--allow-partial",
         action="store_true",
@@ -384,7 +386,9 @@ def _evaluate(args: argparse.Namespace) -> None:
             "add --weights negatives, relation or uniform"
         )
     name = args.name or default_name
-    with dataset_folder(args.dataset) as folder:
+    from kgrank.datasets import HEADER_OPTION
+
+    with dataset_folder(args.dataset, HEADER_OPTION[args.header]) as folder:
         dataset = _dataset_name(folder, args.dataset)
         ranks = load_system(
             source,

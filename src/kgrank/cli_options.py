@@ -133,6 +133,18 @@ def add_filter_splits(command: argparse.ArgumentParser, *, required: bool = Fals
     )
 
 
+def add_header(command: argparse.ArgumentParser) -> None:
+    """``--header`` for a --dataset that is a folder of raw split files."""
+    command.add_argument(
+        "--header",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="where --dataset is a folder of raw split files, their first line: auto (the default) skips "
+        "a header (header words, or fields that occur on no other line), yes always skips it, no reads "
+        "it as a triple",
+    )
+
+
 def add_quiet(command: argparse.ArgumentParser) -> None:
     command.add_argument("--quiet", action="store_true", help="no progress bars")
 

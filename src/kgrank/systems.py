@@ -936,8 +936,9 @@ def detect_kind(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     suffix = path.suffix.lower()
     if suffix in SCORE_SUFFIXES:
         raise KgrankInputError(
-            f"{path}: a score matrix needs its query index (head, relation, tail, side per row); "
-            "pass both (--scores FILE --queries FILE)"
+            f"{path}: a score matrix needs its query index (head, relation, tail, side per row): give "
+            "kgrank evaluate both (--scores FILE --queries FILE), or load_system((scores, queries), ...); "
+            "kgrank compare takes its ranks (kgrank evaluate ... --ranks-out FILE.parquet)"
         )
     if suffix in RANK_TABLE_SUFFIXES:
         return "ranks"
@@ -1067,10 +1068,11 @@ def is_prepared_dataset(path: str | os.PathLike[str]) -> bool:
 
 
 @contextmanager
-def dataset_folder(spec: str | os.PathLike[str]) -> Iterator[Path]:
+def dataset_folder(spec: str | os.PathLike[str], header: str | bool = "auto") -> Iterator[Path]:
     """A prepared dataset folder for what a user names: a prepared folder (train/valid/
     test.tsv and stats.json) as it is; a folder of raw train/valid/test files, prepared into
-    a temporary folder (removed afterwards); or a PyKEEN dataset name, prepared once into
+    a temporary folder (removed afterwards; ``header`` as a dataset entry's: auto, True,
+    False); or a PyKEEN dataset name, prepared once into
     :func:`cache_dir` (``<cache>/<name>``; said on stderr when first prepared; other datasets
     than Nations, Kinships and UMLS download)."""
     path = Path(spec)
@@ -1080,7 +1082,8 @@ def dataset_folder(spec: str | os.PathLike[str]) -> Iterator[Path]:
     if path.is_dir():
         with tempfile.TemporaryDirectory(prefix="kgrank-dataset-") as temporary:
             prepared = Path(temporary) / path.name
-            prepare_dataset(path.resolve().name, {"source": "folder", "path": str(path)}, prepared)
+            source = {"source": "folder", "path": str(path), "header": header}
+            prepare_dataset(path.resolve().name, source, prepared)
             yield prepared
         return
     yield _cached_pykeen_dataset(str(spec))
