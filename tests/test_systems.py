@@ -466,3 +466,64 @@ def test_the_participation_table_names_every_skipped_part():
     assert csv["files"].iloc[0].startswith("ranks.csv (sha256 ")
     folder_files = table[table["system"] == "folder"]["files"].iloc[0]
     assert folder_files.startswith("pykeen-distmult/trained_model.pkl (sha256 ")
+
+
+# --- the rank layouts other frameworks write -------------------------------------------
+
+
+def _long_ranks(nations_dir: Path, tmp_path: Path) -> pd.DataFrame:
+    """The test rank file in the long layout, by PyKEEN id, with its candidate counts."""
+    table = load_rank_table(
+        Path(__file__).parent / "data" / "external-nations" / "ranks.csv", nations_dir, allow_partial=True
+    )
+    return table.rename(columns={"realistic": "rank"})[
+        ["head", "relation", "tail", "side", "rank", "num_candidates"]
+    ]
+
+
+def _wide(frame: pd.DataFrame, counts: bool) -> pd.DataFrame:
+    keys = ["head", "relation", "tail"]
+    columns = {}
+    for side in ("head", "tail"):
+        part = frame[frame["side"] == side].set_index(keys)
+        columns[f"{side}_rank"] = part["rank"]
+        if counts:
+            columns[f"{side}_num_candidates"] = part["num_candidates"]
+    return pd.DataFrame(columns).reset_index()
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["h/t", "lhs/rhs", "head_batch/tail_batch", "head-batch/tail-batch", "wide", "wide with counts"],
+)
+def test_every_rank_layout_gives_the_long_forms_table(layout, nations_dir, tmp_path, capsys):
+    """The side values of kbc (lhs/rhs), RotatE's code (head-batch/tail-batch) and short
+    ones (h/t), and the wide layout of AmpliGraph and TorchKGE exports (head_rank and
+    tail_rank per triple), read to the table the long form gives; each says on stderr how
+    it was read."""
+    long = _long_ranks(nations_dir, tmp_path)
+    (tmp_path / "long.csv").write_text(long.to_csv(index=False))
+    capsys.readouterr()
+    expected = load_rank_table(tmp_path / "long.csv", nations_dir, allow_partial=True)
+    assert "read" not in capsys.readouterr().err
+    if layout.startswith("wide"):
+        table = _wide(long, counts=layout.endswith("counts"))
+        message = "wide layout (head_rank, tail_rank per triple) read as one row per side"
+    else:
+        head, tail = layout.split("/")
+        table = long.assign(side=long["side"].map({"head": head, "tail": tail}))
+        message = f"side values read {head} as head, {tail} as tail"
+    (tmp_path / "other.csv").write_text(table.to_csv(index=False))
+    ours = load_rank_table(tmp_path / "other.csv", nations_dir, allow_partial=True)
+    assert message in capsys.readouterr().err
+    pd.testing.assert_frame_equal(ours, expected)
+
+
+def test_a_wide_table_needs_its_triple_and_both_counts(nations_dir, tmp_path):
+    wide = _wide(_long_ranks(nations_dir, tmp_path), counts=False)
+    (tmp_path / "w.csv").write_text(wide.drop(columns="relation").to_csv(index=False))
+    with pytest.raises(KgrankInputError, match="column.s. relation missing beside head_rank and tail_rank"):
+        load_rank_table(tmp_path / "w.csv", nations_dir, allow_partial=True)
+    (tmp_path / "c.csv").write_text(wide.assign(head_num_candidates=14).to_csv(index=False))
+    with pytest.raises(KgrankInputError, match="give both head_num_candidates and tail_num_candidates"):
+        load_rank_table(tmp_path / "c.csv", nations_dir, allow_partial=True)

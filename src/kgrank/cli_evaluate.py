@@ -57,7 +57,8 @@ def add_commands(commands: Any) -> None:
         "--ranks",
         metavar="FILE",
         help="a rank table (.csv, .tsv/.txt, .parquet) with a header: head, relation, tail (labels or ids), "
-        "side (head/tail), rank (or optimistic and pessimistic, or realistic), optional num_candidates",
+        "side (head/tail, also h/t, lhs/rhs, head_batch/tail_batch), rank (or optimistic and pessimistic, "
+        "or realistic), optional num_candidates; or one row per triple with head_rank and tail_rank",
     )
     system.add_argument(
         "--model",

@@ -68,6 +68,15 @@ ALIASES = {
     "num_candidates": ("candidates",),
 }
 RANK_INPUT_COLUMNS = ("rank", *RANK_COLUMNS)
+# How other frameworks write which side was ranked: the head was ranked (head prediction)
+# or the tail. kbc writes lhs/rhs, RotatE's code head-batch/tail-batch.
+SIDE_VALUES = {
+    "head": ("head", "h", "lhs", "head_batch", "head-batch"),
+    "tail": ("tail", "t", "rhs", "tail_batch", "tail-batch"),
+}
+# The wide layout: one row per triple, a rank column per side (and optionally a candidate
+# count per side), as AmpliGraph's and TorchKGE's exports hold them.
+WIDE_COLUMNS = {"head": ("head_rank", "head_num_candidates"), "tail": ("tail_rank", "tail_num_candidates")}
 # What a PyKEEN pipeline folder holds (PipelineResult.save_to_directory).
 PYKEEN_MODEL_FILE = "trained_model.pkl"
 PYKEEN_TRAINING_FOLDER = "training_triples"
@@ -240,6 +249,9 @@ def _canonical_columns(source: _Source, what: str) -> _Source:
         raise KgrankInputError(
             f"{source.path}: two columns name {clash!r} (one under an alias); keep one of them"
         )
+    frame = source.frame.rename(columns=names)
+    if what == "ranks" and "side" not in frame.columns and {"head_rank", "tail_rank"} <= set(frame.columns):
+        return _long_from_wide(_Source(source.path, frame, source.lines, source.parquet))
     required = [*TRIPLE_COLUMNS, "side"]
     missing = [column for column in required if column not in names.values()]
     if missing:
@@ -250,7 +262,35 @@ def _canonical_columns(source: _Source, what: str) -> _Source:
             f"{source.path}: column(s) {', '.join(missing)} missing (found: {', '.join(header)}); "
             f"name the columns {', '.join(required)}"
         )
-    return _Source(source.path, source.frame.rename(columns=names), source.lines, source.parquet)
+    return _Source(source.path, frame, source.lines, source.parquet)
+
+
+def _long_from_wide(source: _Source) -> _Source:
+    """A wide rank table (head_rank and tail_rank per triple) as one row per side; said on
+    stderr, since it is read differently from the long layout."""
+    frame = source.frame
+    missing = [column for column in TRIPLE_COLUMNS if column not in frame.columns]
+    if missing:
+        raise KgrankInputError(
+            f"{source.path}: column(s) {', '.join(missing)} missing beside head_rank and tail_rank; name the "
+            f"columns {', '.join(TRIPLE_COLUMNS)}, head_rank, tail_rank"
+        )
+    sides = []
+    for side, (rank, candidates) in WIDE_COLUMNS.items():
+        part = frame[list(TRIPLE_COLUMNS)].assign(side=side, rank=frame[rank])
+        if candidates in frame.columns:
+            part["num_candidates"] = frame[candidates]
+        sides.append(part)
+    if (WIDE_COLUMNS["head"][1] in frame.columns) != (WIDE_COLUMNS["tail"][1] in frame.columns):
+        raise KgrankInputError(
+            f"{source.path}: give both head_num_candidates and tail_num_candidates, or neither"
+        )
+    print(
+        f"{source.path}: wide layout (head_rank, tail_rank per triple) read as one row per side",
+        file=sys.stderr,
+    )
+    long = pd.concat(sides, ignore_index=True)
+    return _Source(source.path, long, np.concatenate([source.lines, source.lines]), source.parquet)
 
 
 # --- ids and labels ---------------------------------------------------------------------
@@ -324,13 +364,22 @@ def _article(kind: str) -> str:
 
 
 def _sides(source: _Source) -> np.ndarray:
-    sides = np.char.lower(np.char.strip(source.frame["side"].to_numpy(dtype=str)))
-    bad = np.flatnonzero(~np.isin(sides, SIDES))
+    given = np.char.lower(np.char.strip(source.frame["side"].to_numpy(dtype=str)))
+    sides = np.full(given.shape, "", dtype="<U4")
+    for side, values in SIDE_VALUES.items():
+        sides[np.isin(given, values)] = side
+    bad = np.flatnonzero(sides == "")
     if len(bad):
+        known = ", ".join(value for values in SIDE_VALUES.values() for value in values)
         raise KgrankInputError(
             f"{source.where(int(bad[0]))}: column side: {source.frame['side'].iloc[int(bad[0])]!r} is not "
-            "head or tail; write head (the head was ranked) or tail"
+            f"head or tail ({known}); write head (the head was ranked) or tail"
         )
+    other = sorted(set(given.tolist()) - set(SIDES))
+    if other:
+        side_of = {value: side for side, values in SIDE_VALUES.items() for value in values}
+        read = ", ".join(f"{value} as {side_of[value]}" for value in other)
+        print(f"{source.path}: side values read {read}", file=sys.stderr)
     return sides
 
 
