@@ -155,3 +155,63 @@ def test_short_names_are_distinct_and_the_abbreviations_resolve_back():
 def test_the_package_and_the_registry_share_one_resolver():
     assert kgrank.lookup is kgrank.metrics.lookup
     assert kgrank.metrics.lookup("amrr").key == "adjusted_inverse_harmonic_mean_rank"
+
+
+# --- ir-measures' names: one relevant answer per task, as the filtered setting has --------
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("RR", "inverse_harmonic_mean_rank"),
+        ("RR@10", "reciprocal_rank_at_10"),
+        ("MRR@5", "reciprocal_rank_at_5"),
+        ("P@3", "precision_at_3"),
+        ("nDCG@10", "ndcg_at_10"),
+        ("nDCG", "mean_log_discount"),
+        ("aRR@10", "adjusted_reciprocal_rank_at_10"),
+        ("z_nDCG@20", "z_ndcg_at_20"),
+    ],
+)
+def test_ir_measures_names_resolve(name, key):
+    assert lookup(name).key == key
+
+
+def test_ir_measures_values_and_random_moments_are_trec_evals_and_exact():
+    """RR@k, P@k and nDCG@k of kgrank equal trec_eval's (through ir-measures) on runs with
+    one relevant document per query, the ranks of the rank table; their moments under
+    uniform ranks equal the mean and variance over every rank, by enumeration."""
+    import ir_measures
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    num_candidates = rng.integers(2, 30, size=60)
+    ranks = np.array([rng.integers(1, n + 1) for n in num_candidates])
+    runs, qrels = [], []
+    for query, (rank, count) in enumerate(zip(ranks, num_candidates, strict=True)):
+        # the relevant document at `rank`, every score distinct
+        documents = [f"d{position}" for position in range(1, count + 1)]
+        runs.append(
+            pd.DataFrame({"query_id": f"q{query}", "doc_id": documents, "score": -np.arange(1.0, count + 1)})
+        )
+        qrels.append(pd.DataFrame({"query_id": [f"q{query}"], "doc_id": [f"d{rank}"], "relevance": [1]}))
+    run, qrel = pd.concat(runs), pd.concat(qrels)
+    for name, measure in (
+        ("RR@10", ir_measures.RR @ 10),
+        ("P@3", ir_measures.P @ 3),
+        ("nDCG@10", ir_measures.nDCG @ 10),
+    ):
+        per_query = {row.query_id: row.value for row in ir_measures.iter_calc([measure], qrel, run)}
+        metric = lookup(name).metric
+        ours = metric.transform.function(ranks.astype(float))
+        theirs = np.array([per_query.get(f"q{query}", 0.0) for query in range(len(ranks))])
+        assert ours == pytest.approx(theirs, abs=1e-12), name
+        moments = metric.moments(num_candidates)
+        values = [metric.transform.function(np.arange(1.0, n + 1)) for n in num_candidates]
+        assert moments.expectation == pytest.approx(np.mean([v.mean() for v in values]), rel=1e-12)
+        variance = sum(v.var() for v in values) / len(values) ** 2
+        assert moments.variance == pytest.approx(variance, rel=1e-10), name
+    # P@k is Hits@k / k: its optimum is 1/k, so its adjusted index is Hits@k's
+    table = kgrank.evaluate(ranks, num_candidates, metrics=["ap@3", "ah@3"], confidence=None)
+    assert table["value"].iloc[0] == pytest.approx(table["value"].iloc[1], rel=1e-12)

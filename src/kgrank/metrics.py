@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from fractions import Fraction
 from functools import cache
@@ -472,6 +472,72 @@ def hits_at(k: int) -> Metric:
     )
 
 
+# The measures of ir-measures (trec_eval) with a cut-off, for one relevant answer per task as
+# the filtered setting has: RR@k is 1/r within the top k and 0 below; P@k is Hits@k / k;
+# nDCG@k is the log discount 1/log2(1 + r) within the top k (the ideal DCG is 1). Their
+# moments under uniform ranks are exact sums over the ranks.
+
+
+def _cut_off(k: int, key: str) -> int:
+    if isinstance(k, bool) or int(k) != k or k <= 0:
+        raise KgrankInputError(f"metric {key}_{k}: k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+def _truncated(name: str, k: int, function: Callable[[np.ndarray], np.ndarray]) -> Transform:
+    cut = lambda ranks: np.where(ranks <= k, function(ranks), 0.0)  # noqa: E731
+    return Transform(
+        text=f"{name} 1[r <= {k}]",
+        function=cut,
+        task_moments=mom.finite_sum_moments(cut),
+        method=mom.EXACT_SUM,
+    )
+
+
+def reciprocal_rank_at(k: int) -> Metric:
+    k = _cut_off(k, "reciprocal_rank_at")
+    return _mean_score(
+        f"reciprocal_rank_at_{k}",
+        f"MRR@{k}",
+        _truncated("1/r", k, lambda ranks: 1.0 / ranks),
+        synonyms=(f"mrr@{k}", f"rr@{k}"),
+        parameters={"k": k},
+    )
+
+
+def precision_at(k: int) -> Metric:
+    """P@k: 1/k at every rank within the top k, so its optimum (every answer first) is 1/k."""
+    k = _cut_off(k, "precision_at")
+    metric = _mean_score(
+        f"precision_at_{k}",
+        f"P@{k}",
+        _truncated(f"1/{k}", k, lambda ranks: np.full(np.shape(ranks), 1.0 / k)),
+        synonyms=(f"p@{k}",),
+        parameters={"k": k},
+    )
+    return replace(metric, optimum=1.0 / k, value_range=(0.0, 1.0 / k))
+
+
+def ndcg_at(k: int) -> Metric:
+    k = _cut_off(k, "ndcg_at")
+    return _mean_score(
+        f"ndcg_at_{k}",
+        f"nDCG@{k}",
+        _truncated("ln 2 / ln(1 + r)", k, _log_discount),
+        synonyms=(f"ndcg@{k}",),
+        parameters={"k": k},
+    )
+
+
+# Metrics with a cut-off, any k: the names each takes (normalised) and how it is built
+CUT_OFF_FAMILIES = (
+    (("hitsat", "hits@", "h@", "hat"), lambda k: hits_at(k)),
+    (("mrr@", "mrrat", "rr@", "reciprocalrankat"), lambda k: reciprocal_rank_at(k)),
+    (("precision@", "precisionat", "p@"), lambda k: precision_at(k)),
+    (("ndcg@", "ndcgat"), lambda k: ndcg_at(k)),
+)
+
+
 def power_mean_rank(p: float) -> Metric:
     names = {2.0: "quadratic_mean_rank", np.inf: "maximum_rank", -np.inf: "minimum_rank"}
     key = f"power_mean_rank_{'minus_' if p < 0 else ''}{abs(p):g}"
@@ -514,7 +580,7 @@ def _base_metrics() -> list[Metric]:
         ),
         _rank_metric(
             "inverse_harmonic_mean_rank", "MRR", _mean_moments(RECIPROCAL), **higher, transform=RECIPROCAL,
-            synonyms=("mean_reciprocal_rank", "mrr"),
+            synonyms=("mean_reciprocal_rank", "mrr", "rr", "reciprocal_rank"),
         ),
         _rank_metric("geometric_mean_rank", "GMR", _geometric(1.0), **lower, power=0.0, synonyms=("gmr",)),
         _rank_metric("inverse_geometric_mean_rank", "IGMR", _geometric(-1.0), **reciprocal, power=0.0,
@@ -656,7 +722,7 @@ def default_metrics(hits: Iterable[int] = DEFAULT_HITS) -> list[Metric]:
         *(power_mean_rank(p) for p in (2.0, np.inf, -np.inf)),
         *(hits_at(k) for k in hits),
         *(mean_inverse_rank_power(a) for a in LESS_TOP_HEAVY_POWERS),
-        _mean_score("mean_log_discount", "mean ln2/ln(1+r)", LOG_DISCOUNT),
+        _mean_score("mean_log_discount", "mean ln2/ln(1+r)", LOG_DISCOUNT, synonyms=("ndcg",)),
         *_dispersion_metrics(),
     ]
 
@@ -792,13 +858,14 @@ def _lookup(name: str) -> MetricKey:
     names = _registered_names()
     if lowered in names:
         return names[lowered]
-    for prefix in ("hitsat", "hits@", "h@", "hat"):
-        # hits at any k, derived or not
-        head, _, k = lowered.rpartition(prefix)
-        if k.isdigit() and head in {"", "a", "z", "adjusted", "expectationnormalized"}:
-            found = _names_of([hits_at(int(k))])
-            if lowered in found:
-                return found[lowered]
+    for prefixes, family in CUT_OFF_FAMILIES:
+        for prefix in prefixes:
+            # any k, derived or not
+            head, _, k = lowered.rpartition(prefix)
+            if k.isdigit() and int(k) > 0 and head in {"", "a", "z", "adjusted", "expectationnormalized"}:
+                found = _names_of([family(int(k))])
+                if lowered in found:
+                    return found[lowered]
     known = [key for metric in _registry() if metric.has_derived for key in variant_aliases(metric)]
     close = difflib.get_close_matches(name.lower(), known, n=3)
     hint = f"did you mean {', '.join(close)}? " if close else ""
