@@ -527,3 +527,38 @@ def test_a_wide_table_needs_its_triple_and_both_counts(nations_dir, tmp_path):
     (tmp_path / "c.csv").write_text(wide.assign(head_num_candidates=14).to_csv(index=False))
     with pytest.raises(KgrankInputError, match="give both head_num_candidates and tail_num_candidates"):
         load_rank_table(tmp_path / "c.csv", nations_dir, allow_partial=True)
+
+
+def test_the_api_takes_what_the_command_line_takes(nations_dir):
+    """kgrank.evaluate and kgrank.compare on a PyKEEN folder and a rank file, with their
+    dataset, give what evaluate_system and compare_rank_tables give on the loaded ranks;
+    a vector with a dataset, a path without one and an untrusted pickle end in one line."""
+    import kgrank
+    from kgrank.api import evaluate_system
+    from kgrank.comparison import compare_rank_tables
+
+    data = Path(__file__).parent / "data" / "external-nations"
+    folder, ranks = data / "pykeen-distmult", data / "ranks.csv"
+    loaded = load_system(folder, nations_dir, trusted=True)
+    ours = kgrank.evaluate(
+        str(folder), dataset=nations_dir, trusted=True, metrics=["mrr", "nDCG@10"], side="all"
+    )
+    pd.testing.assert_frame_equal(ours, evaluate_system(loaded, metrics=["mrr", "nDCG@10"], side="all"))
+    table = kgrank.evaluate(loaded, metrics="mrr")  # a rank table needs no dataset
+    assert table["value"].iloc[0] == pytest.approx(ours.query("side == 'both'")["value"].iloc[0])
+    systems = {str(nations_dir): {"folder": str(folder), "csv": str(ranks)}}
+    options = {"metrics": ["mrr"], "bootstrap_resamples": 50}
+    comparison = kgrank.compare(systems, trusted=True, allow_partial=True, **options)
+    expected = compare_rank_tables(
+        {nations_dir.name: {"folder": loaded, "csv": load_system(ranks, nations_dir, allow_partial=True)}},
+        **options,
+    )
+    pd.testing.assert_frame_equal(comparison.pairs, expected.pairs)
+    for call, message in (
+        (lambda: kgrank.evaluate([1, 2], 14, dataset="nations"), "dataset go with a system"),
+        (lambda: kgrank.evaluate(str(ranks)), "is a system; name its dataset"),
+        (lambda: kgrank.evaluate(str(folder), dataset=nations_dir), "trusted=True from Python"),
+        (lambda: kgrank.evaluate([1, 2]), "a rank vector needs num_candidates"),
+    ):
+        with pytest.raises(KgrankInputError, match=message):
+            call()

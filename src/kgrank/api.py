@@ -12,7 +12,9 @@ adjusted_inverse_harmonic_mean_rank  0.462   0.054    0.870               0.000
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,8 +78,8 @@ def _selection(
 
 
 def evaluate(
-    ranks: Sequence[float] | np.ndarray | pd.Series,
-    num_candidates: int | Sequence[int] | np.ndarray | pd.Series,
+    ranks: Sequence[float] | np.ndarray | pd.Series | pd.DataFrame | str | os.PathLike[str] | tuple,
+    num_candidates: int | Sequence[int] | np.ndarray | pd.Series | None = None,
     *,
     sides: Sequence[str] | np.ndarray | pd.Series | None = None,
     metrics: Iterable[str] | str | None = None,
@@ -85,10 +87,23 @@ def evaluate(
     confidence: float | None = DEFAULT_CONFIDENCE,
     seed: int = 0,
     rank_type: str = "realistic",
-    weights: Sequence[float] | np.ndarray | pd.Series | None = None,
+    weights: Sequence[float] | np.ndarray | pd.Series | str | None = None,
+    dataset: str | os.PathLike[str] | None = None,
+    side: str = "both",
+    **system_options: Any,
 ) -> pd.DataFrame:
     """Every metric of one model's ranks with its sampling interval and the random
     model's expectation, variance, adjusted index and z-score.
+
+    ``ranks`` is a vector of ranks (with ``num_candidates``), or a system as `kgrank
+    evaluate` takes it, with ``dataset`` (a PyKEEN name, a prepared folder or a folder of
+    raw splits): a PyKEEN pipeline folder, a rank file of any framework, a pair (score
+    matrix, query index), or a rank table of kgrank's format (a DataFrame, which needs no
+    dataset). A system gives :func:`evaluate_system`'s table for ``side`` (both, head,
+    tail, all); ``system_options`` go to :func:`kgrank.systems.load_system`
+    (``trusted=True`` for a PyKEEN folder you trust, ``tolerance``, ``filter_splits``,
+    ``allow_partial``, ``identifiers``, ``column_labels``, ``batch_size``, ``device``).
+    >>> table = evaluate("pk_distmult", dataset="nations", trusted=True)  # doctest: +SKIP
 
     ``ranks``: one rank per test task (the realistic rank where scores tie), in
     [1, num_candidates]; ``num_candidates``: the number of candidates of each task, the
@@ -117,6 +132,25 @@ def evaluate(
     head hits_at_1    1.0
     tail hits_at_1    0.0
     """
+    if isinstance(ranks, (str, os.PathLike, tuple, pd.DataFrame)):
+        table = (
+            ranks if isinstance(ranks, pd.DataFrame) else _system_ranks(ranks, dataset, seed, system_options)
+        )
+        options = {
+            "metrics": metrics,
+            "hits": hits,
+            "confidence": confidence,
+            "seed": seed,
+            "weights": weights,
+        }
+        return evaluate_system(table, rank_type=rank_type, side=side, **options)
+    if dataset is not None or system_options:
+        given = ", ".join(["dataset"] * (dataset is not None) + list(system_options))
+        raise KgrankInputError(
+            f"evaluate: {given} go with a system (a path or a rank table), not a rank vector"
+        )
+    if num_candidates is None:
+        raise KgrankInputError("evaluate: a rank vector needs num_candidates (one per rank, or one for all)")
     rank_vector, candidates = _checked_vectors(ranks, num_candidates)
     groups: list[tuple[str, np.ndarray]] = [("both", np.ones(rank_vector.shape, dtype=bool))]
     if sides is not None:
@@ -137,6 +171,21 @@ def evaluate(
     options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed, "weights": weights}
     table = _evaluation_table(rank_vector, candidates, groups, rank_type=rank_type, **options)
     return table if sides is not None else table.drop(columns="side")
+
+
+def _system_ranks(
+    source: str | os.PathLike[str] | tuple, dataset: str | os.PathLike[str] | None, seed: int, options: dict
+) -> pd.DataFrame:
+    """The rank table of a system from outside, as `kgrank evaluate` loads it."""
+    from kgrank.systems import dataset_folder, load_system
+
+    if dataset is None:
+        raise KgrankInputError(
+            f"evaluate: {source!r} is a system; name its dataset (dataset='nations', a prepared folder or a "
+            "folder of raw splits)"
+        )
+    with dataset_folder(dataset) as folder:
+        return load_system(source, folder, seed=seed, **options)
 
 
 def _checked_vectors(ranks: object, num_candidates: object) -> tuple[np.ndarray, np.ndarray]:

@@ -59,6 +59,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -834,13 +835,15 @@ class Comparison:
 
 
 def compare(
-    ranks: pd.DataFrame,
+    ranks: pd.DataFrame | Mapping[str, Mapping[str, Any]],
     *,
     metrics: Iterable[str] | str = DEFAULT_METRICS,
     alpha: float = 0.05,
     confidence: float = 0.95,
     bootstrap_resamples: int = 2000,
     seed: int = 0,
+    rank_type: str = "realistic",
+    **system_options: Any,
 ) -> Comparison:
     """Compare every pair of systems of each dataset on ``metrics`` (module docstring).
 
@@ -850,7 +853,23 @@ def compare(
     [1, num_candidates]) and ``num_candidates`` (the same for a task across systems).
     Every system of a dataset must rank the same tasks; at least two systems must share
     a dataset. ``metrics``: names :func:`kgrank.metrics.lookup` takes whose base is a
-    power mean with finite p; a derived key compares its base metric."""
+    power mean with finite p; a derived key compares its base metric.
+
+    Or, as `kgrank compare` takes them, ``{dataset: {system: source}}``: each dataset as
+    `kgrank evaluate --dataset` names it, each source a PyKEEN folder, a rank file, a pair
+    (score matrix, query index) or a rank table of kgrank's format, compared on its
+    ``rank_type`` ranks; ``system_options`` go to :func:`kgrank.systems.load_system`
+    (``trusted=True`` for PyKEEN folders you trust, ``tolerance``, ``filter_splits`` ...).
+
+    >>> compare({"nations": {"a": "a_folder", "b": "b.csv"}}, trusted=True)  # doctest: +SKIP
+    """
+    if isinstance(ranks, Mapping):
+        ranks = rank_frame(_system_tables(ranks, seed, system_options), rank_type=rank_type)
+    elif system_options:
+        raise KgrankInputError(
+            f"compare: {', '.join(system_options)} go with systems ({{dataset: {{system: source}}}}), "
+            "not a long table of ranks"
+        )
     if not 0 < alpha < 1 or not 0 < confidence < 1:
         raise KgrankInputError(f"compare: alpha {alpha} and confidence {confidence} must lie in (0, 1)")
     if int(bootstrap_resamples) < 1:
@@ -931,6 +950,29 @@ def rank_frame(
     if not frames:
         raise KgrankInputError("compare: no rank table given")
     return pd.concat(frames, ignore_index=True)
+
+
+def _system_tables(
+    systems: Mapping[str, Mapping[str, Any]], seed: int, options: dict
+) -> dict[str, dict[str, pd.DataFrame]]:
+    """Each dataset's systems as rank tables, loaded as `kgrank compare` loads them."""
+    from kgrank.systems import dataset_folder, load_system
+
+    tables: dict[str, dict[str, pd.DataFrame]] = {}
+    for dataset, entries in systems.items():
+        if not isinstance(entries, Mapping):
+            raise KgrankInputError(f"compare: dataset {dataset!r}: give {{system: source}}, got {entries!r}")
+        if all(isinstance(entry, pd.DataFrame) for entry in entries.values()):
+            tables[str(dataset)] = dict(entries)
+            continue
+        with dataset_folder(dataset) as folder:
+            tables[Path(str(dataset)).name] = {
+                str(name): entry
+                if isinstance(entry, pd.DataFrame)
+                else load_system(entry, folder, seed=seed, **options)
+                for name, entry in entries.items()
+            }
+    return tables
 
 
 def compare_rank_tables(
