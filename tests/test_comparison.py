@@ -216,6 +216,29 @@ def test_two_datasets_give_a_summary_with_scipy_stouffer(metric, per_task, bette
     assert "small: " in line["per_dataset"] and "large: " in line["per_dataset"]
 
 
+def test_a_dataset_against_the_combined_result_is_flagged():
+    """Issue 47: the across-datasets row called one system significantly better while the
+    other was significantly better on one dataset, and nothing said so. Here `a` is far
+    better on a large dataset and significantly worse on a small one."""
+    generator = np.random.default_rng(3)
+    frames = []
+    for dataset, tasks, better, worse in (("large", 400, 0.6, 0.2), ("small", 120, 0.2, 0.6)):
+        a = np.minimum(generator.geometric(better, tasks), 30).astype(float)
+        b = np.minimum(generator.geometric(worse, tasks), 30).astype(float)
+        frames.append(long_frame({"a": a, "b": b}, 30, dataset))
+    result = compare(pd.concat(frames), metrics=["mrr"], **FAST)
+    line = result.summary.iloc[0]
+    assert line["better"] == "a" and line["significant"]
+    assert line["agreeing"] == "1 of 2"
+    small = result.pairs.set_index("dataset").loc["small"]
+    assert small["t_significant"] and small["difference"] < 0
+    assert line["disagreeing"] == f"small (t {-abs(small['t_statistic']):+.3g})"
+    assert "significantly against" in result.report() and "small (t -" in result.report()
+    # where every dataset agrees, nothing is flagged
+    agreeing = compare(pd.concat([frames[0], frames[0].assign(dataset="again")]), metrics=["mrr"], **FAST)
+    assert agreeing.summary.iloc[0]["disagreeing"] == "" and agreeing.summary.iloc[0]["agreeing"] == "2 of 2"
+
+
 def test_summary_keeps_only_pairs_on_two_datasets():
     frames = [
         long_frame({"a": uniform_ranks(1, 30, 9), "b": uniform_ranks(2, 30, 9)}, 9, "one"),

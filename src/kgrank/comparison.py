@@ -134,6 +134,8 @@ SUMMARY_COLUMNS = (
     "datasets",
     "tasks",
     "per_dataset",
+    "agreeing",
+    "disagreeing",
     "adjusted_difference",
     "stouffer_z",
     "stouffer_p",
@@ -600,6 +602,17 @@ def _summary(pairs: pd.DataFrame, metrics: Sequence[Metric], alpha: float) -> pd
         t_adjusted = group["t_statistic"].to_numpy(dtype=float) * orientation
         z, p = stouffer(direction * t_adjusted, tasks)
         two_sided = float(min(1.0, 2.0 * min(p, 1.0 - p))) if np.isfinite(p) else float("nan")
+        # a combined test can hide a dataset on which the other system is significantly
+        # better: count the datasets whose difference has the pooled sign, and name those
+        # whose paired t-test (Holm) finds the opposite
+        same_sign = int(np.sum(np.sign(adjusted) == direction)) if pooled != 0 else 0
+        against = [
+            f"{dataset} (t {t:+.3g})"
+            for dataset, t, significant in zip(
+                group["dataset"], t_adjusted, group["t_significant"].to_numpy(dtype=bool), strict=True
+            )
+            if significant and np.sign(t) == -direction
+        ]
         rows.append(
             {
                 "metric": key,
@@ -611,6 +624,8 @@ def _summary(pairs: pd.DataFrame, metrics: Sequence[Metric], alpha: float) -> pd
                     f"{dataset}: {value:+.4g}"
                     for dataset, value in zip(group["dataset"], adjusted, strict=True)
                 ),
+                "agreeing": f"{same_sign} of {len(group)}",
+                "disagreeing": "; ".join(against),
                 "adjusted_difference": pooled,
                 "stouffer_z": z,
                 "stouffer_p": p,
@@ -708,7 +723,9 @@ class Comparison:
             "Across datasets (pairs on at least two datasets): the per-dataset adjusted differences, their "
             f"mean weighted by tasks, and a combined test: {SUMMARY_METHOD} (scipy.stats.combine_pvalues); "
             f"Holm's correction at alpha = {self.alpha:g} over the {len(self.summary)} summary rows "
-            "(* : rejected)."
+            "(* : rejected). Same sign: the datasets whose difference has the weighted mean's sign; "
+            "significantly against: those whose paired t-test (Holm, as in the pairs table) finds the "
+            "other system better, which a combined test can outweigh."
         )
         return {"pairs": pairs, "systems": systems, "summary": summary}
 
@@ -777,6 +794,8 @@ class Comparison:
                 "first": self.summary["first"],
                 "second": self.summary["second"],
                 "adjusted differences": self.summary["per_dataset"],
+                "same sign": self.summary["agreeing"],
+                "significantly against": self.summary["disagreeing"],
                 "weighted mean": [_number(value) for value in self.summary["adjusted_difference"]],
                 "Stouffer Z": [_number(value, 3) for value in self.summary["stouffer_z"]],
                 "p (Holm)": [
