@@ -586,3 +586,17 @@ def test_every_setting_of_a_command_is_required():
     for position in range(0, len(settings), 2):
         with pytest.raises(SystemExit):
             parser.parse_args(base + settings[:position] + settings[position + 2 :])
+
+
+def test_models_are_marked_not_distinguishable_or_worse_than_random():
+    """Issue 47: TransE on Nations sat at z-MRR -8.4 and the tables marked only 'not
+    distinguishable'. Worse than random now gets its own mark, said in the captions."""
+    from kgrank.studies.ambiguity import report
+
+    assert report.random_mark(0.5, 0.05) == report.RANDOM_MARK == "†"
+    assert report.random_mark(-1.9, 0.05) == "†"
+    assert report.random_mark(-8.4, 0.05) == report.WORSE_MARK == "‡"
+    assert report.random_mark(5.0, 0.05) == ""
+    assert report.marked("transe", "‡").endswith(" ‡") and report.marked("transe", "") == report.model_label("transe")
+    note = report.random_note(0.05)
+    assert "† : not" not in note and "‡: worse than random, z-MRR < -1.96" in note

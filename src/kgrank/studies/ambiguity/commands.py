@@ -147,7 +147,7 @@ def _table1(args: argparse.Namespace) -> None:
     table = table1(read_published(published_path), read_pair_tables(args.ranks), entities, alpha=args.alpha)
     write_table(args.out, table)
     write_report_table(
-        report.table1_report(table),
+        report.table1_report(table, args.alpha),
         args.markdown,
         args.latex,
         caption=report.table1_caption(args.alpha),

@@ -167,14 +167,14 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
 
 def plot_pairwise(
     pairwise: pd.DataFrame,
-    random_like: dict[tuple[str, str], bool],
+    random_like: dict[tuple[str, str], str],
     pdf: str | Path,
     png: str | Path,
     caption: str = "",
 ) -> None:
     """One matrix per dataset: MRR(row) - MRR(column), '*' where both Holm-corrected
     tests reject equality ('W' or 't' where only one does); models not distinguishable
-    from random marked '†'."""
+    from random marked '†', worse than random '‡'."""
     import matplotlib.pyplot as plt
 
     from kgrank.plotting import add_caption, save_figure, set_style
@@ -215,7 +215,11 @@ def plot_pairwise(
                     dark = abs(matrix[i, j]) > 0.6 * limit
                     colour = "white" if dark else "black"
                     axis.text(j, i, marks[i, j], ha="center", va="center", fontsize=7, color=colour)
-        names = [model_label(model) + (" †" if random_like.get((dataset, model)) else "") for model in models]
+        names = [
+            model_label(model)
+            + (f" {random_like[(dataset, model)]}" if random_like.get((dataset, model)) else "")
+            for model in models
+        ]
         axis.set_xticks(range(len(models)), names, rotation=35, fontsize=8)
         axis.set_yticks(range(len(models)), names, fontsize=8)
         axis.set_title(dataset_label(dataset))

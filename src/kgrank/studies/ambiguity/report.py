@@ -32,42 +32,47 @@ SHOWN_IN_VARIANTS_FIGURE = (
     "z_inverse_harmonic_mean_rank",
 )
 RANDOM_MARK = "†"
+WORSE_MARK = "‡"
 
 
-def random_like(
-    rank_tables: dict[tuple[str, str], pd.DataFrame], alpha: float
-) -> dict[tuple[str, str], bool]:
-    """Which (dataset, model) a z-MRR test at ``alpha`` cannot tell from random."""
-    return {
-        pair: indistinguishable_from_random(model_row(table)["z_mrr"], alpha)
-        for pair, table in rank_tables.items()
-    }
+def random_mark(z_mrr: float, alpha: float) -> str:
+    """The mark of a model against random: † not distinguishable (|z-MRR| below the
+    two-sided quantile), ‡ worse than random (z-MRR below minus it), none above."""
+    if indistinguishable_from_random(z_mrr, alpha):
+        return RANDOM_MARK
+    return WORSE_MARK if z_mrr < 0 else ""
 
 
-def marked(model: str, flagged: bool) -> str:
-    """A model's printed name, with the random mark where ``flagged``."""
-    return model_label(model) + (f" {RANDOM_MARK}" if flagged else "")
+def random_like(rank_tables: dict[tuple[str, str], pd.DataFrame], alpha: float) -> dict[tuple[str, str], str]:
+    """Each (dataset, model)'s mark against random from a z-MRR test at ``alpha``."""
+    return {pair: random_mark(model_row(table)["z_mrr"], alpha) for pair, table in rank_tables.items()}
+
+
+def marked(model: str, mark: str) -> str:
+    """A model's printed name, with its mark against random (:func:`random_mark`)."""
+    return model_label(model) + (f" {mark}" if mark else "")
 
 
 def random_note(alpha: float) -> str:
-    """The caption's sentence on the random mark."""
+    """The caption's sentence on the marks against random."""
+    quantile = stats.norm.ppf(1 - alpha / 2)
     return (
-        f"{RANDOM_MARK}: not distinguishable from random, |z-MRR| < {stats.norm.ppf(1 - alpha / 2):.2f} "
-        f"(two-sided, alpha = {alpha:g})."
+        f"{RANDOM_MARK}: not distinguishable from random, |z-MRR| < {quantile:.2f}; {WORSE_MARK}: worse than "
+        f"random, z-MRR < -{quantile:.2f} (two-sided, alpha = {alpha:g})."
     )
 
 
 # --- rank definitions ------------------------------------------------------------------
 
 
-def ties_report(ties: pd.DataFrame, trained: set[str], flagged: dict[tuple[str, str], bool]) -> pd.DataFrame:
+def ties_report(ties: pd.DataFrame, trained: set[str], flagged: dict[tuple[str, str], str]) -> pd.DataFrame:
     """The ties table as printed: names of datasets and scorers (trained models marked
     where random-like), without the non-deterministic rank's column."""
     is_trained = ties["scorer"].isin(trained)
     named = ties.assign(
         dataset=ties["dataset"].map(dataset_label),
         scorer=[
-            marked(s, flagged.get((d, s), False)) if t else scorer_label(s)
+            marked(s, flagged.get((d, s), "")) if t else scorer_label(s)
             for d, s, t in zip(ties["dataset"], ties["scorer"], is_trained, strict=True)
         ],
     )
@@ -83,7 +88,7 @@ def ties_caption(alpha: float) -> str:
     )
 
 
-def variants_report(metrics: pd.DataFrame, flagged: dict[tuple[str, str], bool]) -> pd.DataFrame:
+def variants_report(metrics: pd.DataFrame, flagged: dict[tuple[str, str], str]) -> pd.DataFrame:
     """One row per (dataset, scorer, rank definition), the metrics of SHOWN_IN_VARIANTS
     (both sides) as columns."""
     both = metrics[(metrics["side"] == "both") & metrics["metric"].isin(SHOWN_IN_VARIANTS)]
@@ -142,7 +147,7 @@ def variants_caption(statement: str, alpha: float) -> str:
 
 
 def slopes_report(
-    drift: pd.DataFrame, slopes: pd.DataFrame, flagged: dict[tuple[str, str], bool]
+    drift: pd.DataFrame, slopes: pd.DataFrame, flagged: dict[tuple[str, str], str]
 ) -> pd.DataFrame:
     """One row per (protocol, dataset, model), one cell per metric: the slope per decade
     with its interval and 'flat' where the interval holds 0."""
@@ -161,7 +166,7 @@ def slopes_report(
     )
     wide = wide[[key for key in dict.fromkeys(drift["metric"]) if key in wide.columns]].reset_index()
     wide["model"] = [
-        marked(m, flagged.get((d, m), False)) for d, m in zip(wide["dataset"], wide["model"], strict=True)
+        marked(m, flagged.get((d, m), "")) for d, m in zip(wide["dataset"], wide["model"], strict=True)
     ]
     wide["dataset"] = wide["dataset"].map(dataset_label)
     return wide.rename(columns={key: metric_label(key) for key in drift["metric"].unique()})
@@ -193,15 +198,13 @@ def slopes_caption(summary: str, *, confidence: float, bootstrap_resamples: int,
 # --- Table 1 -----------------------------------------------------------------------------
 
 
-def table1_report(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 1 as printed: names, kgrank's random-like models marked, counts as whole numbers."""
+def table1_report(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Table 1 as printed: names, kgrank's models marked against random, counts as whole numbers."""
     return table.assign(
         dataset=table["dataset"].map(dataset_label),
         model=[
-            marked(m, bool(flag)) if source == "kgrank" else m
-            for m, flag, source in zip(
-                table["model"], table["random_like"].fillna(False), table["source"], strict=True
-            )
+            marked(m, random_mark(z, alpha)) if source == "kgrank" else m
+            for m, z, source in zip(table["model"], table["z_mrr"], table["source"], strict=True)
         ],
         # counts as whole numbers, not in the table's 4-digit float format
         **{
@@ -229,7 +232,7 @@ def table1_caption(alpha: float) -> str:
 # --- pairwise ----------------------------------------------------------------------------
 
 
-def pairwise_report(table: pd.DataFrame, flagged: dict[tuple[str, str], bool]) -> pd.DataFrame:
+def pairwise_report(table: pd.DataFrame, flagged: dict[tuple[str, str], str]) -> pd.DataFrame:
     """The pairwise table as printed: REPORTED_COLUMNS, models named and marked."""
     return table.assign(
         dataset=table["dataset"].map(dataset_label),
