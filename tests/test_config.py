@@ -997,3 +997,43 @@ def test_sampled_candidates_are_checked_against_the_known_entity_counts():
         KgrankInputError, match=r"^c.yaml: key ranks.sampled_candidates: 13 candidates per task, "
     ):
         check_sampled_candidates([5, 13], {"fb15k237": 14_505, "nations": 14}, "c.yaml")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda config: config.update(seed=7.0), r"key seed: 7.0 is not of type 'integer'"),
+        (
+            lambda config: config.update(seed=2**70),
+            r"key seed: 1180591620717411303424 is greater than the maximum",
+        ),
+        (
+            lambda config: (
+                config["studies"]["openworld"].setdefault("simulation", {}).update(entities=10**12)
+            ),
+            r"key studies.openworld.simulation.entities: 1000000000000 is greater than the maximum",
+        ),
+        (
+            lambda config: config["studies"]["ir"].setdefault("stability", {}).update(repetitions=10**9),
+            r"key studies.ir.stability.repetitions: 1000000000 is greater than the maximum of 10000",
+        ),
+    ],
+    ids=["a-float-seed", "a-70-bit-seed", "a-trillion-entities", "a-billion-repetitions"],
+)
+def test_values_the_jobs_cannot_take_stop_the_plan(change, message):
+    # issue 47: each passed the dry run and failed every job, or used up the memory
+    config = _default()
+    change(config)
+    with pytest.raises(KgrankInputError, match=f"^config.yaml: {message}"):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)
+
+
+def test_a_dimension_beyond_what_memory_holds_is_refused():
+    from kgrank.hyperparameters import check_value
+
+    with pytest.raises(
+        KgrankInputError,
+        match="embedding_dim: .*1000000000 is greater than the maximum of 65536|from 1 to 65,536",
+    ):
+        check_value("embedding_dim", 10**9, "config.yaml: key budget.embedding_dim")
+    check_value("embedding_dim", 1000, "config.yaml: key budget.embedding_dim")

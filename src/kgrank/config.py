@@ -20,6 +20,7 @@ import yaml
 from kgrank.errors import KgrankInputError, yaml_refusal
 from kgrank.hyperparameters import (
     BUDGET_KEYWORDS,
+    StrictValidator,
     apply_pair_budget,
     check_value,
     load_hyperparameters,
@@ -62,7 +63,8 @@ def _check_renamed(data: Any, schema: Mapping[str, Any], source: str, path: str,
 def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") -> None:
     schema = parse_schema(schema_path.read_text(encoding="utf-8"))
     _check_renamed(data, schema, source, prefix, schema_path)
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    # an integer key refuses 7.0 (JSON Schema counts it an integer; the jobs' argparse does not)
+    error = jsonschema.exceptions.best_match(StrictValidator(schema).iter_errors(data))
     if error is not None:
         path = [str(part) for part in error.absolute_path]
         if error.validator == "additionalProperties" and isinstance(error.instance, Mapping):

@@ -29,7 +29,7 @@ def _schema() -> dict[str, Any]:
 
 # JSON Schema counts 64.0 as an integer; torch does not (nn.Embedding(14, 64.0) raises a
 # TypeError), so a dimension or an epoch count must be written as a whole number.
-_Validator = jsonschema.validators.extend(
+StrictValidator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
@@ -53,7 +53,7 @@ def _refusal(where: str, key: str, error: jsonschema.ValidationError) -> KgrankI
 
 
 def _best_error(schema: dict[str, Any], data: Any) -> jsonschema.ValidationError | None:
-    return jsonschema.exceptions.best_match(_Validator(schema).iter_errors(data))
+    return jsonschema.exceptions.best_match(StrictValidator(schema).iter_errors(data))
 
 
 def _key_path(error: jsonschema.ValidationError, pipeline_key: str = "pipeline") -> str:

@@ -597,6 +597,8 @@ def test_models_are_marked_not_distinguishable_or_worse_than_random():
     assert report.random_mark(-1.9, 0.05) == "†"
     assert report.random_mark(-8.4, 0.05) == report.WORSE_MARK == "‡"
     assert report.random_mark(5.0, 0.05) == ""
-    assert report.marked("transe", "‡").endswith(" ‡") and report.marked("transe", "") == report.model_label("transe")
+    assert report.marked("transe", "‡").endswith(" ‡") and report.marked("transe", "") == report.model_label(
+        "transe"
+    )
     note = report.random_note(0.05)
     assert "† : not" not in note and "‡: worse than random, z-MRR < -1.96" in note
