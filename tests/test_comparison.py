@@ -433,9 +433,9 @@ def test_report_states_every_method(tmp_path):
     text = result.report()
     assert WORSE_THAN_RANDOM in text and "Across datasets" in text and "Stouffer" in text
     markdown = result.to_markdown()
-    assert markdown.count("## ") == 3 and "| MRR" in markdown
+    assert markdown.count("## ") == 4 and "| MRR" in markdown  # the paper table first, then the three
     latex = result.to_latex()
-    assert latex.count(r"\begin{table}") == 3 and r"95\%" in latex
+    assert latex.count(r"\begin{table}") == 4 and r"95\%" in latex
     result.write_report(tmp_path / "compare.md", tmp_path / "compare.tex")
     assert (tmp_path / "compare.md").read_text() == markdown
 
@@ -481,3 +481,41 @@ def test_tables_agree_with_each_other(seed, systems, tasks, candidates):
     )
     np.testing.assert_allclose(merged["difference_x"], -merged["difference_y"], atol=1e-12)
     np.testing.assert_allclose(merged["t_p_x"], merged["t_p_y"])
+
+
+def test_the_paper_table_marks_what_the_tests_found():
+    """Issue 47: a system x metric table a paper can take: each value with its interval
+    (the registry's interval method, as kgrank evaluate gives it), the best in bold, †
+    where the paired t-test (Holm) finds it worse than the best, ° / ‡ where it is not
+    distinguishable from / worse than random; the caption names both Holm families."""
+    from kgrank.intervals import metric_interval
+
+    generator = np.random.default_rng(3)
+    systems = {
+        "good": np.minimum(generator.geometric(0.6, 200), 20).astype(float),
+        "mid": np.minimum(generator.geometric(0.45, 200), 20).astype(float),
+        "random": generator.integers(1, 21, 200).astype(float),
+        "bad": np.full(200, 20.0) - generator.integers(0, 2, 200),
+    }
+    result = compare(long_frame(systems, 20, "d"), metrics=["mrr"], **FAST)
+    table = result.paper_table().set_index("system")["MRR"]
+    assert table["good"].startswith("**") and "†" not in table["good"]
+    assert table["mid"].endswith("†") and not table["mid"].startswith("**")
+    assert table["random"].endswith("†°") and table["bad"].endswith("†‡")
+    row = result.systems.set_index("system").loc["mid"]
+    spread = metric_interval(
+        kgrank.lookup("mrr").metric,
+        systems["mid"],
+        confidence=0.95,
+        seed=[0, "system", "d", "mid", "inverse_harmonic_mean_rank"],
+    )
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((spread.low, spread.high))
+    assert table["mid"].startswith(f"{row['value']:.4g} [{row['ci_low']:.4g}, {row['ci_high']:.4g}]")
+    caption = result.paper_caption()
+    assert f"over all {len(result.pairs)} (dataset, metric, pair) rows" in caption
+    assert f"Holm over all {len(result.systems)} (dataset, system, metric) rows" in caption
+    latex = result.to_latex()
+    assert (
+        r"\textbf{" in latex and r"$^{\dagger}$$^{\ddagger}$" in latex and r"$^\dagger$: worse than" in latex
+    )
+    assert result.to_markdown().startswith("## Systems\n")

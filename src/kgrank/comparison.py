@@ -67,6 +67,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from kgrank.errors import KgrankInputError
+from kgrank.intervals import metric_interval
 from kgrank.metrics import Metric, Variant, derive, lookup, moments_of
 from kgrank.rank_table import RANK_COLUMNS
 from kgrank.stats import (
@@ -119,6 +120,9 @@ SYSTEM_COLUMNS = (
     "metric",
     "tasks",
     "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
     "random_expectation",
     "random_variance",
     "adjusted_index",
@@ -494,6 +498,13 @@ def _dataset_rows(
         derived = derive(metric, values, expectation, variance)
         for index, system in enumerate(block.systems):
             z = float(derived[Variant.Z_SCORE].value[index])
+            spread = metric_interval(
+                metric,
+                block.ranks[:, index],
+                confidence=confidence,
+                resamples=resamples,
+                seed=[seed, "system", block.dataset, system, metric.key],
+            )
             system_rows.append(
                 {
                     "dataset": block.dataset,
@@ -501,6 +512,9 @@ def _dataset_rows(
                     "metric": metric.key,
                     "tasks": tasks,
                     "value": float(values[index]),
+                    "ci_low": spread.low,
+                    "ci_high": spread.high,
+                    "ci_method": spread.method,
                     "random_expectation": expectation,
                     "random_variance": variance,
                     "adjusted_index": float(derived[Variant.INDEX].value[index]),
@@ -809,11 +823,61 @@ class Comparison:
         )
         return {"pairs": pairs, "systems": systems, "summary": summary}
 
+    def paper_table(self, latex: bool = False) -> pd.DataFrame:
+        """One row per (dataset, system), one column per metric: the value with its
+        interval, the best of the dataset in bold, and marks (:meth:`paper_caption`): †
+        worse than the best by the paired t-test, ° not distinguishable from random, ‡
+        worse than random. ``latex``: the marks and bold in LaTeX."""
+        bold = (lambda text: rf"\textbf{{{text}}}") if latex else (lambda text: f"**{text}**")
+        mark = (lambda symbol: rf"$^{{{symbol}}}$") if latex else (lambda symbol: symbol)
+        symbols = {"worse": r"\dagger" if latex else "†", "random": r"\circ" if latex else "°"}
+        symbols["worse than random"] = r"\ddagger" if latex else "‡"
+        significant = self.pairs[self.pairs["t_significant"]]
+        rows: dict[tuple[str, str], dict[str, str]] = {}
+        for (dataset, key), group in self.systems.groupby(["dataset", "metric"], sort=False):
+            metric = lookup(key).metric
+            best = group["value"].max() if metric.increasing else group["value"].min()
+            for row in group.itertuples(index=False):
+                text = _number(row.value) + (
+                    f" {_interval(row.ci_low, row.ci_high)}" if row.ci_high == row.ci_high else ""
+                )
+                text = bold(text) if row.value == best else text
+                against = significant[
+                    (significant["dataset"] == dataset)
+                    & (significant["metric"] == key)
+                    & (significant[["first", "second"]] == row.system).any(axis=1)
+                ]
+                best_systems = set(group.loc[group["value"] == best, "system"])
+                if row.value != best and any(
+                    {pair.first, pair.second} & best_systems for pair in against.itertuples(index=False)
+                ):
+                    text += mark(symbols["worse"])
+                if row.mark == NOT_DISTINGUISHABLE:
+                    text += mark(symbols["random"])
+                elif row.mark == WORSE_THAN_RANDOM:
+                    text += mark(symbols["worse than random"])
+                rows.setdefault((dataset, row.system), {})[lookup(key).label] = text
+        return pd.DataFrame(
+            [{"dataset": dataset, "system": system, **cells} for (dataset, system), cells in rows.items()]
+        )
+
+    def paper_caption(self) -> str:
+        """What :meth:`paper_table` shows and which families its tests correct over."""
+        methods = "; ".join(sorted(set(self.systems["ci_method"])))
+        return (
+            f"Each system's value with its {self.confidence:.0%} interval over test sets like this one "
+            f"({methods}); bold: the best of the dataset; †: worse than that best by a paired t-test, "
+            f"Holm's correction at alpha = {self.alpha:g} over all {len(self.pairs)} (dataset, metric, pair) "
+            f"rows; °: not distinguishable from random, ‡: worse than random (z-test, Holm over all "
+            f"{len(self.systems)} (dataset, system, metric) rows)."
+        )
+
     def _sections(self) -> list[tuple[str, str, pd.DataFrame, str]]:
         """(name, title, frame, caption) of each non-empty table."""
         frames, captions = self.report_frames(), self.captions()
         titles = {"pairs": "Pairs", "systems": "Systems against random", "summary": "Across datasets"}
-        return [
+        sections = [("paper", "Systems", self.paper_table(), self.paper_caption())]
+        return sections + [
             (name, titles[name], frame, captions[name]) for name, frame in frames.items() if not frame.empty
         ]
 
@@ -833,13 +897,28 @@ class Comparison:
         )
 
     def to_latex(self) -> str:
-        """The report as LaTeX: one table environment with its caption per table."""
-        return "\n".join(
-            frame.to_latex(
-                index=False, escape=True, caption=_latex_text(caption), label=f"tab:compare-{name}"
+        """The report as LaTeX: one table environment with its caption per table (the
+        systems table with LaTeX's bold and marks)."""
+        tables = []
+        for name, _, frame, caption in self._sections():
+            escape = name != "paper"
+            text = _latex_text(caption)
+            if not escape:
+                frame = self.paper_table(latex=True)
+                for symbol, command in (("†", r"$^\dagger$"), ("°", r"$^\circ$"), ("‡", r"$^\ddagger$")):
+                    text = text.replace(symbol, command)
+                frame = frame.assign(
+                    **{column: frame[column].map(_latex_text) for column in ("dataset", "system")}
+                )
+            tables.append(
+                frame.to_latex(
+                    index=False,
+                    escape=escape,
+                    caption=text,
+                    label=f"tab:compare-{name}",
+                )
             )
-            for name, _, frame, caption in self._sections()
-        )
+        return "\n".join(tables)
 
     def write_report(self, markdown_path: str | Path, latex_path: str | Path | None = None) -> None:
         """Write :meth:`to_markdown` (and :meth:`to_latex`) atomically."""
