@@ -2384,3 +2384,37 @@ def test_the_header_hint_runs_as_given(tmp_path, capsys):
         capsys,
     )
     assert code == 2 and "give kgrank evaluate both (--scores FILE --queries FILE)" in err
+
+
+def test_evaluate_by_relation_and_category(nations_dir, tmp_path, capsys):
+    """`kgrank evaluate --by relation_category`: each category's values, the tidy table
+    equal to kgrank.groups' on the same ranks; the groups' ranks add up to the whole."""
+    import pandas as pd
+
+    from kgrank.groups import evaluate_groups
+    from kgrank.metrics import lookup
+
+    data = REPO / "tests/data/external-nations"
+    argv = ["evaluate", "--dataset", str(nations_dir), "--ranks", str(data / "ranks.csv"), "--allow-partial"]
+    argv += ["--metrics", "mrr", "hits@10", "--ranks-out", str(tmp_path / "r.parquet")]
+    code, out, err = _run([*argv, "--by", "relation_category", "--by-out", str(tmp_path / "by.tsv")], capsys)
+    assert code == 0, err
+    assert "relation category" in out and "N-N" in out and "AMRR" in out
+    written = pd.read_csv(tmp_path / "by.tsv", sep="\t")
+    assert set(written["metric"]) == {
+        "inverse_harmonic_mean_rank",
+        "adjusted_inverse_harmonic_mean_rank",
+        "hits_at_10",
+        "adjusted_hits_at_10",
+    }
+    assert written.drop_duplicates("group")["num_ranks"].sum() == 402
+    ranks = pd.read_parquet(tmp_path / "r.parquet")
+    expected = evaluate_groups(ranks, nations_dir, [lookup("mrr").metric], aggregations=["relation_category"])
+    expected = expected.query(
+        "side == 'both' and rank_type == 'realistic' and metric == 'inverse_harmonic_mean_rank'"
+    )
+    ours = written.query("metric == 'inverse_harmonic_mean_rank'").set_index("group")["value"]
+    for row in expected.itertuples(index=False):
+        assert ours[row.group] == pytest.approx(row.value, rel=1e-9)
+    code, _, err = _run([*argv, "--by-out", str(tmp_path / "x.tsv")], capsys)
+    assert code == 2 and "--by-out goes with --by relation" in err

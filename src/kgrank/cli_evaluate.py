@@ -118,6 +118,15 @@ def add_commands(commands: Any) -> None:
         "relation the same total weight) or uniform (the GMR)",
     )
     command.add_argument(
+        "--by",
+        choices=["relation", "relation_category"],
+        help="also each metric per relation (its label) or per relation category (1-1, 1-N, N-1, N-N "
+        "by the 1.5 tails-per-head rule on the training triples), with each group's number of ranks",
+    )
+    command.add_argument(
+        "--by-out", metavar="FILE.tsv", help="with --by: write the tidy table per group (.tsv or .parquet)"
+    )
+    command.add_argument(
         "--sampled",
         nargs="+",
         type=positive_int,
@@ -262,6 +271,12 @@ def _source(args: argparse.Namespace) -> tuple[Any, str, str]:
 def _check_outputs(args: argparse.Namespace) -> None:
     if args.out is not None and Path(args.out).suffix not in TABLE_SUFFIXES:
         raise KgrankInputError(f"--out {args.out}: name it .tsv or .parquet (the tidy table's formats)")
+    if args.by_out is not None and Path(args.by_out).suffix not in TABLE_SUFFIXES:
+        raise KgrankInputError(f"--by-out {args.by_out}: name it .tsv or .parquet")
+    if args.by_out is not None and args.by is None:
+        raise KgrankInputError(
+            "--by-out goes with --by relation (or relation_category); add it or drop --by-out"
+        )
     if args.sampled_out is not None and Path(args.sampled_out).suffix not in TABLE_SUFFIXES:
         raise KgrankInputError(f"--sampled-out {args.sampled_out}: name it .tsv or .parquet")
     if args.sampled is None and (args.sampled_out is not None or args.estimators is not None):
@@ -277,6 +292,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         "--latex": args.latex,
         "--ranks-out": args.ranks_out,
         "--sampled-out": args.sampled_out,
+        "--by-out": args.by_out,
     }
     for option, path in outputs.items():
         if path is not None and Path(path).is_dir():
@@ -406,6 +422,8 @@ def _evaluate(args: argparse.Namespace) -> None:
             trusted=args.trust_pickle,
             column_labels=args.column_labels,
         )
+        if args.by is not None:
+            by_group = _by_group(ranks, folder, keys, args)
         if args.id_maps is not None:
             from kgrank.systems import id_maps
 
@@ -443,6 +461,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         _warn_if_random(ranks, args)
     if not tolerance.exact or (ranks["pessimistic"] > ranks["optimistic"]).any():
         _report_ties(ranks, args.side)
+    if args.by is not None:
+        _report_groups(by_group, args, name, dataset)
     if args.sampled is not None:
         _report_sampled(args, ranks, name, dataset)
     if args.out is not None:
@@ -564,3 +584,43 @@ def _warn_if_random(ranks: Any, args: argparse.Namespace) -> None:
             "with --column-labels FILE",
             file=sys.stderr,
         )
+
+
+def _by_group(ranks: Any, folder: Path, keys: list[str], args: argparse.Namespace) -> Any:
+    """The tidy table per group of --by: each named metric's value and adjusted index, on
+    the rank type and sides asked for."""
+    from kgrank.groups import evaluate_groups
+    from kgrank.metrics import Variant, lookup
+
+    bases = list({lookup(key).metric.key: lookup(key).metric for key in keys}.values())
+    shown = [key for base in bases for key in (base.key, base.variant_key(Variant.INDEX)) if key in keys]
+    table = evaluate_groups(ranks, folder, bases, aggregations=[args.by])
+    sides = ("both", "head", "tail") if args.side == "all" else (args.side,)
+    rows = table[
+        (table["rank_type"] == args.rank_type) & table["side"].isin(sides) & table["metric"].isin(shown)
+    ]
+    return rows.reset_index(drop=True)
+
+
+def _report_groups(table: Any, args: argparse.Namespace, name: str, dataset: str) -> None:
+    """Print each group's values of the named metrics (and write the tidy table)."""
+    from kgrank.io import write_table
+    from kgrank.metrics import lookup
+
+    index = ["group", "side", "num_ranks"] if args.side == "all" else ["group", "num_ranks"]
+    wide = table.pivot_table(index=index, columns="metric", values="value", sort=False).reset_index()
+    shown = wide.rename(columns={key: lookup(key).short_name for key in table["metric"].unique()})
+    shown = shown.rename(columns={"group": args.by.replace("_", " "), "num_ranks": "ranks"})
+    for column in shown.columns[len(index) :]:
+        shown[column] = shown[column].map("{:#.4g}".format)
+    print()
+    print(shown.to_markdown(index=False, tablefmt="simple", disable_numparse=True))
+    print()
+    print(
+        f"Per {args.by.replace('_', ' ')}: {args.rank_type} ranks; ranks: the group's (test triple, side) "
+        "count"
+    )
+    if args.by_out is not None:
+        table.insert(0, "system", name)
+        table.insert(0, "dataset", dataset)
+        write_table(args.by_out, table)

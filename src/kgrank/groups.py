@@ -39,10 +39,17 @@ def relation_categories(triples: np.ndarray, threshold: float = MANY_THRESHOLD) 
     return table.reset_index()
 
 
+AGGREGATIONS = ("relation", "relation_category")
+
+
 def evaluate_groups(
-    ranks: pd.DataFrame, dataset_dir: str | Path, metrics: Sequence[Metric] | None = None
+    ranks: pd.DataFrame,
+    dataset_dir: str | Path,
+    metrics: Sequence[Metric] | None = None,
+    aggregations: Sequence[str] = AGGREGATIONS,
 ) -> pd.DataFrame:
-    """The tidy metric table per relation and per relation category, with each group's size.
+    """The tidy metric table per relation and per relation category (``aggregations``),
+    with each group's size.
 
     ``group`` is always text: the relation's label for a relation, the category's name
     for a category (one type per column, so the table reads back as it was written).
@@ -54,6 +61,8 @@ def evaluate_groups(
     labelled["relation"] = labelled["relation"].map(training.relation_id_to_label)
     frames = []
     for aggregation, column in (("relation", "relation"), ("relation_category", "category")):
+        if aggregation not in aggregations:
+            continue
         for group, subset in labelled.groupby(column, sort=True):
             table = evaluate_rank_table(subset, metrics)
             sizes = {**subset["side"].value_counts().to_dict(), "both": len(subset)}
