@@ -562,3 +562,43 @@ def test_the_api_takes_what_the_command_line_takes(nations_dir):
     ):
         with pytest.raises(KgrankInputError, match=message):
             call()
+
+
+def test_a_rank_array_in_test_order_reads_as_the_long_table(nations_dir, tmp_path, capsys):
+    """AmpliGraph's evaluate_performance and TorchKGE's rank tensors give ranks in test
+    order, one (head, tail) pair per triple: read with --order test (kind 'positional')."""
+    from kgrank.datasets import read_triples
+    from kgrank.systems import load_positional_ranks
+
+    reference = load_system(
+        Path(__file__).parent / "data" / "external-nations" / "ranks.csv", nations_dir, allow_partial=True
+    )
+    training = load_factories(nations_dir).training
+    entity = {index: label for label, index in training.entity_to_id.items()}
+    relation = {index: label for label, index in training.relation_to_id.items()}
+    by_triple = {
+        (entity[row.head], relation[row.relation], entity[row.tail], row.side): row.realistic
+        for row in reference.itertuples(index=False)
+    }
+    test = read_triples(nations_dir / "test.tsv")
+    array = np.array(
+        [[by_triple[(*triple, "head")], by_triple[(*triple, "tail")]] for triple in test.tolist()]
+    )
+    np.save(tmp_path / "ranks.npy", array)
+    ours = load_system(tmp_path / "ranks.npy", nations_dir, kind="positional")
+    assert "in test.tsv's order" in capsys.readouterr().err
+    columns = ["head", "relation", "tail", "side", "realistic", "num_candidates"]
+    key = ["head", "relation", "tail", "side"]
+    pd.testing.assert_frame_equal(
+        ours[columns].sort_values(key).reset_index(drop=True),
+        reference[columns].sort_values(key).reset_index(drop=True),
+    )
+    np.save(tmp_path / "short.npy", array[:-1])
+    with pytest.raises(
+        KgrankInputError, match=r"shape \(200, 2\), but .* holds 201 test triples; with --order test"
+    ):
+        load_positional_ranks(tmp_path / "short.npy", nations_dir)
+    array[3, 1] = 99
+    np.save(tmp_path / "bad.npy", array)
+    with pytest.raises(KgrankInputError, match=r"bad.npy: row 4"):
+        load_positional_ranks(tmp_path / "bad.npy", nations_dir)

@@ -74,6 +74,13 @@ def add_commands(commands: Any) -> None:
         "numbers them; --id-maps writes them) unless --column-labels names them",
     )
     command.add_argument(
+        "--order",
+        choices=["test"],
+        help="with --ranks FILE.npy or .pt: the ranks as an array in the test split's order, shape (test "
+        "triples, 2), the head's rank then the tail's (AmpliGraph's evaluate_performance; TorchKGE's "
+        "rank_true_heads and rank_true_tails stacked)",
+    )
+    command.add_argument(
         "--column-labels",
         metavar="FILE",
         help="with --scores: the entity label of each matrix column, one per line, in column order",
@@ -263,6 +270,10 @@ def _source(args: argparse.Namespace) -> tuple[Any, str, str]:
         raise KgrankInputError("--queries goes with --scores (the score matrix whose rows it lists)")
     if args.column_labels is not None:
         raise KgrankInputError("--column-labels goes with --scores (the score matrix whose columns it names)")
+    if args.order is not None:
+        if args.ranks is None:
+            raise KgrankInputError("--order test goes with --ranks FILE.npy (the rank array in test order)")
+        return args.ranks, "positional", Path(args.ranks).stem
     if args.ranks is not None:
         return args.ranks, "ranks", Path(args.ranks).stem
     return args.model, None, Path(args.model).resolve().name

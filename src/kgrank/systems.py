@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from kgrank.candidates import candidate_counts, known_answers
-from kgrank.datasets import SPLITS, load_factories, prepare_dataset
+from kgrank.datasets import SPLITS, load_factories, prepare_dataset, read_triples
 from kgrank.defaults import DEFAULT_FILTER_SPLITS, IDENTIFIERS
 from kgrank.errors import KgrankInputError
 from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
@@ -55,7 +55,7 @@ from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
 if TYPE_CHECKING:
     from kgrank.ties import Tolerance
 
-KINDS = ("ranks", "pykeen", "scores")
+KINDS = ("ranks", "pykeen", "scores", "positional")
 RANK_TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".txt": "\t", ".parquet": None}
 SCORE_SUFFIXES = (".npy", ".pt")
 # The columns of a rank table from outside, and what else each may be called.
@@ -208,6 +208,7 @@ def _read_table(path: str | os.PathLike[str], what: str = "ranks") -> _Source:
             f"{path}: unknown table format {suffix or '(no suffix)'!r}; name it "
             + ", ".join(allowed)
             + " (.csv: comma-separated, .tsv/.txt: tab-separated)"
+            + ("; an array of ranks in test order (.npy, .pt) takes --order test" if what == "ranks" else "")
         )
     if not path.is_file():
         raise KgrankInputError(f"{path}: no such file; check the path")
@@ -578,9 +579,19 @@ def load_rank_table(
     numbers within range as PyKEEN ids and anything else as labels, "ids" or "labels" say
     which.
     """
+    return _rank_table_of(_read_table(path, "ranks"), dataset_dir, filter_splits, allow_partial, identifiers)
+
+
+def _rank_table_of(
+    source: _Source,
+    dataset_dir: str | os.PathLike[str],
+    filter_splits: Sequence[str],
+    allow_partial: bool,
+    identifiers: str,
+) -> pd.DataFrame:
+    """:func:`load_rank_table` of a table already read."""
     _check_identifiers(identifiers)
     dataset_dir = Path(dataset_dir)
-    source = _read_table(path, "ranks")
     factories = load_factories(dataset_dir)
     triples = _triples_of(source, factories, identifiers)
     num_candidates = _numbers(source, "num_candidates") if "num_candidates" in source.frame.columns else None
@@ -963,6 +974,47 @@ def rank_score_matrix(
 # --- one entry point --------------------------------------------------------------------
 
 
+def load_positional_ranks(
+    path: str | os.PathLike[str],
+    dataset_dir: str | os.PathLike[str],
+    *,
+    filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS,
+    allow_partial: bool = False,
+) -> pd.DataFrame:
+    """Ranks as an array in the test split's order (``.npy`` or ``.pt``), as AmpliGraph's
+    evaluate_performance returns them and TorchKGE's rank_true_heads and rank_true_tails
+    stacked give them: shape (test triples, 2), the head's rank then the tail's for each
+    triple of the prepared dataset's test.tsv, in its order. Read as the long rank table
+    with the test labels beside each rank (:func:`load_rank_table`)."""
+    path, dataset_dir = Path(path), Path(dataset_dir)
+    array = np.asarray(_load_scores(path), dtype=float)
+    test = read_triples(dataset_dir / "test.tsv")
+    if array.ndim != 2 or array.shape[1] != 2 or len(array) != len(test):
+        raise KgrankInputError(
+            f"{path}: shape {array.shape}, but {dataset_dir / 'test.tsv'} holds {len(test)} test triples; "
+            f"with --order test give an array of shape ({len(test)}, 2): the head's rank, then the tail's, "
+            "per triple in that file's order"
+        )
+    print(
+        f"{path}: read as head and tail ranks of the {len(test)} test triples in test.tsv's order",
+        file=sys.stderr,
+    )
+    long = pd.DataFrame(
+        {
+            "head": np.concatenate([test[:, 0], test[:, 0]]),
+            "relation": np.concatenate([test[:, 1], test[:, 1]]),
+            "tail": np.concatenate([test[:, 2], test[:, 2]]),
+            "side": np.repeat(list(SIDES), len(test)),
+            "rank": [repr(float(value)) for value in np.concatenate([array[:, 0], array[:, 1]])],
+        }
+    )
+    # a problem names the array's row (1-based), as a Parquet row is named
+    rows = np.concatenate([np.arange(1, len(test) + 1)] * 2)
+    return _rank_table_of(
+        _Source(path, long, rows, True), dataset_dir, filter_splits, allow_partial, "labels"
+    )
+
+
 def detect_kind(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> str:
     """``ranks``, ``pykeen`` or ``scores`` for what :func:`load_system` is given."""
     if isinstance(source, (list, tuple)):
@@ -1057,6 +1109,10 @@ def load_system(
         )
     if isinstance(source, (list, tuple)):
         raise KgrankInputError(f"a {kind} system is one path, got {len(source)}")
+    if kind == "positional":
+        return load_positional_ranks(
+            source, dataset_dir, filter_splits=filter_splits, allow_partial=allow_partial
+        )
     if kind == "ranks":
         if tolerance is not None and not tolerance.exact:
             raise KgrankInputError(
