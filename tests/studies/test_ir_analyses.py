@@ -610,12 +610,56 @@ def test_stability_figure(tmp_path) -> None:
     _check_written(*_written(tmp_path, "stability"))
 
 
-def test_discrimination_figure(tmp_path) -> None:
+def test_discrimination_figure(tmp_path, monkeypatch) -> None:
     pairs = discrimination(
         _stability_items(), "test", alpha=0.05, metrics=["inverse_harmonic_mean_rank", "ap_at_20"]
     )
+    figures = _captured_figures(monkeypatch)
     plot_discrimination(pairs, *_written(tmp_path, "p"), caption="p-values")
     _check_written(*_written(tmp_path, "p"))
+    # system pairs are counted: every tick of the x axes is a whole number (issue 47)
+    for axis in figures[0].axes:
+        ticks = [tick for tick in axis.get_xticks() if axis.get_xlim()[0] <= tick <= axis.get_xlim()[1]]
+        assert ticks and all(float(tick).is_integer() for tick in ticks), ticks
+
+
+def _captured_figures(monkeypatch) -> list:
+    """The figures the study's save_figure is handed, kept open for inspection."""
+    import kgrank.plotting
+
+    captured = []
+    original = kgrank.plotting.save_figure
+
+    def keep(figure, pdf, png):
+        captured.append(figure)
+        original(figure, pdf, png)
+
+    monkeypatch.setattr(kgrank.plotting, "save_figure", keep)
+    return captured
+
+
+def test_the_systems_figure_names_the_dataset_the_run_used(tmp_path, monkeypatch) -> None:
+    """Its title said FB15k-237 whatever the run used (issue 47)."""
+    from kgrank.studies.ir.figures import plot_systems
+
+    table = pd.DataFrame(
+        [
+            {"model": model, "evaluation": "test", "averaging": averaging, "metric": metric, "value": value}
+            for model, value in (("transe", 0.3), ("complex", 0.5))
+            for averaging, metric in (
+                ("micro", "inverse_harmonic_mean_rank"),
+                ("macro-pykeen", "inverse_harmonic_mean_rank"),
+                ("macro", "inverse_harmonic_mean_rank"),
+                ("macro", "ap_at_20"),
+                ("macro", "ndcg_at_20"),
+            )
+        ]
+    )
+    figures = _captured_figures(monkeypatch)
+    plot_systems(table, *_written(tmp_path, "systems"), caption="systems", dataset="nations")
+    _check_written(*_written(tmp_path, "systems"))
+    title = figures[0]._suptitle.get_text()
+    assert "Nations" in title and "FB15k-237" not in title
 
 
 def test_empty_figures_say_so(tmp_path) -> None:

@@ -330,7 +330,8 @@ def _systems(args: argparse.Namespace) -> None:
     from kgrank.studies.ir.settings import MAIN_EVALUATIONS
     from kgrank.tables import METRICS, read_tables_of
 
-    items = _read_systems(args.items, args.systems)
+    by_key = _read_item_tables(args.items, args.systems, "--systems")
+    items = {system: table for (_, system), table in by_key.items()}
     budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
     table = with_protocol(
         {
@@ -360,7 +361,8 @@ def _systems(args: argparse.Namespace) -> None:
         floatfmt=".4g",
         markdown_caption=True,
     )
-    plot_systems(table, args.pdf, args.png, caption=statement)
+    dataset = next(iter(by_key))[0]
+    plot_systems(table, args.pdf, args.png, caption=statement, dataset=dataset)
 
 
 def _sparsity(args: argparse.Namespace) -> None:

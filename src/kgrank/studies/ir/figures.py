@@ -379,6 +379,8 @@ def plot_discrimination(
 ) -> None:
     """Rows: evaluations; columns: metrics; the p-values of all system pairs sorted
     increasingly (log y), one colour per averaging, the significance level as a line."""
+    from matplotlib import ticker
+
     _set_style()
     if pairs.empty:
         _nothing_to_draw("Fewer than two systems: no pair to test.", pdf, png, caption)
@@ -414,6 +416,8 @@ def plot_discrimination(
                 axis.set_title(metric_label(metric), fontsize=9)
             if row == len(panels) - 1:
                 axis.set_xlabel("system pairs, sorted by p")
+            # pairs are counted: whole-number ticks only
+            axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
             if column == 0:
                 axis.set_ylabel(f"{_panel_label(panel)}\np-value (paired t, log)", fontsize=7)
     _finish(
@@ -437,7 +441,9 @@ SYSTEM_BARS = (
 )
 
 
-def plot_systems(table: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "") -> None:
+def plot_systems(
+    table: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "", dataset: str = "fb15k237"
+) -> None:
     """One panel per evaluation set: each system's MRR (micro, PyKEEN's macro, the best-answer
     macro), MAP@20 and nDCG@20 as grouped bars (the aggregate table of aggregate.py)."""
     _set_style()
@@ -479,7 +485,8 @@ def plot_systems(table: pd.DataFrame, pdf: str | Path, png: str | Path, caption:
         axis.set_title(f"{title}\n{protocol_label(protocol)}" if protocol else title, fontsize=8)
         axis.set_ylim(0, 1)
         axis.set_ylabel("value (higher is better)")
-    title = "Micro vs macro metrics of every system (FB15k-237"
+    # the dataset the run used, not the paper's
+    title = f"Micro vs macro metrics of every system ({dataset_label(dataset)}"
     title += (
         f"; rows: {', '.join(protocol_label(p) for p in protocols)})" if protocols != [""] else ", filtered)"
     )
