@@ -239,3 +239,23 @@ def test_tables_2_and_3_come_from_the_registry():
     powers = table3(metrics).set_index("mean")
     assert powers.loc["geometric", "key"] == "geometric_mean_rank"
     assert powers.loc["maximum", "key"] == "power_mean_rank_inf"
+
+
+def test_figure1_draws_each_values_interval(tmp_path, monkeypatch):
+    """Figure 1 had no intervals (issue 47): each bar gets its metric table's ci_low and
+    ci_high as an error bar, at the bar's centre."""
+    import kgrank.studies.paper.figure1 as figure1
+
+    metrics = _metrics().assign(
+        ci_low=lambda frame: frame["value"] - 0.1, ci_high=lambda frame: frame["value"] + 0.2
+    )
+    captured = []
+    monkeypatch.setattr(figure1, "save_figure", lambda figure, pdf, png: captured.append(figure))
+    plot_figure1(metrics, _stats(), tmp_path / "f.pdf", tmp_path / "f.png")
+    mrr_axis = captured[0].axes[0]
+    # 2 datasets x 2 models: one error bar each, from value - 0.1 to value + 0.2
+    segments = [collection for collection in mrr_axis.collections if len(collection.get_segments()) == 1]
+    spans = sorted((segment[0][0][1], segment[0][1][1]) for segment in (c.get_segments() for c in segments))
+    assert len(spans) == 4 and all(
+        low == pytest.approx(0.4) and high == pytest.approx(0.7) for low, high in spans
+    )

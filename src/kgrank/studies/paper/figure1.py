@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from kgrank.labels import dataset_label, model_label
@@ -71,6 +73,7 @@ def draw_figure1_row(
             ax=axis,
             errorbar=None,
         )
+        _interval_bars(axis, data[data["metric"] == key], dataset_order, model_order)
         axis.set_title(f"{row_title}: {title}" if row_title else title)
         axis.set_xlabel(f"dataset (ordered by number of {order})")
         axis.set_ylabel(y_label)
@@ -82,6 +85,32 @@ def draw_figure1_row(
         if axis is not axes[-1]:
             axis.get_legend().remove()
     axes[-1].legend(title="model", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def _interval_bars(axis: Any, rows: pd.DataFrame, dataset_order: list[str], model_order: list[str]) -> None:
+    """Each bar's sampling interval (the metric table's ci_low and ci_high: how far the
+    value would move over test sets like this one) as an error bar on it. seaborn draws
+    one bar container per model (hue order), its bars in dataset order."""
+    if not {"ci_low", "ci_high"} <= set(rows.columns):
+        return
+    by_cell = rows.set_index(["dataset_label", "model_label"])
+    for model, container in zip(model_order, axis.containers, strict=False):
+        for dataset, bar in zip(dataset_order, container, strict=False):
+            if (dataset, model) not in by_cell.index:
+                continue
+            row = by_cell.loc[(dataset, model)]
+            low, high, value = float(row["ci_low"]), float(row["ci_high"]), float(row["value"])
+            if not (np.isfinite(low) and np.isfinite(high)):
+                continue
+            axis.errorbar(
+                bar.get_x() + bar.get_width() / 2,
+                value,
+                yerr=[[max(value - low, 0.0)], [max(high - value, 0.0)]],
+                fmt="none",
+                ecolor="black",
+                elinewidth=0.7,
+                capsize=1.5,
+            )
 
 
 def plot_figure1(
