@@ -93,3 +93,20 @@ def test_both_files_are_cropped_as_tight_saving_crops_each(tmp_path, layout, cap
     assert tight[1] > 2 * 200  # the caption hangs below the 2-inch figure and is kept
     assert all(abs(a - b) <= 2 for a, b in zip(once, tight, strict=True)), (once, tight)
     assert media_box(tmp_path / "once.pdf") == pytest.approx(media_box(tmp_path / "tight.pdf"), abs=1.0)
+
+
+def test_every_system_gets_its_own_style_and_a_model_the_same_everywhere():
+    """Issue 47: the drift figure gave eight systems one colour. Each system now has a
+    (colour, line style) of its own, a trained model the same one in every figure."""
+    from kgrank.plotting import MODEL_ORDER, system_styles
+
+    eight = ["transe", "rotate", "complex", "tucker", "pk-folder", "pk-ranks", "pk-scores", "distmult"]
+    styles = system_styles(eight)
+    assert len(set(styles.values())) == 8
+    assert (
+        system_styles(["complex"])["complex"]
+        == styles["complex"]
+        == system_styles(list(MODEL_ORDER))["complex"]
+    )
+    many = system_styles([f"system-{index}" for index in range(12)])
+    assert len(set(many.values())) == 12  # past the palette's ten colours, another line style

@@ -14,6 +14,25 @@ import seaborn as sns  # noqa: E402
 from kgrank.io import atomic_path  # noqa: E402
 
 PALETTE = "colorblind"
+# The models the workflow trains, in the order that fixes their colours: a model has the
+# same colour in every figure; any other system takes the next colours in the order given.
+MODEL_ORDER = ("transe", "rotate", "complex", "tucker", "distmult", "rescal", "conve")
+# Beyond the palette's ten colours a system also takes another line style (a colour-blind
+# palette has no eleventh colour that stays apart from the ten).
+LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def system_styles(systems: list[str]) -> dict[str, tuple[tuple[float, float, float], object]]:
+    """A (colour, line style) per system, distinct for every system and the same for a
+    model in every figure: the trained models first in :data:`MODEL_ORDER`, then the rest
+    in the order given; the eleventh system on repeats a colour with another line style."""
+    palette = sns.color_palette(PALETTE, 10)
+    ordered = [*MODEL_ORDER, *(name for name in dict.fromkeys(systems) if name not in MODEL_ORDER)]
+    return {
+        name: (palette[index % 10], LINE_STYLES[(index // 10) % len(LINE_STYLES)])
+        for index, name in enumerate(ordered)
+        if name in systems
+    }
 
 
 def set_style() -> None:

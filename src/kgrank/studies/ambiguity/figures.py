@@ -106,11 +106,11 @@ def plot_variants(
 
 def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: str = "") -> None:
     """Rows: protocol; columns: MR, Hits@10, MRR, AMRI, AH@10, AMRR and their z-scores;
-    one line per (dataset, model), a band from the lowest to the highest seed."""
+    one line per (dataset, model), a band from the lowest to the highest seed: a colour per
+    model (the same in every figure), a marker per dataset."""
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
-    from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
+    from kgrank.plotting import add_caption, save_figure, set_style, system_styles
 
     set_style()
     keys = [key for key in drift_metric_keys() if key in set(drift["metric"])]
@@ -120,8 +120,8 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
     )
     datasets = list(dict.fromkeys(drift["dataset"]))
     models = list(dict.fromkeys(drift["model"]))
-    colours = dict(zip(datasets, sns.color_palette(PALETTE, len(datasets)), strict=True))
-    styles = dict(zip(models, ("-", "--", ":", "-.", (0, (5, 1)), (0, (1, 3))), strict=False))
+    styles = system_styles(models)
+    markers = dict(zip(datasets, ("o", "s", "^", "D", "v", "P", "X", "*"), strict=False))
     for row, protocol in enumerate(protocols):
         for column, key in enumerate(keys):
             axis = axes[row, column]
@@ -134,12 +134,14 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
                     mean=("value", "mean"),
                 )
                 summary = summary.sort_values("x")
-                colour = colours[dataset]
+                colour, linestyle = styles[model]
                 axis.plot(
                     summary["x"],
                     summary["mean"],
                     color=colour,
-                    linestyle=styles.get(model, "-"),
+                    linestyle=linestyle,
+                    marker=markers.get(dataset, "o"),
+                    markersize=3,
                     linewidth=1,
                     label=f"{dataset_label(dataset)} {model_label(model)}",
                 )
@@ -155,7 +157,7 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
                 axis.set_ylabel(PROTOCOL_LABELS[protocol], fontsize=7)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     figure.legend(
-        handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize=7, bbox_to_anchor=(0.5, -0.02)
+        handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize=7, bbox_to_anchor=(0.5, 0.0)
     )
     figure.suptitle(
         "Candidate-set size: raw metrics drift, adjusted ones should not (band: lowest to highest seed)"

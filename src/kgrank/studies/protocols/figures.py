@@ -188,7 +188,9 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
             )
         axis.set_xscale("log")
         axis.set_xlabel("k, sampled negatives per task (log scale)")
-        axis.set_ylabel("bias of the MRR estimate (estimate − full MRR)")
+        if axis is axes[0, 0]:
+            # on two lines: in one it ran past the panel's height into the x labels
+            axis.set_ylabel("bias of the MRR estimate\n(estimate − full MRR)")
         axis.set_title(dataset_label(dataset), fontsize=9)
     handles, labels = [], []
     for axis in axes[0]:
