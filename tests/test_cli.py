@@ -2418,3 +2418,27 @@ def test_evaluate_by_relation_and_category(nations_dir, tmp_path, capsys):
         assert ours[row.group] == pytest.approx(row.value, rel=1e-9)
     code, _, err = _run([*argv, "--by-out", str(tmp_path / "x.tsv")], capsys)
     assert code == 2 and "--by-out goes with --by relation" in err
+
+
+class _Loaded(Exception):
+    """Raised by a stand-in load_model: which device a command asked for."""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ranks", "--out", "r.parquet", "--seed", "1"],
+        ["ambiguity-subsets", "--out", "s.parquet", "--fractions", "0.5", "--repetitions", "2", "--seed", "1"]
+        + ["--batch-size", "8", "--threads", "1"],
+    ],
+    ids=["ranks", "ambiguity-subsets"],
+)
+def test_a_scoring_command_loads_its_model_on_the_device_it_is_given(argv, monkeypatch, tmp_path):
+    import kgrank.training
+
+    def load_model(model_dir, dataset_dir, device="cpu"):
+        raise _Loaded(device)
+
+    monkeypatch.setattr(kgrank.training, "load_model", load_model)
+    with pytest.raises(_Loaded, match="^cuda:1$"):
+        main([*argv, "--dataset-dir", str(tmp_path), "--model-dir", str(tmp_path), "--device", "cuda:1"])

@@ -300,3 +300,32 @@ def test_paper_profile_plans_the_whole_family_tree(tmp_path):
     assert plan.get("openworld_family_tree") == 36, plan
     assert {"openworld_simulate", "openworld_inconsistency", "openworld_inversions"} <= set(plan)
     assert "train" not in plan  # the family tree trains its own models, not the stage's pairs
+
+
+def test_the_configs_device_reaches_every_rule_that_scores(tmp_path):
+    """Issue 46: with `device:` set, every rule that scores with a model (ranks, sampled
+    ranks, external systems, the IR pass, the subsets, the ties, the family tree) and
+    training pass it on, and each command, parsing its own line, takes it."""
+    import shlex
+
+    from kgrank.cli import build_parser
+
+    result = snakemake(tmp_path, "-n", "-p", "--config", "device=cuda:1")
+    assert result.returncode == 0, result.stderr[-2000:]
+    # Snakemake prints each job's command as "Shell command: kgrank ... 2>&1 | tee log"
+    commands = [
+        line.split("Shell command:", 1)[1].split("|")[0].replace("2>&1", "").strip()
+        for line in result.stdout.splitlines()
+        if line.startswith("Shell command: kgrank ")
+    ]
+    scoring = {"ranks", "ambiguity-subsets", "ir-evaluate", "protocols-ties-pair", "openworld-family-tree"}
+    scoring |= {"evaluate", "train"}
+    seen = set()
+    parser = build_parser()
+    for command in commands:
+        words = shlex.split(command)
+        if words[1] not in scoring:
+            continue
+        seen.add(words[1])
+        assert parser.parse_args(words[1:]).device == "cuda:1", command
+    assert seen == scoring

@@ -319,7 +319,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch-size", type=positive_int, default=256, help="test triples scored at once (bounds memory)"
     )
     add_filter_splits(command)
-    command.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1 ...")
     add_threads(command)
     command.add_argument(
         "--scoring",

@@ -133,6 +133,13 @@ def add_filter_splits(command: argparse.ArgumentParser, *, required: bool = Fals
     )
 
 
+def add_device(command: argparse.ArgumentParser) -> None:
+    """``--device`` for a command that scores with a model (the config's ``device``)."""
+    command.add_argument(
+        "--device", default="cpu", help="where the model scores: auto (a GPU if present), cpu, cuda:1 ..."
+    )
+
+
 def add_header(command: argparse.ArgumentParser) -> None:
     """``--header`` for a --dataset that is a folder of raw split files."""
     command.add_argument(
@@ -158,8 +165,11 @@ def add_dataset_dir(command: argparse.ArgumentParser) -> None:
 
 
 def add_model_dir(command: argparse.ArgumentParser) -> None:
+    """``--model-dir`` and the ``--device`` the model scores on: every command that loads
+    a trained model takes both, so that the config's device reaches every scoring rule."""
     command.add_argument(
         "--model-dir",
         required=True,
         help="a trained model's folder (model.pt, config.json) of `kgrank train`",
     )
+    add_device(command)

@@ -295,7 +295,9 @@ def _versions() -> dict[str, str]:
 
 
 def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cpu") -> tuple[Any, Any]:
-    """Rebuild a trained model from its state dict and resolved configuration."""
+    """Rebuild a trained model from its state dict and resolved configuration, on
+    ``device`` (``auto``: the GPU where there is one)."""
+    device = str(resolve_device(device))
     model_dir = Path(model_dir)
     resolved = read_json(model_dir / "config.json")
     # the pipeline trained (a budget may change dimensions), as built by train()

@@ -9,6 +9,7 @@ rule ranks:
     output:
         rank_file(),
     params:
+        device=config["device"],
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
@@ -28,7 +29,7 @@ rule ranks:
     conda:
         "../envs/kgrank.yaml"
     shell:
-        "kgrank ranks --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
+        "kgrank ranks --device {params.device} --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
         " --out {output} --seed {params.seed} --batch-size {params.batch_size}"
         " --filter-splits {params.filter_splits} --scoring {params.scoring} --threads {threads}"
         " {params.sampled} 2>&1 | tee {log}"
@@ -45,6 +46,7 @@ use rule ranks as sampled_ranks with:
     wildcard_constraints:
         candidates=r"[1-9][0-9]*",
     params:
+        device=config["device"],
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
@@ -72,6 +74,7 @@ if EXTERNAL_PAIRS:
         wildcard_constraints:
             model="|".join(EXTERNAL_NAMES),
         params:
+            device=config["device"],
             dataset_dir=of_wildcards(dataset_dir),
             system=external_arguments,
             seed=config["seed"],
@@ -88,7 +91,7 @@ if EXTERNAL_PAIRS:
         conda:
             "../envs/kgrank.yaml"
         shell:
-            "kgrank evaluate --dataset {params.dataset_dir} {params.system} --name {wildcards.model}"
+            "kgrank evaluate --device {params.device} --dataset {params.dataset_dir} {params.system} --name {wildcards.model}"
             " --ranks-out {output} --seed {params.seed} --batch-size {params.batch_size}"
             " --filter-splits {params.filter_splits} --threads {threads} --quiet 2>&1 | tee {log}"
 

@@ -80,6 +80,7 @@ rule ambiguity_subsets:
     output:
         AMBIGUITY_SUBSET_RANKS,
     params:
+        device=config["device"],
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
@@ -99,7 +100,7 @@ rule ambiguity_subsets:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-subsets --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
+        "kgrank ambiguity-subsets --device {params.device} --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
         " --fractions {params.fractions} --repetitions {params.repetitions} --seed {params.seed}"
         " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
         " --out {output} --quiet 2>&1 | tee {log}"

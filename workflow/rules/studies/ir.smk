@@ -135,6 +135,7 @@ rule ir_evaluate:
         metrics=IR_MICRO,
         runs=directory(f"{IR_DIR}/{{dataset}}/runs/{{model}}"),
     params:
+        device=config["device"],
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
         export=lambda wildcards: " ".join(ir_settings.exported_evaluations(wildcards.dataset, IR_DATASET)),
@@ -156,7 +157,7 @@ rule ir_evaluate:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ir-evaluate --model-dir {params.model_dir} --dataset-dir {params.dataset_dir}"
+        "kgrank ir-evaluate --device {params.device} --model-dir {params.model_dir} --dataset-dir {params.dataset_dir}"
         " --dataset {wildcards.dataset} --model {wildcards.model} --evaluations {input.evaluations}"
         " --filter-splits {params.filter_splits} --hits {params.hits} --run-depth {params.run_depth}"
         " --export {params.export} --seed {params.seed} --threads {threads} --quiet"

@@ -146,6 +146,7 @@ rule openworld_family_tree:
     wildcard_constraints:
         density=r"\d+",
     params:
+        device=config["device"],
         folders=lambda wildcards: " ".join(
             f"{graph}={OPENWORLD_FAMILY_TREE_ROOT}/{graph}/density-{wildcards.density}"
             for graph in OPENWORLD_FAMILY_TREE["graphs"]
@@ -167,7 +168,7 @@ rule openworld_family_tree:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank openworld-family-tree --graph-folders {params.folders}"
+        "kgrank openworld-family-tree --device {params.device} --graph-folders {params.folders}"
         " --density {wildcards.density} --configuration {wildcards.configuration}"
         " --pipeline {params.pipeline:q} --evaluate-every {params.every} --seed {params.seed}"
         " --threads {threads} --out {output} --quiet 2>&1 | tee {log}"

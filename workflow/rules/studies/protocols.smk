@@ -233,6 +233,7 @@ rule protocols_ties_pair:
     output:
         PROTOCOLS_TIES_PAIR,
     params:
+        device=config["device"],
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
         scorers=PROTOCOLS_TIES_ARGUMENTS["scorers"],
@@ -262,7 +263,7 @@ rule protocols_ties_pair:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank protocols-ties-pair --dataset {wildcards.dataset} --model {wildcards.model}"
+        "kgrank protocols-ties-pair --device {params.device} --dataset {wildcards.dataset} --model {wildcards.model}"
         " --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
         " --scorers {params.scorers} --decimals {params.decimals} --tolerances {params.tolerances}"
         " --max-test-triples {params.max_test_triples} --depth {params.depth} --measures {params.measures}"

@@ -80,7 +80,7 @@ def _subsets(args: argparse.Namespace) -> None:
     from kgrank.training import load_model
 
     torch.set_num_threads(args.threads)
-    model, factories = load_model(args.model_dir, args.dataset_dir)
+    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
     test = np.asarray(factories.testing.mapped_triples, dtype=np.int64)
     plan = subset_plan(test, factories.training.num_entities, args.fractions, args.repetitions, args.seed)
     table = subset_rank_table(

@@ -188,7 +188,7 @@ def _evaluate(args: argparse.Namespace) -> None:
 
     torch.set_num_threads(args.threads)
     evaluations = read_table(args.evaluations, evaluations_kind())
-    model, factories = load_model(args.model_dir, args.dataset_dir)
+    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
     _check_ids(evaluations, factories.training, args.evaluations, args.dataset_dir)
     result = evaluate_model(
         model,

@@ -7,6 +7,7 @@ import argparse
 
 from kgrank.cli_options import (
     add_caption,
+    add_device,
     add_figure_paths,
     add_quiet,
     add_seed,
@@ -234,6 +235,7 @@ def _family_tree(args: argparse.Namespace) -> None:
         seed=args.seed,
         threads=args.threads,
         progress=not args.quiet,
+        device=args.device,
     )
     table.insert(1, "model", pipeline["model"])
     table.insert(1, "configuration", args.configuration)
@@ -399,6 +401,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--evaluate-every", type=positive_int, required=True, help="epochs between two evaluated checkpoints"
     )
     add_seed(command, "model initialisation and training order")
+    add_device(command)
     add_threads(command)
     command.add_argument("--out", required=True, help="where to write the checkpoints' metrics as TSV")
     add_quiet(command)

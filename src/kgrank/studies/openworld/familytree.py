@@ -298,19 +298,20 @@ def train_and_evaluate(
     seed: int,
     threads: int = 1,
     progress: bool = True,
+    device: str = "cpu",
 ) -> pd.DataFrame:
     """Train one configuration on one density (graph variants share its training triples)
     with the 1-N step where it exists, evaluating every ``evaluate_every`` epochs; one row
-    per (graph, epoch, set, metric variant)."""
+    per (graph, epoch, set, metric variant); on ``device`` (``auto``: a GPU if present)."""
     from pykeen.utils import set_random_seed
 
-    from kgrank.training import build_model, create_inverse_triples, fit
+    from kgrank.training import build_model, create_inverse_triples, fit, resolve_device
 
     torch.set_num_threads(threads)
     trees = read_graphs(folders)
     set_random_seed(seed)
     factory = training_factory(next(iter(trees.values())), create_inverse_triples(pipeline))
-    model = build_model(pipeline, factory, seed)
+    model = build_model(pipeline, factory, seed).to(resolve_device(device))
     num_epochs = int(pipeline["training_kwargs"]["num_epochs"])
     checkpoints = Checkpoints(trees, metrics, evaluate_every, num_epochs)
     fit(model, pipeline, factory, num_epochs=num_epochs, callbacks=[checkpoints], progress=progress)

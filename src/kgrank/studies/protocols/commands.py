@@ -309,7 +309,7 @@ def _ties_pair(args: argparse.Namespace) -> None:
         profile=args.profile,
     )
     torch.set_num_threads(args.threads)
-    model, factories = load_model(args.model_dir, args.dataset_dir)
+    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
     table = pair_ties(
         model,
         np.asarray(factories.testing.mapped_triples, dtype=np.int64),
