@@ -641,16 +641,6 @@ class AdjustedUnderSampling:
     sampled_values: np.ndarray
     sampled_indices: np.ndarray
 
-    @property
-    def value_rmse(self) -> float:
-        """Root mean squared distance of the sampled metric from the full one."""
-        return float(np.sqrt(np.mean((self.sampled_values - self.full_value) ** 2)))
-
-    @property
-    def index_rmse(self) -> float:
-        """Root mean squared distance of the sampled adjusted index from the full one."""
-        return float(np.sqrt(np.mean((self.sampled_indices - self.full_index) ** 2)))
-
 
 def adjusted_index(
     metric: str | Metric, values: np.ndarray | float, num_candidates: np.ndarray

@@ -217,25 +217,6 @@ def ties_kind() -> TableKind:
     )
 
 
-def ties_width_kind() -> TableKind:
-    """The rank-width table of `kgrank protocols-ties`."""
-    return table_kind(
-        "rank width table",
-        "`kgrank protocols-ties`",
-        TIES_WIDTH_COLUMNS,
-        ints=("num_tasks", "max_width"),
-        floats=("mean_width", "tied_share"),
-        strings=("dataset", "model", "side"),
-        choices={"side": SIDES_AND_BOTH},
-        ranges={
-            "num_tasks": (1, None),
-            "mean_width": (0, None),
-            "tied_share": (0, 1),
-            "max_width": (0, None),
-        },
-    )
-
-
 def read_ties_tables(paths: Sequence[str | Path]) -> pd.DataFrame:
     """The pair tables of `kgrank protocols-ties-pair`, checked, one pair each, concatenated."""
     from kgrank.tables import read_table

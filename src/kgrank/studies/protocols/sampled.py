@@ -57,8 +57,6 @@ ADJUSTED = "adjusted-index"
 REPORTED_ESTIMATORS = (*SAMPLED_ESTIMATORS, ADJUSTED)
 INDEPENDENT, FIXED_SET = "independent", "fixed-set"
 VARIANTS = (INDEPENDENT, FIXED_SET)
-# Methods of a row: exact moments, replicate draws, one shared draw, or not computed
-METHODS = ("exact", "replicates", "one draw", "skipped")
 EXACT_NOTE = "exact: summed over the hypergeometric law of every sampled rank"
 ADJUSTED_NOTE = "the sampled metric adjusted by its expectation on the k_i + 1 sampled candidates"
 FIXED_SET_NOTE = "one draw: every system ranked against the same k non-answers per task (OGB)"
