@@ -2244,7 +2244,12 @@ def test_a_score_matrix_in_another_column_order_is_caught_and_named(nations_dir,
     assert (
         "shuffled.npy ranks the test answers no better than random" in err and "--column-labels FILE" in err
     )
+    code, out, err = _run([*shuffled, "--id-maps", str(tmp_path / "again")], capsys)  # the warning stays
+    assert code == 0 and "no better than random" in err
     labels = tmp_path / "columns.txt"
+    labels.write_bytes(b"brazil\n\xff\n")
+    code, _, err = _run([*shuffled, "--column-labels", str(labels)], capsys)
+    assert code == 2 and "byte 0xff at offset 7 is not UTF-8" in err
     labels.write_text("\n".join(entities["label"].to_numpy()[permutation]) + "\n")
     code, out, err = _run([*shuffled, "--column-labels", str(labels)], capsys)
     assert code == 0 and "no better than random" not in err
@@ -2342,8 +2347,9 @@ def test_every_option_a_refusal_names_exists():
 
 
 def test_the_header_hint_runs_as_given(tmp_path, capsys):
-    """kgrank evaluate on a folder whose first line adds a new head: the refusal names
-    --header no, and that option, as given, reads the line as a triple."""
+    """kgrank evaluate on a folder whose first line adds a new head: a note names
+    --header yes, and that option, as given, skips the line; compare's matrix hint names
+    kgrank evaluate's options."""
     from pykeen.datasets import Nations
 
     raw = Path(Nations().training_path).parent
@@ -2352,7 +2358,7 @@ def test_the_header_hint_runs_as_given(tmp_path, capsys):
     for split in ("train", "valid", "test"):
         content = (raw / f"{split}.txt").read_bytes()
         (folder / f"{split}.txt").write_bytes(
-            b"atlantis\tembassy\tusa\n" + content if split == "train" else content
+            b"atlantis\tembassy\tusa\n" + content  # the same first line in each split
         )
     ranks = REPO / "tests/data/external-nations/ranks.csv"
     argv = [
@@ -2365,10 +2371,11 @@ def test_the_header_hint_runs_as_given(tmp_path, capsys):
         "--metrics",
         "mrr",
     ]
-    code, _, err = _run(argv, capsys)
-    assert code == 2 and "its head 'atlantis' occurs on no other line" in err and "(--header no)" in err
-    code, out, err = _run([*argv, "--header", "no"], capsys)
-    assert code == 0, err
+    code, out, err = _run(argv, capsys)
+    assert code == 0 and "its head 'atlantis' occurs on no other line" in err and "(--header yes)" in err
+    assert err.count("read as a triple") == 3
+    code, out, err = _run([*argv, "--header", "yes"], capsys)
+    assert code == 0 and "atlantis" not in err, err
     assert out.startswith("ranks on graph: 402 ranks")
     code, _, err = _run(
         [
@@ -2376,7 +2383,7 @@ def test_the_header_hint_runs_as_given(tmp_path, capsys):
             "--dataset",
             str(folder),
             "--header",
-            "no",
+            "yes",
             "--systems",
             f"a={tmp_path / 'm.npy'}",
             "b=x",

@@ -519,3 +519,10 @@ def test_the_paper_table_marks_what_the_tests_found():
         r"\textbf{" in latex and r"$^{\dagger}$$^{\ddagger}$" in latex and r"$^\dagger$: worse than" in latex
     )
     assert result.to_markdown().startswith("## Systems\n")
+
+
+def test_the_latex_paper_table_escapes_metric_labels():
+    frame = long_frame({"a": uniform_ranks(1, 40, 9), "b": uniform_ranks(2, 40, 9)}, 9, "d")
+    latex = compare(frame, metrics=["mean_inverse_rank_power_1_2", "mrr"], **FAST).to_latex()
+    header = next(line for line in latex.splitlines() if line.startswith("dataset & system"))
+    assert r"r\^{}-1/2" in header and "^-" not in header.replace(r"\^{}-", "")

@@ -602,3 +602,18 @@ def test_a_rank_array_in_test_order_reads_as_the_long_table(nations_dir, tmp_pat
     np.save(tmp_path / "bad.npy", array)
     with pytest.raises(KgrankInputError, match=r"bad.npy: row 4"):
         load_positional_ranks(tmp_path / "bad.npy", nations_dir)
+
+
+def test_a_pykeen_folder_loads_on_device_auto_and_a_rank_array_refuses_a_tolerance(nations_dir, tmp_path):
+    """Review of this session: device 'auto' (the paper profile's) reached torch.load as
+    a map location; a rank array in test order took a tie tolerance it cannot apply."""
+    import kgrank
+
+    folder = Path(__file__).parent / "data" / "external-nations" / "pykeen-distmult"
+    assert load_pykeen_model(folder, "auto", trusted=True).num_entities == 14
+    np.save(tmp_path / "ranks.npy", np.ones((201, 2)))
+    with pytest.raises(KgrankInputError, match="a rank table holds ranks, not scores"):
+        load_system(tmp_path / "ranks.npy", nations_dir, kind="positional", tolerance="absolute:0.5")
+    # a tuple of ranks is a rank vector, a pair of paths a system
+    table = kgrank.evaluate((1, 2, 3), 10, metrics="mrr")
+    assert table["value"].iloc[0] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)

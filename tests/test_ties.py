@@ -466,6 +466,8 @@ def test_tie_neutral_rank_values_refuse_what_they_cannot_average():
         tie_neutral_values([1], [2], "gmr")
     with pytest.raises(KgrankInputError, match="1 <= optimistic <= pessimistic"):
         tie_neutral_values([3], [2], "mrr")
+    with pytest.raises(KgrankInputError, match="need whole optimistic and pessimistic ranks"):
+        tie_neutral_values([2.5], [2.5], "mrr")
 
 
 def test_trec_values_refuses_a_query_without_a_level_of_zero_or_more():

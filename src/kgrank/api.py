@@ -132,7 +132,12 @@ def evaluate(
     head hits_at_1    1.0
     tail hits_at_1    0.0
     """
-    if isinstance(ranks, (str, os.PathLike, tuple, pd.DataFrame)):
+    is_pair = (
+        isinstance(ranks, tuple)
+        and len(ranks) == 2
+        and all(isinstance(part, (str, os.PathLike)) for part in ranks)
+    )
+    if isinstance(ranks, (str, os.PathLike, pd.DataFrame)) or is_pair:
         table = (
             ranks if isinstance(ranks, pd.DataFrame) else _system_ranks(ranks, dataset, seed, system_options)
         )

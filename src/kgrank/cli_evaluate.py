@@ -305,6 +305,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
         "--sampled-out": args.sampled_out,
         "--by-out": args.by_out,
     }
+    if args.id_maps is not None and Path(args.id_maps).exists() and not Path(args.id_maps).is_dir():
+        raise KgrankInputError(f"--id-maps {args.id_maps}: a file; give a folder for the two id maps")
+    if args.by is not None and args.weights is not None:
+        raise KgrankInputError("--by and --weights: the groups take no task weights yet; drop one of them")
     for option, path in outputs.items():
         if path is not None and Path(path).is_dir():
             raise KgrankInputError(f"{option} {path}: a folder; give a file name")
@@ -395,7 +399,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         # a model's scores, hence its ties, may depend on the number of threads
         torch.set_num_threads(args.threads)
     tolerance = parse_tolerance(args.tie_tolerance)  # a misspelt tolerance stops before any ranking
-    if kind == "ranks" and not tolerance.exact:
+    if kind in ("ranks", "positional") and not tolerance.exact:
         raise KgrankInputError(
             f"--tie-tolerance {tolerance.name}: a rank table holds ranks, not scores, so its ties were "
             "settled where it was made; drop --tie-tolerance, or pass --model or --scores"
@@ -438,8 +442,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         if args.id_maps is not None:
             from kgrank.systems import id_maps
 
-            for kind, table in id_maps(folder).items():
-                write_table(Path(args.id_maps) / f"{kind}_to_id.tsv", table)
+            for map_kind, id_table in id_maps(folder).items():
+                write_table(Path(args.id_maps) / f"{map_kind}_to_id.tsv", id_table)
     if args.ranks_out is not None:
         write_table(args.ranks_out, ranks)
     result = evaluate_system(

@@ -876,7 +876,7 @@ class Comparison:
         """(name, title, frame, caption) of each non-empty table."""
         frames, captions = self.report_frames(), self.captions()
         titles = {"pairs": "Pairs", "systems": "Systems against random", "summary": "Across datasets"}
-        sections = [("paper", "Systems", self.paper_table(), self.paper_caption())]
+        sections = [("table", "Systems", self.paper_table(), self.paper_caption())]
         return sections + [
             (name, titles[name], frame, captions[name]) for name, frame in frames.items() if not frame.empty
         ]
@@ -901,10 +901,12 @@ class Comparison:
         systems table with LaTeX's bold and marks)."""
         tables = []
         for name, _, frame, caption in self._sections():
-            escape = name != "paper"
+            escape = name != "table"
             text = _latex_text(caption)
             if not escape:
                 frame = self.paper_table(latex=True)
+                # the metric labels head columns unescaped (M_2(r), mean r^-1/2)
+                frame.columns = [_latex_text(str(column)).replace("^", r"\^{}") for column in frame.columns]
                 for symbol, command in (("†", r"$^\dagger$"), ("°", r"$^\circ$"), ("‡", r"$^\ddagger$")):
                     text = text.replace(symbol, command)
                 frame = frame.assign(

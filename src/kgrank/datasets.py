@@ -15,9 +15,10 @@ position's vocabulary (``HEADER_WORDS``: head/relation/tail, h/r/t,
 subject/predicate/object, s/p/o, source/relation/target, from/rel/to ...), or by its shape
 once every split is read: when none of its three fields occurs as an entity or relation
 on any other line of the dataset (``head_entity relation tail_entity``). A first line of
-which only some fields are new would add entities or relations that no other line has:
-it is refused, naming the fix (``header: true`` or ``false``). Every other line is a
-triple. ``header: true`` always skips the first non-blank line, ``false`` never does.
+which only some fields are new stays a triple (a label on one line only is ordinary
+data), said on stderr with the fix (``header: true``) should it be a header. Every other
+line is a triple. ``header: true`` always skips the first non-blank line, ``false``
+never does.
 """
 
 from __future__ import annotations
@@ -165,9 +166,9 @@ def parse_triple_lines(lines: Iterable[bytes], source: str, header: Any = False)
 def settle_first_lines(files: Mapping[str, TripleLines]) -> dict[str, np.ndarray]:
     """Each split's triples, a first line that ``header: auto`` left undecided settled by
     its shape against the dataset's other lines (no split's undecided first line among
-    them, since headers name each other's words): none of its fields occurs there,
-    a header (skipped, said on stderr); some do and some do not, refused with the fix (it
-    would add entities or relations no other line has); all do, a triple."""
+    them, since headers name each other's words): none of its fields occurs there, a
+    header (skipped, said on stderr); some do, a triple, with a note on stderr naming the
+    fields no other line has and the fix (header: true) should it be a header."""
     result = {}
     for split, parsed in files.items():
         rows = parsed.rows
@@ -200,10 +201,14 @@ def settle_first_lines(files: Mapping[str, TripleLines]) -> dict[str, np.ndarray
                     "(give it head, relation, tail lines)"
                 )
         elif new:
-            raise KgrankInputError(
-                f"{where}: its {' and '.join(new)} occur{'s' if len(new) == 1 else ''} on no other line; "
-                "if it is a header, set "
-                "header: true (--header yes), if it is a triple, header: false (--header no)"
+            # a label on one line only is ordinary data (6 % of WN18RR's lines hold one): a
+            # triple, said so that a header that shares some words with the data is seen
+            verb = "occurs" if len(new) == 1 else "occur"
+            print(
+                f"{where} read as a triple, though its {' and '.join(new)} {verb} on no other line; "
+                "if it is a header, delete it, or set header: true (--header yes) where every split starts "
+                "with one",
+                file=sys.stderr,
             )
         result[split] = rows
     return result
@@ -252,12 +257,10 @@ def _pykeen_dataset(name: str) -> Any:
 @contextmanager
 def offline_refusal(name: str) -> Iterator[None]:
     """A PyKEEN dataset that cannot be downloaded (no network) stops in one line with the
-    local sources instead of pystow's traceback."""
-    from pystow.utils.download import DownloadError
-
+    local sources instead of pystow's traceback (its DownloadError is an OSError)."""
     try:
         yield
-    except (DownloadError, OSError) as error:
+    except OSError as error:
         reason = " ".join(str(error).split())[:160]
         raise KgrankInputError(
             f"dataset {name!r}: PyKEEN could not download it ({reason}); offline, give a local copy: in the "

@@ -532,9 +532,9 @@ def ndcg_at(k: int) -> Metric:
 # Metrics with a cut-off, any k: the names each takes (normalised) and how it is built
 CUT_OFF_FAMILIES = (
     (("hitsat", "hits@", "h@", "hat"), lambda k: hits_at(k)),
-    (("mrr@", "mrrat", "rr@", "reciprocalrankat"), lambda k: reciprocal_rank_at(k)),
-    (("precision@", "precisionat", "p@"), lambda k: precision_at(k)),
-    (("ndcg@", "ndcgat"), lambda k: ndcg_at(k)),
+    (("mrr@", "rr@"), lambda k: reciprocal_rank_at(k)),
+    (("p@",), lambda k: precision_at(k)),
+    (("ndcg@",), lambda k: ndcg_at(k)),
 )
 
 

@@ -690,6 +690,9 @@ def load_pykeen_model(folder: str | os.PathLike[str], device: str = "cpu", *, tr
         )
     if not trusted:
         raise KgrankInputError(f"{path}: not loaded: {UNTRUSTED_PICKLE}")
+    from kgrank.training import resolve_device
+
+    device = str(resolve_device(device))
     try:
         model = torch.load(path, map_location=device, weights_only=False)
     except (
@@ -816,7 +819,16 @@ def _column_of_id(path: str | os.PathLike[str], entity_to_id: Mapping[str, int])
         raise KgrankInputError(
             f"{path}: no such file; give the entity label of each matrix column, one a line"
         )
-    labels = [line.rstrip("\r\n") for line in path.read_text(encoding="utf-8-sig").splitlines()]
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise KgrankInputError(
+            f"{path}: byte {error.object[error.start]:#04x} at offset {error.start} is not UTF-8; "
+            "save the file as UTF-8"
+        ) from None
+    # split on line ends only: str.splitlines would also split a label at U+2028 or \x1c
+    labels = [line.removesuffix("\r") for line in text.split("\n")]
+    labels = labels[:-1] if labels and labels[-1] == "" else labels
     if len(labels) != len(entity_to_id):
         raise KgrankInputError(
             f"{path}: {len(labels)} lines for {len(entity_to_id)} entities of the dataset; give one label "
@@ -1109,16 +1121,16 @@ def load_system(
         )
     if isinstance(source, (list, tuple)):
         raise KgrankInputError(f"a {kind} system is one path, got {len(source)}")
+    if kind in ("ranks", "positional") and tolerance is not None and not tolerance.exact:
+        raise KgrankInputError(
+            f"tie tolerance {tolerance.name}: a rank table holds ranks, not scores, so its ties were "
+            "settled where it was made; drop the tolerance, or pass the model or its score matrix"
+        )
     if kind == "positional":
         return load_positional_ranks(
             source, dataset_dir, filter_splits=filter_splits, allow_partial=allow_partial
         )
     if kind == "ranks":
-        if tolerance is not None and not tolerance.exact:
-            raise KgrankInputError(
-                f"tie tolerance {tolerance.name}: a rank table holds ranks, not scores, so its ties were "
-                "settled where it was made; drop the tolerance, or pass the model or its score matrix"
-            )
         return load_rank_table(
             source,
             dataset_dir,

@@ -106,8 +106,13 @@ def tie_neutral_values(optimistic: object, pessimistic: object, metric: str | Me
     mean of f over the block, from the cumulative sums of f(1), f(2), ... (an untied task
     takes f of its rank directly)."""
     chosen = mean_metric(metric, "tie-neutral values")
-    low = np.asarray(optimistic, dtype=np.int64).reshape(-1)
-    high = np.asarray(pessimistic, dtype=np.int64).reshape(-1)
+    given = [np.asarray(ranks, dtype=float).reshape(-1) for ranks in (optimistic, pessimistic)]
+    if any((values != np.round(values)).any() for values in given):
+        raise KgrankInputError(
+            "tie-neutral values need whole optimistic and pessimistic ranks (a realistic rank such as 2.5 "
+            "does not say the tie's width); give both"
+        )
+    low, high = (values.astype(np.int64) for values in given)
     if low.shape != high.shape or low.size == 0 or (low < 1).any() or (high < low).any():
         raise KgrankInputError(
             "tie-neutral values need one optimistic and one pessimistic rank per task, "

@@ -330,8 +330,7 @@ def _systems(args: argparse.Namespace) -> None:
     from kgrank.studies.ir.settings import MAIN_EVALUATIONS
     from kgrank.tables import METRICS, read_tables_of
 
-    by_key = _read_item_tables(args.items, args.systems, "--systems")
-    items = {system: table for (_, system), table in by_key.items()}
+    items = _read_systems(args.items, args.systems)
     budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
     table = with_protocol(
         {
@@ -361,7 +360,8 @@ def _systems(args: argparse.Namespace) -> None:
         floatfmt=".4g",
         markdown_caption=True,
     )
-    dataset = next(iter(by_key))[0]
+    # the run's dataset, as the systems' metric tables name it
+    dataset = str(read_tables_of(args.micro_metrics, METRICS)["dataset"].iloc[0])
     plot_systems(table, args.pdf, args.png, caption=statement, dataset=dataset)
 
 
