@@ -227,10 +227,11 @@ def ranking_seconds(
     ``passes`` times (the ranks job: once), with ``multiply_adds_per_query`` more work per
     query and pass in multiply-add equivalents (a study's hook: what its pass writes)."""
     queries = 2 * size.test
-    multiply_adds = ranking_multiply_adds(score_width(pipeline), size.entities, queries)
-    if passes != 1 or multiply_adds_per_query:
-        multiply_adds = passes * (multiply_adds + queries * multiply_adds_per_query)
-    return STARTUP_SECONDS + multiply_adds / MULTIPLY_ADDS_PER_SECOND
+    per_pass = (
+        ranking_multiply_adds(score_width(pipeline), size.entities, queries)
+        + queries * multiply_adds_per_query
+    )
+    return STARTUP_SECONDS + passes * per_pass / MULTIPLY_ADDS_PER_SECOND
 
 
 @dataclass(frozen=True)
