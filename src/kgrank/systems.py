@@ -1007,10 +1007,6 @@ def load_positional_ranks(
             f"with --order test give an array of shape ({len(test)}, 2): the head's rank, then the tail's, "
             "per triple in that file's order"
         )
-    print(
-        f"{path}: read as head and tail ranks of the {len(test)} test triples in test.tsv's order",
-        file=sys.stderr,
-    )
     long = pd.DataFrame(
         {
             "head": np.concatenate([test[:, 0], test[:, 0]]),
@@ -1022,9 +1018,15 @@ def load_positional_ranks(
     )
     # a problem names the array's row (1-based), as a Parquet row is named
     rows = np.concatenate([np.arange(1, len(test) + 1)] * 2)
-    return _rank_table_of(
+    table = _rank_table_of(
         _Source(path, long, rows, True), dataset_dir, filter_splits, allow_partial, "labels"
     )
+    # said once the array has read as a rank table, so a refusal stays one line
+    print(
+        f"{path}: read as head and tail ranks of the {len(test)} test triples in test.tsv's order",
+        file=sys.stderr,
+    )
+    return table
 
 
 def detect_kind(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> str:
