@@ -3,7 +3,7 @@
 #   snakemake --cores 2 results/figures/figure1.pdf     one figure and what it needs
 from snakemake.utils import min_version
 
-from kgrank.config import check_yaml_file
+from kgrank.workflow.config import check_yaml_file
 from kgrank.errors import KgrankInputError, stop_with
 
 min_version("9.20")

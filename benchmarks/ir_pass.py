@@ -139,8 +139,8 @@ def floor_seconds(
 
 def kgrank_seconds(model, factories, evaluations, labels, run_depth: int, export, batch_size: int, out: Path):
     """The pass as `kgrank ir-evaluate` runs it, in its three parts."""
-    from kgrank.candidates import known_answers
-    from kgrank.io import write_table
+    from kgrank.data.io import write_table
+    from kgrank.engine.candidates import known_answers
     from kgrank.studies.ir.evaluation import evaluation_pass, item_table
     from kgrank.studies.ir.settings import protocol_filter_splits
     from kgrank.studies.ir.trec import run_file_name, run_files, write_run
@@ -182,11 +182,11 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     torch.set_num_threads(args.threads)
 
-    from kgrank.scoring import Scorer
+    from kgrank.data.tables import read_table
+    from kgrank.engine.scoring import Scorer
     from kgrank.studies.ir.evaluation import entity_labels
     from kgrank.studies.ir.settings import exported_evaluations
     from kgrank.studies.ir.trec import MEASURE_DEPTH
-    from kgrank.tables import read_table
 
     evaluations_path = args.results / "ir" / DATASET / "evaluations.parquet"
     if not evaluations_path.is_file():

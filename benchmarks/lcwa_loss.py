@@ -1,5 +1,5 @@
 """Milliseconds of the LCWA loss, forward and backward: PyKEEN's on the dense label block
-against kgrank's from the positives' indices (kgrank.lcwa_loss).
+against kgrank's from the positives' indices (kgrank.training.lcwa_loss).
 
 For each dataset's (batch x entities) score block (FB15k-237 14,505 entities, WN18RR
 40,943; batch 512) and each loss the published LCWA configurations use (cross-entropy
@@ -50,7 +50,7 @@ def _pykeen_step(loss, scores, rows, columns) -> None:
 
 
 def _fused_step(loss, scores, rows, columns) -> None:
-    from kgrank.lcwa_loss import lcwa_loss_from_positives
+    from kgrank.training.lcwa_loss import lcwa_loss_from_positives
 
     leaf = scores.clone().requires_grad_(True)
     lcwa_loss_from_positives(loss, leaf, rows, columns, 0.1).backward()

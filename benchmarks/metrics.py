@@ -65,8 +65,8 @@ def main() -> None:
     parser.add_argument("--replicates", type=int, default=10_000)
     args = parser.parse_args()
 
-    from kgrank.metrics import default_metrics, evaluate_rank_table, moments_of
-    from kgrank.moments import SAMPLING_REPLICATES
+    from kgrank.evaluation.metrics import default_metrics, evaluate_rank_table, moments_of
+    from kgrank.evaluation.moments import SAMPLING_REPLICATES
     from kgrank.studies.moments.montecarlo import check_moments
 
     table = rank_table(args.triples, args.candidates)

@@ -66,7 +66,7 @@ def untrained_distmult(results: Path, seed: int):
     ties stay rare)."""
     from pykeen.models import DistMult
 
-    from kgrank.datasets import load_factories
+    from kgrank.data.datasets import load_factories
 
     factories = load_factories(results / "data" / "fb15k237")
     model = DistMult(triples_factory=factories.training, embedding_dim=200, random_seed=seed)
@@ -83,9 +83,9 @@ def model_for(results: Path, model_name: str, seed: int = 42):
         return with_l2_norm(model, factories), factories
     if model_name == "distmult":
         return untrained_distmult(results, seed)
-    from kgrank.config import pair_budget
-    from kgrank.hyperparameters import load_hyperparameters
-    from kgrank.training import load_model, train
+    from kgrank.training.hyperparameters import load_hyperparameters
+    from kgrank.training.train import load_model, train
+    from kgrank.workflow.config import pair_budget
 
     dataset_dir = results / "data" / "fb15k237"
     model_dir = results / "models" / "fb15k237" / model_name
@@ -128,8 +128,8 @@ def evaluator_ranks(model, factories, test, batch_size: int) -> tuple[float, dic
 
 
 def engine_ranks(model, factories, test, batch_size: int):
-    from kgrank.candidates import known_answers
-    from kgrank.ranks import compute_ranks
+    from kgrank.engine.candidates import known_answers
+    from kgrank.engine.ranks import compute_ranks
 
     start = time.perf_counter()
     # The filter index is built inside the timing: PyKEEN builds its own filter too.
@@ -216,7 +216,7 @@ def main() -> None:
 
     from training import op_breakdown  # benchmarks/training.py
 
-    from kgrank.scoring import Scorer
+    from kgrank.engine.scoring import Scorer
 
     print(
         f"{'model':<9} {'scoring':<9} {'triples':>7} {'PyKEEN s':>9} {'kgrank s':>9} {'ratio':>7} "

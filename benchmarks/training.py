@@ -10,7 +10,7 @@ norm, on random tensors of the same shapes. Times are the median of ``--batches`
 batches (after one untimed warm-up), each from the data loader's assembly of the batch
 (PyKEEN's dense label rows; kgrank's sparse ones) to the optimiser step, scaled to an
 epoch by the number of LCWA batches. The process keeps freed memory
-(:mod:`kgrank.allocator`), as every kgrank command does, for both sides.
+(:mod:`kgrank.training.allocator`), as every kgrank command does, for both sides.
 
 PyKEEN's step goes through its loop's own forward pass; where a (batch, entities, width)
 float32 tensor would not fit ``--pykeen-memory`` GiB (on WN18RR every family but RESCAL and
@@ -57,7 +57,7 @@ def prepared(data: Path, dataset: str) -> Path:
     if not (folder / "train.tsv").is_file():
         import yaml
 
-        from kgrank.datasets import prepare_dataset
+        from kgrank.data.datasets import prepare_dataset
 
         source = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["datasets"][dataset]
         if "archive" in source:
@@ -68,7 +68,7 @@ def prepared(data: Path, dataset: str) -> Path:
 
 def setting(dataset: str, family: str) -> tuple[dict, dict]:
     """(pipeline of the pair, with LCWA and the published dimensions), or a common one."""
-    from kgrank.hyperparameters import load_hyperparameters
+    from kgrank.training.hyperparameters import load_hyperparameters
 
     path = REPO / "config" / "hyperparameters" / dataset / f"{family}.yaml"
     if family in UNPUBLISHED:
@@ -108,7 +108,7 @@ def time_steps(
 
     from pykeen.training import LCWATrainingLoop
 
-    from kgrank.training_step import fast_scores, sparse_label_batches
+    from kgrank.training.step import fast_scores, sparse_label_batches
 
     seconds = []
     with fast_scores(model) if fast else nullcontext():
@@ -247,14 +247,14 @@ def main() -> None:
 
     from pykeen.optimizers import optimizer_resolver
 
-    from kgrank.allocator import keep_freed_memory
-    from kgrank.datasets import load_factories
-    from kgrank.training import build_model, create_inverse_triples
+    from kgrank.data.datasets import load_factories
+    from kgrank.training.allocator import keep_freed_memory
+    from kgrank.training.train import build_model, create_inverse_triples
 
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore")
     # as every kgrank command does; both sides' steps run under it
-    print(f"glibc keeps freed memory (kgrank.allocator): {keep_freed_memory()}")
+    print(f"glibc keeps freed memory (kgrank.training.allocator): {keep_freed_memory()}")
     print(f"threads: {args.threads}; seconds per epoch (median batch x LCWA batches per epoch)")
     columns = ("dataset", "family", "dim", "batch", "PyKEEN sub-batch", "PyKEEN s", "kgrank s", "floor s")
     print("| " + " | ".join([*columns, "PyKEEN / kgrank", "kgrank / floor"]) + " |")

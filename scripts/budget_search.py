@@ -3,10 +3,10 @@
 How the budgets in config/config.yaml were searched: each variant is the config's budget
 for the pair with some keys replaced (epochs, batch size, learning rate, dimension,
 training loop, negatives, loss, label smoothing), trained by kgrank's own training
-(``kgrank.training.train``, early stopping on the validation MRR as in the workflow)
+(``kgrank.training.train.train``, early stopping on the validation MRR as in the workflow)
 with the variants of a file running in parallel processes. For each it prints the
 validation MRR after every validated epoch and the training seconds that
-``kgrank.scheduling`` estimates for a 2-core CPU: a variant is only worth taking if it
+``kgrank.workflow.scheduling`` estimates for a 2-core CPU: a variant is only worth taking if it
 costs no more than the budget it replaces.
 
 A GPU makes the search fast. Its MRRs are close to the CPU's but not equal (other
@@ -48,9 +48,9 @@ def variant_budget(
 
 
 def estimated_cpu_seconds(dataset: str, model: str, budget: dict[str, Any], data_dir: Path) -> float:
-    """kgrank.scheduling's estimate of the pair's training under ``budget`` (a whole config
+    """kgrank.workflow.scheduling's estimate of the pair's training under ``budget`` (a whole config
     budget) on the 2-core reference machine."""
-    from kgrank.scheduling import dataset_size, pair_training_seconds, trained_pair
+    from kgrank.workflow.scheduling import dataset_size, pair_training_seconds, trained_pair
 
     path = REPO / "config" / "hyperparameters" / dataset / f"{model}.yaml"
     size = dataset_size(dataset, data_dir / dataset / "stats.json")
@@ -60,9 +60,9 @@ def estimated_cpu_seconds(dataset: str, model: str, budget: dict[str, Any], data
 def read_variants(path: Path, data_dir: Path) -> list[dict[str, Any]]:
     """The variants file, refused with one line naming the item and the fix where it is not
     a list of {dataset, model, name, budget} whose pairs and budget values kgrank accepts."""
-    from kgrank.config import PAIR_BUDGET_KEYS
     from kgrank.errors import KgrankInputError
-    from kgrank.hyperparameters import BUDGET_KEYWORDS, check_value
+    from kgrank.training.hyperparameters import BUDGET_KEYWORDS, check_value
+    from kgrank.workflow.config import PAIR_BUDGET_KEYS
 
     try:
         variants = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -106,9 +106,9 @@ def train_variant(
 ) -> dict:
     import pandas as pd
 
-    from kgrank.early_stopping import EarlyStopping
-    from kgrank.hyperparameters import load_hyperparameters
-    from kgrank.training import train
+    from kgrank.training.early_stopping import EarlyStopping
+    from kgrank.training.hyperparameters import load_hyperparameters
+    from kgrank.training.train import train
 
     dataset, model = variant["dataset"], variant["model"]
     hyperparameters = load_hyperparameters(REPO / "config" / "hyperparameters" / dataset / f"{model}.yaml")
@@ -155,8 +155,8 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--processes", type=int, default=8)
     args = parser.parse_args()
-    from kgrank.config import pair_budget
     from kgrank.errors import KgrankInputError
+    from kgrank.workflow.config import pair_budget
 
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
     try:

@@ -4,7 +4,7 @@ Each table a command reads is replaced, one at a time, by a damaged copy of the 
 from a finished run: empty (0 bytes), header only, a NaN in a required column, a required
 column renamed, an infinite value. The other inputs stay intact. Two dataset cases are
 added: `ranks` on an empty test split and `train` on an empty validation split. Every case
-runs `kgrank.cli.main` in this process, its outputs in a fresh folder, and is graded:
+runs `kgrank.cli.main.main` in this process, its outputs in a fresh folder, and is graded:
 
 - good: exit code 2, one line on stderr naming the damaged file, nothing written;
 - weak: exit code 2 with something written, more than one line or the file not named,
@@ -580,7 +580,7 @@ def damage(source: Path, target: Path, kind: str, nan_column: str, inf_column: s
 
 def run_case(argv: list[str]) -> tuple[int | str, str]:
     """Exit code (or 'traceback') and stderr of ``kgrank argv`` in this process."""
-    from kgrank.cli import main
+    from kgrank.cli.main import main
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

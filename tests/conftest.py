@@ -23,7 +23,7 @@ SHARED = REPO.parent / "shared"
 # another process needs (a trial with two workers and the default took the tiny local run
 # from 181 s alone to about 1,000 s). Waiting threads sleep instead; no result changes.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-# The answers PyKEEN gives the workflow's parse-time checks (kgrank.remembered) are kept in
+# The answers PyKEEN gives the workflow's parse-time checks (kgrank.workflow.remembered) are kept in
 # a folder of this test run's own, for its processes and the commands they start, unless
 # KGRANK_ANSWERS names one already. The pytest-xdist workers of one run share it (each
 # first question costs a Snakemake parse about 4 CPU-seconds of importing PyKEEN): its
@@ -68,7 +68,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def nations_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Nations prepared once per test session (it ships inside the pykeen wheel)."""
-    from kgrank.datasets import prepare_dataset
+    from kgrank.data.datasets import prepare_dataset
 
     out_dir = tmp_path_factory.mktemp("data") / "nations"
     prepare_dataset("nations", {"source": "pykeen"}, out_dir)
@@ -78,7 +78,7 @@ def nations_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def kinships_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Kinships prepared once per test session (it ships inside the pykeen wheel too)."""
-    from kgrank.datasets import prepare_dataset
+    from kgrank.data.datasets import prepare_dataset
 
     out_dir = tmp_path_factory.mktemp("data") / "kinships"
     prepare_dataset("kinships", {"source": "pykeen"}, out_dir)
@@ -89,7 +89,7 @@ BENCHMARK_ARCHIVES = {"fb15k237": "fb15k237/FB15k-237.tar.gz", "wn18rr": "wn18rr
 
 
 def _benchmark_dir(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from kgrank.datasets import prepare_dataset
+    from kgrank.data.datasets import prepare_dataset
 
     archive = SHARED / "data" / BENCHMARK_ARCHIVES[name]
     if not archive.is_file():
@@ -198,7 +198,7 @@ def made_by(targets: tuple[str, ...], expected: dict[str, str], found: dict[str,
 
 def debris(workdir: Path) -> list[str]:
     """Partial files of killed steps, and Snakemake's marks of incomplete outputs."""
-    from kgrank.io import PARTIAL_SUFFIX
+    from kgrank.data.io import PARTIAL_SUFFIX
 
     partial = [str(path) for path in (workdir / "results").rglob(f"*{PARTIAL_SUFFIX}")]
     incomplete = workdir / ".snakemake" / "incomplete"

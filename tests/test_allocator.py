@@ -7,7 +7,7 @@ import sys
 import pytest
 import torch
 
-from kgrank.allocator import keep_freed_memory
+from kgrank.training.allocator import keep_freed_memory
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")

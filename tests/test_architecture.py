@@ -1,6 +1,6 @@
 """The rule of the house, checked on the source: a study imports the core, never another
 study; the core never imports a study. The one sanctioned meeting point is
-``kgrank/cli.py``, which imports the registry ``kgrank.studies`` and nothing below it.
+``kgrank/cli/main.py``, which imports the registry ``kgrank.studies`` and nothing below it.
 
 Imports are read with ``ast`` (``import x`` and ``from x import y``, at any depth,
 relative ones resolved, plus ``importlib.import_module("...")`` / ``__import__("...")``
@@ -22,13 +22,13 @@ from conftest import REPO
 SRC = REPO / "src"
 PACKAGE = "kgrank"
 REGISTRY = f"{PACKAGE}.studies"
-# The command line (kgrank.cli and its kgrank.cli_* modules) may import the registry, and
-# only the registry: the one meeting point of the core and the studies.
+# The command line (the package kgrank.cli) may import the registry, and only the
+# registry: the one meeting point of the core and the studies.
 REGISTRY_USER = f"{PACKAGE}.cli"
 
 
 def _is_registry_user(name: str) -> bool:
-    return name == REGISTRY_USER or name.startswith(f"{REGISTRY_USER}_")
+    return name == REGISTRY_USER or name.startswith(f"{REGISTRY_USER}.")
 
 
 @dataclass(frozen=True)
@@ -142,10 +142,10 @@ def test_the_import_reader_sees_the_real_imports():
     """Guards against a reader that finds nothing (and so passes vacuously)."""
     modules = collect_modules(SRC)
     known = set(modules)
-    cli = {imported.imported for imported in imports_of(modules[REGISTRY_USER], known)}
+    cli = {imported.imported for imported in imports_of(modules[f"{REGISTRY_USER}.main"], known)}
     assert REGISTRY in cli
     # imports inside the command handlers (function bodies) count too
-    assert "kgrank.training" in cli
+    assert "kgrank.training.train" in cli
     study_imports = {
         imported.imported
         for name, module in modules.items()
@@ -168,12 +168,15 @@ def _synthetic(sources: dict[str, str]) -> dict[str, Module]:
 
 CLEAN = {
     "kgrank/": "",
-    "kgrank.metrics": "import numpy as np\n",
-    "kgrank.cli": "from kgrank.studies import load_studies\nimport kgrank.metrics\n",
+    "kgrank.evaluation.metrics": "import numpy as np\n",
+    "kgrank.cli/": "",
+    "kgrank.cli.main": "from kgrank.studies import load_studies\nimport kgrank.evaluation.metrics\n",
     "kgrank.studies/": "import importlib\n\ndef load(n):\n    return importlib.import_module(f'.{n}')\n",
-    "kgrank.studies.a/": "from kgrank.metrics import x\nfrom . import plots\nfrom .plots import y\n",
+    "kgrank.studies.a/": (
+        "from kgrank.evaluation.metrics import x\nfrom . import plots\nfrom .plots import y\n"
+    ),
     "kgrank.studies.a.plots": "from kgrank.studies.a import z\nfrom ..a import w\n",
-    "kgrank.studies.b": "import kgrank.metrics\n",
+    "kgrank.studies.b": "import kgrank.evaluation.metrics\n",
 }
 
 
@@ -185,22 +188,34 @@ def test_a_clean_synthetic_tree_passes():
     ("module", "source", "expected"),
     [
         # the core, at the top and hidden in a function
-        ("kgrank.metrics", "import kgrank.studies.a\n", "kgrank.metrics (line 1) imports kgrank.studies.a"),
         (
-            "kgrank.metrics",
+            "kgrank.evaluation.metrics",
+            "import kgrank.studies.a\n",
+            "kgrank.evaluation.metrics (line 1) imports kgrank.studies.a",
+        ),
+        (
+            "kgrank.evaluation.metrics",
             "def f():\n    from kgrank.studies.a import plots\n",
             "(line 2) imports kgrank.studies.a",
         ),
-        ("kgrank.metrics", "from .studies import b\n", "imports kgrank.studies.b"),
-        ("kgrank.metrics", "from kgrank import studies\n", "imports kgrank.studies:"),
-        ("kgrank.metrics", "import importlib\nimportlib.import_module('kgrank.studies.a')\n", "(line 2)"),
+        ("kgrank.evaluation.metrics", "from ..studies import b\n", "imports kgrank.studies.b"),
+        ("kgrank.evaluation.metrics", "from kgrank import studies\n", "imports kgrank.studies:"),
+        (
+            "kgrank.evaluation.metrics",
+            "import importlib\nimportlib.import_module('kgrank.studies.a')\n",
+            "(line 2)",
+        ),
         # cli may import the registry, nothing below it
         (
-            "kgrank.cli",
+            "kgrank.cli.main",
             "from kgrank.studies.a import add_commands\n",
-            "kgrank.cli (line 1) imports kgrank.studies.a",
+            "kgrank.cli.main (line 1) imports kgrank.studies.a",
         ),
-        ("kgrank.cli", "from kgrank.studies import b\n", "kgrank.cli (line 1) imports kgrank.studies.b"),
+        (
+            "kgrank.cli.main",
+            "from kgrank.studies import b\n",
+            "kgrank.cli.main (line 1) imports kgrank.studies.b",
+        ),
         # a study imports no other study, however the import is spelled
         ("kgrank.studies.a.plots", "from kgrank.studies.b import x\n", "study 'a' imports only the core"),
         ("kgrank.studies.a.plots", "from ...studies import b\n", "imports kgrank.studies.b"),
@@ -318,14 +333,16 @@ def test_no_core_module_and_no_shared_rule_file_names_a_study():
 
 def test_the_study_name_finders_find_a_name(tmp_path):
     modules = {
-        "kgrank.metrics": Module("kgrank.metrics", '"""paper"""\nPARTS = {("paper", "x"): None}\n', False),
-        "kgrank.config": Module("kgrank.config", 'KEY = "key studies.ir.dataset"\n', False),
+        "kgrank.evaluation.metrics": Module(
+            "kgrank.evaluation.metrics", '"""paper"""\nPARTS = {("paper", "x"): None}\n', False
+        ),
+        "kgrank.workflow.config": Module("kgrank.workflow.config", 'KEY = "key studies.ir.dataset"\n', False),
         "kgrank.plotting": Module("kgrank.plotting", 'CONTEXT = "paper"\n', False),
         "kgrank.studies.ir.settings": Module("kgrank.studies.ir.settings", 'NAME = "ir"\n', False),
     }
     assert study_names_in_core(modules, ["paper", "ir"]) == [
-        "kgrank.metrics (line 2) names the study 'paper': 'paper'",
-        "kgrank.config (line 1) names the study 'ir': 'key studies.ir.dataset'",
+        "kgrank.evaluation.metrics (line 2) names the study 'paper': 'paper'",
+        "kgrank.workflow.config (line 1) names the study 'ir': 'key studies.ir.dataset'",
     ]
     rules = tmp_path / "common.smk"
     rules.write_text('# enabled("ir") in a comment\nif enabled("ir"):\n    x = IR_SETTINGS["run_depth"]\n')
@@ -370,12 +387,12 @@ def _parser_commands(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def test_each_study_adds_its_own_commands(monkeypatch):
-    import kgrank.cli
+    import kgrank.cli.main
     from kgrank.studies import study_names
 
-    every = _parser_commands(kgrank.cli.build_parser())
-    monkeypatch.setattr(kgrank.cli, "load_studies", list)
-    core = _parser_commands(kgrank.cli.build_parser())
+    every = _parser_commands(kgrank.cli.main.build_parser())
+    monkeypatch.setattr(kgrank.cli.main, "load_studies", list)
+    core = _parser_commands(kgrank.cli.main.build_parser())
     assert core and core < every
     seen = dict.fromkeys(core, "the core")
     for name in study_names():
@@ -395,8 +412,8 @@ def _included_study_rules() -> list[str]:
 
 
 def test_every_study_has_rules_and_a_schema_fragment():
-    from kgrank.config import study_schemas
     from kgrank.studies import study_names
+    from kgrank.workflow.config import study_schemas
 
     studies = study_names()
     included = _included_study_rules()
@@ -473,7 +490,7 @@ def test_the_parser_imports_no_computing_stack():
     import sys
 
     script = (
-        "import sys\nfrom kgrank.cli import build_parser\nbuild_parser()\n"
+        "import sys\nfrom kgrank.cli.main import build_parser\nbuild_parser()\n"
         "print(' '.join(m for m in ('torch', 'pykeen', 'pandas', 'scipy.stats', 'statsmodels', 'matplotlib')"
         " if m in sys.modules))"
     )
@@ -484,9 +501,9 @@ def test_the_parser_imports_no_computing_stack():
 # Modules of steps that read tables and write tables or figures; the rank engine (torch,
 # PyKEEN) is for the steps that score or train (1.2-2.5 s of imports a job).
 TORCH_FREE_MODULES = (
-    "kgrank.candidates",
-    "kgrank.groups",
-    "kgrank.ties",
+    "kgrank.engine.candidates",
+    "kgrank.evaluation.groups",
+    "kgrank.engine.ties",
     "kgrank.studies.ambiguity.inputs",
     "kgrank.studies.ambiguity.drift",
     "kgrank.studies.ambiguity.figures",
@@ -516,10 +533,10 @@ def test_table_steps_import_no_torch():
 # Modules of table steps that seed, sum and sort but neither test nor resample: scipy.stats
 # and statsmodels (about 1 s of imports a job) come with the functions that do.
 STATS_FREE_MODULES = (
-    "kgrank.metrics",
-    "kgrank.moments",
-    "kgrank.stats",
-    "kgrank.groups",
+    "kgrank.evaluation.metrics",
+    "kgrank.evaluation.moments",
+    "kgrank.evaluation.stats",
+    "kgrank.evaluation.groups",
     "kgrank.studies.paper.tables",
     "kgrank.studies.moments.errata",
     "kgrank.studies.moments.montecarlo",
@@ -584,23 +601,23 @@ def test_study_rule_files_follow_one_convention():
 
 # --- one statistics layer ----------------------------------------------------------------
 
-# The calls that only kgrank.stats makes (and the core modules that seed their own
+# The calls that only kgrank.evaluation.stats makes (and the core modules that seed their own
 # documented streams: the rank engine's tie breaking, the moments' sampler).
 STATISTICS_CALLS = (
     *("multipletests(", "kendalltau(", "ttest_rel(", "wilcoxon(", "bootstrap("),
     *("default_rng(", "SeedSequence("),
 )
-OWN_STREAMS = {"stats.py", "ranks.py", "moments.py"}
+OWN_STREAMS = {"evaluation/stats.py", "engine/ranks.py", "evaluation/moments.py"}
 
 
 def test_statistics_have_one_home():
     found = []
     for path in sorted((SRC / PACKAGE).rglob("*.py")):
-        if path.parent == SRC / PACKAGE and path.name in OWN_STREAMS:
+        if path.relative_to(SRC / PACKAGE).as_posix() in OWN_STREAMS:
             continue
         text = path.read_text(encoding="utf-8")
         found += [f"{path.relative_to(SRC)}: {call}" for call in STATISTICS_CALLS if call in text]
-    assert found == [], "statistics outside kgrank.stats: " + "; ".join(found)
+    assert found == [], "statistics outside kgrank.evaluation.stats: " + "; ".join(found)
 
 
 # --- the import graph ---------------------------------------------------------------------
@@ -685,3 +702,39 @@ def test_the_circle_finder_finds_a_circle_and_skips_type_checking():
     assert circles(_graph(modules, at_import=True)) == []
     found = [set(circle) for circle in circles(_graph(modules, at_import=False))]
     assert found == [{"kgrank.a", "kgrank.b", "kgrank.c"}]
+
+
+# --- the layout the architecture page draws -----------------------------------------------
+
+
+def _drawn_layout() -> dict[str, str]:
+    """The text of each folder in docs/architecture.md's tree of ``src/kgrank/`` (``""``
+    for the modules at the top), continuation lines joined."""
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = page.split("```\nsrc/kgrank/\n", 1)[1].split("```", 1)[0]
+    drawn: dict[str, str] = {}
+    folder = None
+    for line in tree.splitlines():
+        entry = re.match(r"^  (\w+)/", line)
+        if entry:
+            folder = entry.group(1)
+            drawn[folder] = line
+        elif re.match(r"^  \w+\.py", line):
+            folder = ""
+            drawn[folder] = line
+        elif folder is not None:
+            drawn[folder] += line
+    return drawn
+
+
+def test_the_architecture_page_draws_every_core_module_where_it_lies():
+    drawn = _drawn_layout()
+    root = SRC / PACKAGE
+    top = sorted(path.name for path in root.glob("*.py") if path.name != "__init__.py")
+    assert top and all(name in drawn[""] for name in top), (top, drawn[""])
+    folders = sorted(path.parent.name for path in root.glob("*/__init__.py"))
+    assert set(folders) == set(drawn) - {""}, (folders, sorted(drawn))
+    for folder in set(folders) - {"studies", "scorecard"}:
+        for module in sorted((root / folder).glob("*.py")):
+            if module.name != "__init__.py":
+                assert re.search(rf"\b{module.stem}\b", drawn[folder]), f"{folder}/{module.name} not drawn"

@@ -1,18 +1,18 @@
-"""kgrank.candidates: the known answers of a dataset and the filtered candidate counts."""
+"""kgrank.engine.candidates: the known answers of a dataset and the filtered candidate counts."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kgrank.candidates import (
+from kgrank.data.datasets import SPLITS, load_factories
+from kgrank.defaults import DEFAULT_FILTER_SPLITS
+from kgrank.engine.candidates import (
     KnownAnswers,
     candidate_counts,
     counts_by_side,
     known_answers,
 )
-from kgrank.datasets import SPLITS, load_factories
-from kgrank.defaults import DEFAULT_FILTER_SPLITS
 
 # Five entities, two relations; every entity and relation of valid and test occurs in train.
 TINY = {
@@ -163,9 +163,9 @@ def test_candidate_counts_match_the_rank_extractor(nations_dir, tmp_path):
     """The counts the lookup table uses are those of the rank engine, on a trained model."""
     from conftest import REPO
 
-    from kgrank.hyperparameters import load_hyperparameters
-    from kgrank.ranks import compute_ranks
-    from kgrank.training import load_model, train
+    from kgrank.engine.ranks import compute_ranks
+    from kgrank.training.hyperparameters import load_hyperparameters
+    from kgrank.training.train import load_model, train
 
     train(
         nations_dir,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from kgrank.cli import build_parser, main
+from kgrank.cli.main import build_parser, main
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -1727,7 +1727,7 @@ def test_bad_input_is_one_line_and_exit_code_2(case, tmp_path, capsys, request):
 # Every command that reads a table another step wrote, each such input of it in turn: the
 # commands and their argv are the probe's (scripts/probe_bad_tables.py), whose list must
 # name every command of the parser that reads one; the intact inputs are one row made from
-# the table kind's declaration (kgrank.tables), so every input but the damaged one passes.
+# the table kind's declaration (kgrank.data.tables), so every input but the damaged one passes.
 
 
 def _probe():
@@ -1774,7 +1774,7 @@ NO_INTERMEDIATE_TABLE = {
 
 def _kinds() -> dict:
     """The table kind of each of the probe's fixtures."""
-    from kgrank import tables
+    from kgrank.data import tables
     from kgrank.studies.ambiguity.inputs import drift_kind, subset_kind
     from kgrank.studies.ir import commands as ir
     from kgrank.studies.openworld import commands as openworld
@@ -1948,7 +1948,7 @@ def test_prepare_dataset_from_a_folder(tmp_path, capsys):
 
 
 def test_prepare_dataset_header_choices_are_the_datasets_modes():
-    from kgrank.datasets import HEADER_OPTION
+    from kgrank.data.datasets import HEADER_OPTION
 
     (action,) = (
         action
@@ -1967,7 +1967,7 @@ def test_evaluate_a_pykeen_folder_and_a_rank_csv_end_to_end(nations_dir, tmp_pat
     import pandas as pd
     from test_systems import train_pykeen_folder
 
-    from kgrank.datasets import load_factories
+    from kgrank.data.datasets import load_factories
     from kgrank.systems import load_system
 
     folder = train_pykeen_folder(tmp_path / "pk_transe", num_epochs=1)
@@ -2014,10 +2014,10 @@ def test_ranks_refuses_a_dataset_without_test_triples(tmp_path, capsys, monkeypa
 
     import torch
 
-    import kgrank.training
+    import kgrank.training.train
 
     empty = SimpleNamespace(testing=SimpleNamespace(mapped_triples=torch.zeros((0, 3), dtype=torch.long)))
-    monkeypatch.setattr(kgrank.training, "load_model", lambda *args, **kwargs: (None, empty))
+    monkeypatch.setattr(kgrank.training.train, "load_model", lambda *args, **kwargs: (None, empty))
     out = tmp_path / "r.parquet"
     argv = ["ranks", "--dataset-dir", str(tmp_path / "d"), "--model-dir", str(tmp_path / "m")]
     code, _, err = _run([*argv, "--out", str(out), "--seed", "1", "--quiet"], capsys)
@@ -2030,7 +2030,7 @@ def test_metrics_command_seeds_its_intervals(tmp_path):
     # the workflow's `seed:` reaches the metric table's resampled intervals
     from test_weighted import rank_table
 
-    from kgrank.cli import main
+    from kgrank.cli.main import main
 
     ranks = tmp_path / "ranks.parquet"
     rank_table().to_parquet(ranks)
@@ -2053,9 +2053,9 @@ def test_evaluate_weighs_tasks_for_the_weighted_geometric_mean_rank(nations_dir,
     import numpy as np
     import pandas as pd
 
-    from kgrank.candidates import candidate_counts
-    from kgrank.datasets import load_factories
-    from kgrank.weighted import evaluate_weighted_rank_table
+    from kgrank.data.datasets import load_factories
+    from kgrank.engine.candidates import candidate_counts
+    from kgrank.evaluation.weighted import evaluate_weighted_rank_table
 
     test = load_factories(nations_dir).testing.mapped_triples.numpy()
     counts = candidate_counts(nations_dir, "test")["num_candidates"].to_numpy()
@@ -2108,7 +2108,7 @@ def test_evaluate_reports_a_sampled_protocol_and_its_estimators(nations_dir, tmp
 
     import kgrank
     from kgrank.errors import KgrankInputError
-    from kgrank.sampled import FullRanks, sample_ranks_from_full
+    from kgrank.evaluation.sampled import FullRanks, sample_ranks_from_full
 
     data = REPO / "tests/data/external-nations"
     argv = ["evaluate", "--dataset", str(nations_dir), "--ranks", str(data / "ranks.csv"), "--allow-partial"]
@@ -2199,7 +2199,7 @@ def test_compare_ranks_a_pykeen_folder_within_a_tie_tolerance(nations_dir, tmp_p
         code, _, err = _run([*argv, "--tie-tolerance", tolerance, "--out-dir", str(out_dir)], capsys)
         assert code == 0, err
         results[tolerance] = pd.read_csv(out_dir / "systems.tsv", sep="\t")
-    from kgrank.candidates import candidate_counts
+    from kgrank.engine.candidates import candidate_counts
 
     counts = pd.concat([candidate_counts(nations_dir, "test")["num_candidates"]] * 2).to_numpy()
     wide = results["absolute:1e9"].query("metric == 'inverse_harmonic_mean_rank'")["value"]
@@ -2316,7 +2316,7 @@ def test_evaluate_settles_ties_within_a_tolerance(nations_dir, tmp_path, capsys)
 def _options_of_every_command() -> set[str]:
     import argparse
 
-    from kgrank.cli import build_parser
+    from kgrank.cli.main import build_parser
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     return {option for sub in commands.choices.values() for a in sub._actions for option in a.option_strings}
@@ -2395,11 +2395,11 @@ def test_the_header_hint_runs_as_given(tmp_path, capsys):
 
 def test_evaluate_by_relation_and_category(nations_dir, tmp_path, capsys):
     """`kgrank evaluate --by relation_category`: each category's values, the tidy table
-    equal to kgrank.groups' on the same ranks; the groups' ranks add up to the whole."""
+    equal to kgrank.evaluation.groups' on the same ranks; the groups' ranks add up to the whole."""
     import pandas as pd
 
-    from kgrank.groups import evaluate_groups
-    from kgrank.metrics import lookup
+    from kgrank.evaluation.groups import evaluate_groups
+    from kgrank.evaluation.metrics import lookup
 
     data = REPO / "tests/data/external-nations"
     argv = ["evaluate", "--dataset", str(nations_dir), "--ranks", str(data / "ranks.csv"), "--allow-partial"]
@@ -2441,11 +2441,11 @@ class _Loaded(Exception):
     ids=["ranks", "ambiguity-subsets"],
 )
 def test_a_scoring_command_loads_its_model_on_the_device_it_is_given(argv, monkeypatch, tmp_path):
-    import kgrank.training
+    import kgrank.training.train
 
     def load_model(model_dir, dataset_dir, device="cpu"):
         raise _Loaded(device)
 
-    monkeypatch.setattr(kgrank.training, "load_model", load_model)
+    monkeypatch.setattr(kgrank.training.train, "load_model", load_model)
     with pytest.raises(_Loaded, match="^cuda:1$"):
         main([*argv, "--dataset-dir", str(tmp_path), "--model-dir", str(tmp_path), "--device", "cuda:1"])

@@ -1,4 +1,4 @@
-"""kgrank.comparison: paired comparisons of systems, marks against random and the summary
+"""kgrank.evaluation.comparison: paired comparisons of systems, marks against random and the summary
 across datasets, on hand-made ranks whose answer is known and against scipy and
 statsmodels."""
 
@@ -13,8 +13,9 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
 import kgrank
-from kgrank import comparison
-from kgrank.comparison import (
+from kgrank.errors import KgrankInputError
+from kgrank.evaluation import comparison
+from kgrank.evaluation.comparison import (
     NOT_DISTINGUISHABLE,
     PAIR_COLUMNS,
     SUMMARY_COLUMNS,
@@ -24,8 +25,7 @@ from kgrank.comparison import (
     compare_rank_tables,
     rank_frame,
 )
-from kgrank.errors import KgrankInputError
-from kgrank.stats import mean_difference_interval, seed_sequence
+from kgrank.evaluation.stats import mean_difference_interval, seed_sequence
 
 FAST = {"bootstrap_resamples": 200}
 
@@ -488,7 +488,7 @@ def test_the_paper_table_marks_what_the_tests_found():
     (the registry's interval method, as kgrank evaluate gives it), the best in bold, †
     where the paired t-test (Holm) finds it worse than the best, ° / ‡ where it is not
     distinguishable from / worse than random; the caption names both Holm families."""
-    from kgrank.intervals import metric_interval
+    from kgrank.evaluation.intervals import metric_interval
 
     generator = np.random.default_rng(3)
     systems = {

@@ -6,7 +6,9 @@ import pytest
 import yaml
 from conftest import REPO
 
-from kgrank.config import (
+from kgrank.data.names import NAME_PATTERN, PAIR_PATTERN, is_name
+from kgrank.errors import KgrankInputError
+from kgrank.workflow.config import (
     budget_columns,
     check_config,
     check_datasets,
@@ -18,8 +20,6 @@ from kgrank.config import (
     study_enabled,
     study_schemas,
 )
-from kgrank.errors import KgrankInputError
-from kgrank.names import NAME_PATTERN, PAIR_PATTERN, is_name
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 STUDY_SCHEMAS = REPO / "workflow/schemas/studies"
@@ -41,11 +41,11 @@ SHIPPED_SCHEMAS = sorted((REPO / "workflow/schemas").rglob("*.yaml")) + [
 
 @pytest.mark.parametrize("path", SHIPPED_SCHEMAS, ids=lambda path: path.name)
 def test_shipped_schemas_read_as_pyyaml_reads_them(path):
-    """kgrank.io.parse_schema (libyaml where PyYAML has it) gives what yaml.safe_load gives,
+    """kgrank.data.io.parse_schema (libyaml where PyYAML has it) gives what yaml.safe_load gives,
     types included (1, 1.0 and True compare equal in Python, not in JSON)."""
     import json
 
-    from kgrank.io import parse_schema
+    from kgrank.data.io import parse_schema
 
     text = path.read_text(encoding="utf-8")
     assert json.dumps(parse_schema(text), sort_keys=True) == json.dumps(yaml.safe_load(text), sort_keys=True)
@@ -54,9 +54,9 @@ def test_shipped_schemas_read_as_pyyaml_reads_them(path):
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda path: str(path.relative_to(REPO)))
 def test_shipped_configs_validate(path, tmp_path):
     """Every check that runs before any job (common.smk and the study rule files) passes."""
-    from kgrank.config import check_budget, known_entity_count, study_pairs
     from kgrank.studies.ambiguity.settings import check_candidate_sizes
     from kgrank.studies.openworld.settings import check_family_tree_settings, check_simulation_settings
+    from kgrank.workflow.config import check_budget, known_entity_count, study_pairs
 
     config = yaml.safe_load(path.read_text())
     check_config(config, SCHEMA, source=str(path), study_schema_dir=STUDY_SCHEMAS)
@@ -284,7 +284,7 @@ def test_a_subset_pair_that_is_not_two_names_is_refused(bad):
 
 
 def test_the_schemas_name_pattern_is_the_packages():
-    """The config schema and kgrank.names state the rule once each; they must agree."""
+    """The config schema and kgrank.data.names state the rule once each; they must agree."""
     assert _schema(SCHEMA)["$defs"]["name"]["pattern"] == NAME_PATTERN
     assert [is_name(name) for name in ("fb15k237", "wn18rr", "pk-ranks", "transe_d32", "A1")] == [True] * 5
     assert not any(is_name(name) for name in ("..", "a.b", "a/b", "_a", "-a", "", "a\n", "é", None, 5))
@@ -302,7 +302,7 @@ def _patterns(node):
 
 def test_every_name_pattern_of_the_schemas_is_one_of_the_packages():
     """The study fragments repeat the name and pair patterns; a copy that drifts would lose
-    its readable message (kgrank.names.RULES) and maybe its strictness."""
+    its readable message (kgrank.data.names.RULES) and maybe its strictness."""
     for path in [SCHEMA, *sorted(STUDY_SCHEMAS.glob("*.schema.yaml"))]:
         for pattern in _patterns(_schema(path)):
             if "A-Za-z0-9" in pattern:
@@ -382,7 +382,7 @@ def test_budget_columns():
 def _cli_default(command, option):
     import argparse
 
-    from kgrank.cli import build_parser
+    from kgrank.cli.main import build_parser
 
     (subparsers,) = (
         action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction)
@@ -392,7 +392,7 @@ def _cli_default(command, option):
 
 
 def test_python_defaults_agree_with_the_schema():
-    from kgrank.datasets import SPLITS
+    from kgrank.data.datasets import SPLITS
     from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
 
     properties = _schema(SCHEMA)["properties"]
@@ -490,7 +490,7 @@ def test_misplaced_hyperparameter_file(tmp_path):
 
 
 def test_pair_budget_precedence_and_words():
-    from kgrank.config import budget_caption, describe_budget, pair_budget
+    from kgrank.workflow.config import budget_caption, describe_budget, pair_budget
 
     budget = {
         "max_epochs": 100,
@@ -563,7 +563,7 @@ def test_pair_budget_precedence_and_words():
 
 
 def test_budget_for_an_untrained_pair_is_refused():
-    from kgrank.config import check_budget
+    from kgrank.workflow.config import check_budget
 
     budget = {"max_epochs": 1, "by_dataset": {"fb15k237": {"transE": {"max_epochs": 2}}}}
     with pytest.raises(
@@ -859,7 +859,7 @@ def _pair_budget(**values):
     ],
 )
 def test_a_budget_value_is_checked_against_the_keyword_it_replaces(budget, expected):
-    from kgrank.config import check_budget
+    from kgrank.workflow.config import check_budget
 
     hyperparameters = check_pairs(["nations"], NATIONS_MODELS, REPO / "config/hyperparameters")
     with pytest.raises(KgrankInputError, match="^cfg.yaml: " + expected) as caught:
@@ -976,7 +976,7 @@ def test_a_candidate_size_no_dataset_has_is_refused():
 
 
 def test_entity_counts_known_before_any_job(tmp_path):
-    from kgrank.config import known_entity_count
+    from kgrank.workflow.config import known_entity_count
 
     missing = tmp_path / "none.json"
     # PyKEEN's documented statistics, without downloading
@@ -989,7 +989,7 @@ def test_entity_counts_known_before_any_job(tmp_path):
 
 
 def test_sampled_candidates_are_checked_against_the_known_entity_counts():
-    from kgrank.config import check_sampled_candidates
+    from kgrank.workflow.config import check_sampled_candidates
 
     check_sampled_candidates([5, 12], {"nations": 14, "local": None})
     check_sampled_candidates([10_000], {"local": None})  # unknown: the ranks job checks it
@@ -1029,7 +1029,7 @@ def test_values_the_jobs_cannot_take_stop_the_plan(change, message):
 
 
 def test_a_dimension_beyond_what_memory_holds_is_refused():
-    from kgrank.hyperparameters import check_value
+    from kgrank.training.hyperparameters import check_value
 
     with pytest.raises(
         KgrankInputError,

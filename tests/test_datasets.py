@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from conftest import SHARED
 
-from kgrank import datasets
-from kgrank.datasets import (
+from kgrank.data import datasets
+from kgrank.data.datasets import (
     load_factories,
     load_mapped_dataset,
     prepare_dataset,
@@ -146,7 +146,7 @@ def test_bad_archive_member_names_member_and_line(tmp_path, train, expected):
 def test_a_huge_label_is_refused_before_the_array_is_made(tmp_path):
     import tracemalloc
 
-    from kgrank.datasets import MAX_LABEL_CHARS
+    from kgrank.data.datasets import MAX_LABEL_CHARS
 
     # ten short lines and one label of 2 MB: as one fixed-width array, 10 x 3 x 2 M x 4 bytes
     path = tmp_path / "train.tsv"
@@ -282,7 +282,7 @@ def test_raw_test_triples_come_out_of_a_pykeen_zip(tmp_path, monkeypatch):
     file order, nothing dropped (PyKEEN's own factory drops triples with unseen entities)."""
     import zipfile
 
-    from kgrank import datasets
+    from kgrank.data import datasets
 
     archive = tmp_path / "fb15k237.zip"
     with zipfile.ZipFile(archive, "w") as handle:
@@ -295,7 +295,7 @@ def test_raw_test_triples_come_out_of_a_pykeen_zip(tmp_path, monkeypatch):
 
 
 def test_raw_test_triples_of_a_pykeen_dataset_with_a_file():
-    from kgrank.datasets import pykeen_test_triples
+    from kgrank.data.datasets import pykeen_test_triples
 
     triples = pykeen_test_triples("nations")
     assert len(triples) == 201  # Nations' test.txt as shipped, in its order
@@ -639,7 +639,7 @@ def test_a_member_over_the_limit_is_refused_before_it_is_read(tmp_path, monkeypa
         read_archive_splits(archive)
     assert str(raised.value) == (
         f"{archive}: member train.txt declares 600 bytes, more than the 599 bytes an archive's split may "
-        "hold (kgrank.datasets.MAX_MEMBER_BYTES); check the archive, or unpack a graph this large and "
+        "hold (kgrank.data.datasets.MAX_MEMBER_BYTES); check the archive, or unpack a graph this large and "
         "give its folder (source: folder)"
     )
 
@@ -700,7 +700,7 @@ def test_an_archive_of_too_many_members_is_refused(tmp_path, monkeypatch):
     with pytest.raises(KgrankInputError) as raised:
         read_archive_splits(archive)
     assert str(raised.value) == (
-        f"{archive}: more than 3 members (kgrank.datasets.MAX_MEMBERS), more than a dataset archive "
+        f"{archive}: more than 3 members (kgrank.data.datasets.MAX_MEMBERS), more than a dataset archive "
         "needs; pack only its split files (train.txt, valid.txt, test.txt)"
     )
 

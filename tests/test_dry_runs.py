@@ -308,7 +308,7 @@ def test_the_configs_device_reaches_every_rule_that_scores(tmp_path):
     training pass it on, and each command, parsing its own line, takes it."""
     import shlex
 
-    from kgrank.cli import build_parser
+    from kgrank.cli.main import build_parser
 
     result = snakemake(tmp_path, "-n", "-p", "--config", "device=cuda:1")
     assert result.returncode == 0, result.stderr[-2000:]

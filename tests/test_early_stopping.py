@@ -8,8 +8,8 @@ import pytest
 import torch
 from conftest import REPO
 
-from kgrank.early_stopping import EarlyStopping, LearningCurve, validation_mrr
 from kgrank.errors import KgrankInputError
+from kgrank.training.early_stopping import EarlyStopping, LearningCurve, validation_mrr
 
 
 class _Loop:
@@ -25,7 +25,7 @@ class _Model(torch.nn.Module):
 def _curve(rule, mrrs, monkeypatch):
     """A LearningCurve fed epochs whose validation MRRs are ``mrrs`` in turn; the model's
     single weight holds the epoch number, so the weights kept tell which epoch won."""
-    import kgrank.early_stopping as module
+    import kgrank.training.early_stopping as module
 
     values = iter(mrrs)
     monkeypatch.setattr(module, "validation_mrr", lambda *args, **kwargs: next(values))
@@ -57,7 +57,7 @@ def test_pykeen_rule_patience_and_relative_delta(monkeypatch):
 
 
 def test_no_rule_never_stops_or_validates_during_training(monkeypatch):
-    import kgrank.early_stopping as module
+    import kgrank.training.early_stopping as module
 
     monkeypatch.setattr(module, "validation_mrr", lambda *args, **kwargs: pytest.fail("validated"))
     curve = LearningCurve(factories=None, known=None, rule=None)
@@ -76,10 +76,10 @@ def test_bad_rule_is_refused(settings):
 
 
 def test_validation_mrr_is_the_engine_mrr_of_the_valid_split(nations_dir, tmp_path):
-    from kgrank.candidates import known_answers
-    from kgrank.hyperparameters import load_hyperparameters
-    from kgrank.ranks import compute_ranks
-    from kgrank.training import load_model, train
+    from kgrank.engine.candidates import known_answers
+    from kgrank.engine.ranks import compute_ranks
+    from kgrank.training.hyperparameters import load_hyperparameters
+    from kgrank.training.train import load_model, train
 
     hyperparameters = load_hyperparameters(REPO / "config/hyperparameters/nations/complex.yaml")
     train(nations_dir, hyperparameters, tmp_path, seed=0, max_epochs=2, device="cpu", progress=False)
@@ -99,8 +99,8 @@ def test_validation_mrr_is_the_engine_mrr_of_the_valid_split(nations_dir, tmp_pa
 def test_training_with_early_stopping_keeps_the_best_epoch(nations_dir, tmp_path):
     import json
 
-    from kgrank.hyperparameters import load_hyperparameters
-    from kgrank.training import train
+    from kgrank.training.hyperparameters import load_hyperparameters
+    from kgrank.training.train import train
 
     hyperparameters = load_hyperparameters(REPO / "config/hyperparameters/nations/transe.yaml")
     rule = EarlyStopping(frequency=1, patience=1, relative_delta=0.0)

@@ -1,14 +1,14 @@
-"""kgrank.groups: metrics per relation and per relation category."""
+"""kgrank.evaluation.groups: metrics per relation and per relation category."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from kgrank.candidates import candidate_counts
-from kgrank.datasets import load_factories
-from kgrank.groups import evaluate_groups, relation_categories
-from kgrank.metrics import evaluate_rank_table, lookup
-from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
+from kgrank.data.datasets import load_factories
+from kgrank.data.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
+from kgrank.engine.candidates import candidate_counts
+from kgrank.evaluation.groups import evaluate_groups, relation_categories
+from kgrank.evaluation.metrics import evaluate_rank_table, lookup
 
 CATEGORY_TRIPLES = np.array(
     [
@@ -84,7 +84,7 @@ def test_group_column_is_always_text(nations_groups, nations_dir):
 
 
 def test_group_table_reads_back_as_written(nations_groups, tmp_path):
-    from kgrank.io import read_tables, write_table
+    from kgrank.data.io import read_tables, write_table
 
     write_table(tmp_path / "groups.tsv", nations_groups)
     read = read_tables([tmp_path / "groups.tsv"])

@@ -8,7 +8,7 @@ import yaml
 from conftest import REPO
 
 from kgrank.errors import KgrankInputError
-from kgrank.hyperparameters import import_published, load_hyperparameters
+from kgrank.training.hyperparameters import import_published, load_hyperparameters
 
 SHIPPED = sorted((REPO / "config" / "hyperparameters").glob("*/*.yaml"))
 # The `ir` study's systems beyond the case study's four models (FB15k-237 only).
@@ -368,7 +368,7 @@ def test_a_value_the_receiving_class_refuses_is_named_with_what_it_accepts(
 
 def test_every_kwargs_section_takes_the_value_table():
     """One declaration: each `*_kwargs` of the pipeline refers to $defs/values."""
-    from kgrank.hyperparameters import _schema
+    from kgrank.training.hyperparameters import _schema
 
     pipeline = _schema()["properties"]["pipeline"]["properties"]
     sections = {key for key in pipeline if key.endswith("_kwargs") and key != "dataset_kwargs"}
@@ -388,8 +388,8 @@ def test_every_kwargs_section_takes_the_value_table():
 
 
 def test_every_budget_key_replaces_a_keyword_of_the_table():
-    from kgrank.config import PAIR_BUDGET_KEYS
-    from kgrank.hyperparameters import BUDGET_KEYWORDS, _schema
+    from kgrank.training.hyperparameters import BUDGET_KEYWORDS, _schema
+    from kgrank.workflow.config import PAIR_BUDGET_KEYS
 
     assert set(BUDGET_KEYWORDS.values()) <= set(_schema()["$defs"]["values"]["properties"])
     # the two keys with names for values: the value table holds numbers
@@ -405,7 +405,7 @@ def test_every_budget_key_replaces_a_keyword_of_the_table():
     ],
 )
 def test_check_value_names_where_the_value_came_from(keyword, value, expected):
-    from kgrank.hyperparameters import check_value
+    from kgrank.training.hyperparameters import check_value
 
     with pytest.raises(KgrankInputError, match=expected):
         check_value(keyword, value, "--max-epochs", "--max-epochs")
@@ -425,7 +425,7 @@ def test_check_value_names_where_the_value_came_from(keyword, value, expected):
     ],
 )
 def test_an_inline_pipeline_is_named_by_its_config_key(change, expected):
-    from kgrank.hyperparameters import validate_pipeline
+    from kgrank.training.hyperparameters import validate_pipeline
 
     pipeline = _valid()["pipeline"]
     change(pipeline)

@@ -9,9 +9,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kgrank.intervals import METHODS, Interval, metric_interval
-from kgrank.metrics import Variant, derive, derived_interval, lookup
-from kgrank.stats import seed_stream
+from kgrank.evaluation.intervals import METHODS, Interval, metric_interval
+from kgrank.evaluation.metrics import Variant, derive, derived_interval, lookup
+from kgrank.evaluation.stats import seed_stream
 
 # A skewed rank law like a trained model's: most answers near the top, a long tail.
 NUM_CANDIDATES = 2_000
@@ -91,7 +91,7 @@ def test_derived_intervals_are_the_affine_image_of_the_base_interval():
 
 def test_every_metric_names_its_interval_method():
     # the method lives on the metric; intervals dispatch on it, never on the statistic
-    from kgrank.metrics import WEIGHTED_METRICS, default_metrics
+    from kgrank.evaluation.metrics import WEIGHTED_METRICS, default_metrics
 
     for metric in [*default_metrics(), *WEIGHTED_METRICS]:
         assert metric.interval_method in METHODS or metric.interval_method.startswith("none: "), metric.key

@@ -1,4 +1,4 @@
-"""kgrank.io: atomic writes and the readers of shared tables."""
+"""kgrank.data.io: atomic writes and the readers of shared tables."""
 
 import json
 
@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgrank.errors import KgrankInputError
-from kgrank.io import (
+from kgrank.data.io import (
     MAX_YAML_NODES,
     atomic_path,
     load_user_yaml,
@@ -18,6 +17,7 @@ from kgrank.io import (
     write_table,
     write_text,
 )
+from kgrank.errors import KgrankInputError
 
 
 def _stats_file(folder, dataset, entities, relations, triples):
@@ -126,8 +126,8 @@ def test_user_yaml_reads_as_safe_load_and_refuses_an_alias_bomb():
 
 
 def test_an_alias_bomb_in_a_hyperparameter_file_or_the_config_stops_in_one_line(tmp_path):
-    from kgrank.config import check_yaml_file
-    from kgrank.hyperparameters import load_hyperparameters
+    from kgrank.training.hyperparameters import load_hyperparameters
+    from kgrank.workflow.config import check_yaml_file
 
     path = tmp_path / "transe.yaml"
     path.write_text(alias_bomb(9) + "pipeline: {model: TransE}\n")

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgrank.lcwa_loss import fused_loss_name, lcwa_loss_from_positives
+from kgrank.training.lcwa_loss import fused_loss_name, lcwa_loss_from_positives
 
 LOSSES = ["crossentropy", "bceaftersigmoid"]
 
@@ -142,8 +142,8 @@ def test_cross_entropy_gradient_sets_aside_what_exp_cannot_give_as_a_normal_floa
     where subnormals are flushed (the workflow's training: one thread, flushed) that is
     plain exp's gradient bit for bit, and elsewhere it differs by less than the smallest
     normal float."""
-    from kgrank.lcwa_loss import cross_entropy_from_positives
-    from kgrank.training import flushed_denormals
+    from kgrank.training.lcwa_loss import cross_entropy_from_positives
+    from kgrank.training.train import flushed_denormals
 
     generator = torch.Generator().manual_seed(5)
     scores = 200.0 * torch.rand(64, 3000, generator=generator) - 100.0
@@ -181,8 +181,8 @@ def test_row_logsumexp_is_torchs_where_subnormals_are_flushed():
     """Rows of narrow spread: torch's logsumexp bit for bit, flushed or not; rows of wide
     spread (terms below the smallest normal float): bit for bit where subnormals are
     flushed, and within a float's rounding elsewhere."""
-    from kgrank.lcwa_loss import _logsumexp_rows
-    from kgrank.training import flushed_denormals
+    from kgrank.training.lcwa_loss import _logsumexp_rows
+    from kgrank.training.train import flushed_denormals
 
     generator = torch.Generator().manual_seed(9)
     narrow = 20.0 * torch.randn(64, 3000, generator=generator)

@@ -10,9 +10,9 @@ from pykeen.metrics.ranking import rank_based_metric_resolver
 
 import kgrank
 import kgrank.api
-import kgrank.metrics
+import kgrank.evaluation.metrics
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import lookup
+from kgrank.evaluation.metrics import lookup
 
 # PyKEEN's class name (normalised by its resolver) -> kgrank's key, for k = 10.
 PYKEEN_TO_KGRANK = {
@@ -86,10 +86,10 @@ def test_short_names(name, key):
 
 
 def test_every_registered_key_resolves_to_itself():
-    for metric in kgrank.metrics.default_metrics():
+    for metric in kgrank.evaluation.metrics.default_metrics():
         assert lookup(metric.key).key == metric.key
         if metric.has_derived:
-            for variant in kgrank.metrics.Variant:
+            for variant in kgrank.evaluation.metrics.Variant:
                 assert lookup(metric.variant_key(variant)).variant is variant
 
 
@@ -105,7 +105,7 @@ def test_the_public_api_is_listed_and_its_examples_run():
     assert set(kgrank.__all__) <= set(dir(kgrank))
     for name in kgrank.__all__:
         assert callable(getattr(kgrank, name))
-    for module in (kgrank.api, kgrank.metrics):
+    for module in (kgrank.api, kgrank.evaluation.metrics):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0, module.__name__
 
@@ -135,11 +135,11 @@ def test_every_variant_prints_its_short_name_from_the_registry(key, short_name):
 
 
 def test_short_names_are_distinct_and_the_abbreviations_resolve_back():
-    metrics = [*kgrank.metrics.default_metrics(), *kgrank.metrics.WEIGHTED_METRICS]
+    metrics = [*kgrank.evaluation.metrics.default_metrics(), *kgrank.evaluation.metrics.WEIGHTED_METRICS]
     names = [
-        kgrank.metrics.MetricKey(metric, variant)
+        kgrank.evaluation.metrics.MetricKey(metric, variant)
         for metric in metrics
-        for variant in (None, *(kgrank.metrics.Variant if metric.has_derived else ()))
+        for variant in (None, *(kgrank.evaluation.metrics.Variant if metric.has_derived else ()))
     ]
     shorts = [name.short_name for name in names]
     assert len(set(shorts)) == len(shorts)
@@ -147,14 +147,16 @@ def test_short_names_are_distinct_and_the_abbreviations_resolve_back():
     for name in names:
         hits = "k" in name.metric.parameters
         # "MRR/E" is printed, not a name PyKEEN or a paper uses for a metric
-        written = name.variant is not kgrank.metrics.Variant.NORMALISED or not name.metric.increasing
+        written = (
+            name.variant is not kgrank.evaluation.metrics.Variant.NORMALISED or not name.metric.increasing
+        )
         if (name.metric.label in abbreviated or hits) and written:
             assert lookup(name.short_name).key == name.key, name.short_name
 
 
 def test_the_package_and_the_registry_share_one_resolver():
-    assert kgrank.lookup is kgrank.metrics.lookup
-    assert kgrank.metrics.lookup("amrr").key == "adjusted_inverse_harmonic_mean_rank"
+    assert kgrank.lookup is kgrank.evaluation.metrics.lookup
+    assert kgrank.evaluation.metrics.lookup("amrr").key == "adjusted_inverse_harmonic_mean_rank"
 
 
 # --- ir-measures' names: one relevant answer per task, as the filtered setting has --------

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import (
+from kgrank.evaluation.metrics import (
     LESS_TOP_HEAVY_POWERS,
     DerivedValue,
     Metric,
@@ -22,7 +22,7 @@ from kgrank.metrics import (
     lookup,
     metric_rows,
 )
-from kgrank.moments import Moments
+from kgrank.evaluation.moments import Moments
 
 ALL = default_metrics()
 MEAN_RANK = lookup("mr").metric
@@ -299,7 +299,7 @@ def test_rank_table_without_a_side_is_refused():
 def test_sides_share_one_stream_but_match_separate_evaluation():
     """Head and tail moments from the shared draw equal those of each side alone, within
     the sampling error the method states (median of an even number of ranks: sampled)."""
-    from kgrank.metrics import moments_of
+    from kgrank.evaluation.metrics import moments_of
 
     generator = np.random.default_rng(3)
     # different ranges per side, so that a mix-up of the positions cannot pass
@@ -448,7 +448,7 @@ def test_metric_and_transform_are_keyword_only():
 @pytest.mark.parametrize("key", ["mrr", "mr", "hits_at_2", "mean_log_discount"])
 def test_macro_mean_moments_equal_enumeration(key):
     """The mean over queries of each query's mean, every rank combination enumerated."""
-    from kgrank.metrics import macro_mean_moments
+    from kgrank.evaluation.metrics import macro_mean_moments
 
     metric = lookup(key).metric
     num_candidates = np.array([3, 3, 4, 2])
@@ -463,7 +463,7 @@ def test_macro_mean_moments_equal_enumeration(key):
 
 
 def test_macro_mean_moments_need_an_arithmetic_mean_and_one_query_per_task():
-    from kgrank.metrics import macro_mean_moments
+    from kgrank.evaluation.metrics import macro_mean_moments
 
     with pytest.raises(KgrankInputError, match="arithmetic means of a rank transform only"):
         macro_mean_moments(lookup("gmr").metric, np.array([3]), np.array([0]))
@@ -504,7 +504,7 @@ def test_median_and_mad_equal_numpy_and_scipy(values):
     NaN and infinities included, on rows and on a single vector."""
     from scipy import stats
 
-    from kgrank.metrics import _mad, sorted_median
+    from kgrank.evaluation.metrics import _mad, sorted_median
 
     with np.errstate(invalid="ignore"):
         for sample in (values, values[0]):
@@ -564,7 +564,7 @@ def test_the_seed_reaches_every_resampled_interval():
 
 
 def test_weights_go_only_to_the_metrics_that_take_them():
-    from kgrank.metrics import evaluate_ranks
+    from kgrank.evaluation.metrics import evaluate_ranks
 
     with pytest.raises(KgrankInputError, match="metric inverse_harmonic_mean_rank: takes no weights"):
         evaluate_ranks([1.0, 2.0], [3, 3], [MEAN_RECIPROCAL_RANK], weights=np.array([1.0, 2.0]))

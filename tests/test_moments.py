@@ -1,4 +1,4 @@
-"""kgrank.moments: moments of rank statistics under the random model."""
+"""kgrank.evaluation.moments: moments of rank statistics under the random model."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from kgrank.moments import (
+from kgrank.evaluation.moments import (
     DELTA_MAX_CV,
     Moments,
     SamplingRequest,
@@ -158,7 +158,7 @@ def _enumerated_best_rank(transform, num_other: int, num_relevant: int) -> tuple
 
 @pytest.mark.parametrize("transform", [lambda k: k, lambda k: 1.0 / k, lambda k: (k <= 2).astype(float)])
 def test_best_rank_moments_equal_enumeration(transform):
-    from kgrank.moments import best_rank_moments
+    from kgrank.evaluation.moments import best_rank_moments
 
     pairs = [(0, 1), (0, 3), (1, 1), (3, 2), (4, 4), (6, 3), (7, 1)]
     num_other = np.array([m for m, _ in pairs])
@@ -171,7 +171,7 @@ def test_best_rank_moments_equal_enumeration(transform):
 
 
 def test_best_rank_moments_by_hand():
-    from kgrank.moments import best_rank_moments
+    from kgrank.evaluation.moments import best_rank_moments
 
     # M = 3, R = 2: P(K = 1..4) = 2/5, 3/10, 1/5, 1/10
     first, second = best_rank_moments(lambda k: k, np.array([3]), np.array([2]))
@@ -180,7 +180,7 @@ def test_best_rank_moments_by_hand():
 
 
 def test_best_rank_moments_with_one_relevant_are_uniform():
-    from kgrank.moments import best_rank_moments
+    from kgrank.evaluation.moments import best_rank_moments
 
     num_other = np.array([0, 1, 9, 120, 14_000])
     for transform in (lambda k: k, lambda k: 1.0 / k, lambda k: (k <= 10).astype(float)):
@@ -192,7 +192,7 @@ def test_best_rank_moments_with_one_relevant_are_uniform():
 
 
 def test_best_rank_moments_agree_with_simulation():
-    from kgrank.moments import best_rank_moments
+    from kgrank.evaluation.moments import best_rank_moments
 
     generator = np.random.default_rng(7)
     num_other, num_relevant, replicates = 500, 7, 40_000
@@ -209,7 +209,7 @@ def test_best_rank_moments_agree_with_simulation():
 
 
 def test_best_rank_moments_keep_the_task_shape_and_refuse_bad_counts():
-    from kgrank.moments import best_rank_moments
+    from kgrank.evaluation.moments import best_rank_moments
 
     first, second = best_rank_moments(lambda k: k, np.array([[2, 2], [5, 0]]), np.array([[1, 1], [2, 1]]))
     assert first.shape == (2, 2) and first[0, 0] == first[0, 1] == pytest.approx(2.0)

@@ -1,11 +1,11 @@
-"""kgrank.rank_table: the vocabulary of a rank table, importable without the rank engine."""
+"""kgrank.data.rank_table: the vocabulary of a rank table, importable without the rank engine."""
 
 import subprocess
 import sys
 
 import pandas as pd
 
-from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES, SIDES_AND_BOTH, select_side
+from kgrank.data.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES, SIDES_AND_BOTH, select_side
 
 
 def test_vocabulary():
@@ -35,12 +35,12 @@ def test_select_side():
 def test_rank_table_and_metrics_import_without_torch():
     """The metric registry and every study that names sides must not load the rank engine."""
     code = (
-        "import sys, kgrank.rank_table, kgrank.metrics; "
+        "import sys, kgrank.data.rank_table, kgrank.evaluation.metrics; "
         "print(sorted(name for name in sys.modules if name.split('.')[0] in {'torch', 'pykeen'}))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
     # the check itself can fail: the rank engine does load torch
-    engine = code.replace("kgrank.metrics", "kgrank.ranks")
+    engine = code.replace("kgrank.evaluation.metrics", "kgrank.engine.ranks")
     loaded = subprocess.run([sys.executable, "-c", engine], capture_output=True, text=True, check=True)
     assert "'torch'" in loaded.stdout

@@ -5,9 +5,9 @@ import pytest
 import torch
 from test_scoring import FAMILIES, TAIL_ONLY
 
-from kgrank.candidates import KnownAnswers, known_answers
+from kgrank.engine.candidates import KnownAnswers, known_answers
+from kgrank.engine.ranks import compute_ranks, random_tie_ranks
 from kgrank.errors import KgrankInputError
-from kgrank.ranks import compute_ranks, random_tie_ranks
 
 
 class ScoreTableModel(torch.nn.Module):
@@ -151,8 +151,8 @@ def test_same_ranks_as_pykeens_evaluator_published_configs(nations_dir, tmp_path
     """The workflow's own path (published configuration, saved and reloaded model) on Nations."""
     from conftest import REPO
 
-    from kgrank.hyperparameters import load_hyperparameters
-    from kgrank.training import load_model, train
+    from kgrank.training.hyperparameters import load_hyperparameters
+    from kgrank.training.train import load_model, train
 
     hyperparameters = load_hyperparameters(REPO / f"config/hyperparameters/nations/{model_name}.yaml")
     train(nations_dir, hyperparameters, tmp_path, seed=1, max_epochs=2, progress=False)
@@ -189,7 +189,7 @@ def pykeen_datasets():
 @pytest.mark.parametrize("dataset_name", ["nations", "kinships"])
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_fast_engine_same_ranks_as_pykeens_evaluator(pykeen_datasets, family, dataset_name, inverse):
-    from kgrank.scoring import Scorer
+    from kgrank.engine.scoring import Scorer
 
     dataset = pykeen_datasets[dataset_name, inverse]
     model = _short_trained_model(dataset, family, inverse)
@@ -212,7 +212,7 @@ def test_fast_engine_same_ranks_as_pykeens_evaluator(pykeen_datasets, family, da
 
 
 def test_out_of_memory_batches_are_retried_smaller(monkeypatch):
-    from kgrank.scoring import Scorer
+    from kgrank.engine.scoring import Scorer
 
     model = _table_model(num_entities=30, num_relations=3, seed=2)
     test = torch.as_tensor(
@@ -306,7 +306,7 @@ def test_near_ties_are_decided_by_pykeens_arithmetic(pykeen_datasets, monkeypatc
     leaves no correct digit (offset 300, spread 0.01)."""
     from pykeen.models import TransE
 
-    from kgrank import scoring
+    from kgrank.engine import scoring
 
     dataset = pykeen_datasets["nations", False]
     model = TransE(triples_factory=dataset.training, embedding_dim=16, scoring_fct_norm=2, random_seed=5)

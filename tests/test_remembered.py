@@ -1,4 +1,4 @@
-"""kgrank.remembered: parse-time answers from PyKEEN kept between processes, refusals never."""
+"""kgrank.workflow.remembered: parse-time answers from PyKEEN kept between processes, refusals never."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from kgrank import remembered as module
 from kgrank.errors import KgrankInputError
-from kgrank.remembered import ENVIRONMENT_VARIABLE, OFF, remembered
+from kgrank.workflow import remembered as module
+from kgrank.workflow.remembered import ENVIRONMENT_VARIABLE, OFF, remembered
 
 
 @pytest.fixture
@@ -133,8 +133,8 @@ def test_a_folder_that_cannot_be_written_still_gives_the_answer(tmp_path, monkey
 CHECKS = """
 import sys
 from pathlib import Path
-from kgrank.config import check_datasets, known_entity_count
-from kgrank.hyperparameters import load_hyperparameters
+from kgrank.workflow.config import check_datasets, known_entity_count
+from kgrank.training.hyperparameters import load_hyperparameters
 check_datasets({"nations": {"source": "pykeen"}})
 print(known_entity_count("nations", {"source": "pykeen"}, Path("absent/stats.json")))
 load_hyperparameters(Path(sys.argv[1]) / "config/hyperparameters/nations/transe.yaml")
@@ -163,8 +163,8 @@ def test_the_second_process_asks_pykeen_nothing(tmp_path):
 
 
 def test_refusals_still_come_with_every_answer_kept(folder):
-    from kgrank.config import check_datasets
-    from kgrank.hyperparameters import load_hyperparameters, validate_hyperparameters
+    from kgrank.training.hyperparameters import load_hyperparameters, validate_hyperparameters
+    from kgrank.workflow.config import check_datasets
 
     check_datasets({"nations": {"source": "pykeen"}})
     with pytest.raises(KgrankInputError, match="PyKEEN has no dataset 'nation'; did you mean nations"):

@@ -1,4 +1,4 @@
-"""Sampled-negative ranks and estimators of the full metrics (kgrank.sampled), against brute
+"""Sampled-negative ranks and estimators of the full metrics (kgrank.evaluation.sampled), against brute
 force over every k-subset of negatives, the rank engine's own sampler, and simulation."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 import torch
 from scipy import optimize, stats
 
-from kgrank import sampled as sm
+from kgrank.engine.ranks import sampled_ranks
 from kgrank.errors import KgrankInputError
-from kgrank.ranks import sampled_ranks
+from kgrank.evaluation import sampled as sm
 
 DATA = Path(__file__).parent / "data"
 
@@ -90,7 +90,7 @@ def test_sampled_law_equals_enumeration_of_every_subset(optimistic, pessimistic)
 
 
 def test_sampler_draws_the_rank_engines_law():
-    """kgrank.ranks.sampled_ranks on a score row (ties, filtered candidates) and
+    """kgrank.engine.ranks.sampled_ranks on a score row (ties, filtered candidates) and
     sample_ranks_from_full on that row's full ranks draw the same distribution."""
     num_entities, true_entity, num_samples, rows = 60, 0, 12, 3000
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""kgrank.scheduling: the cost estimates that order the workflow's long jobs."""
+"""kgrank.workflow.scheduling: the cost estimates that order the workflow's long jobs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import yaml
 from conftest import REPO
 from scipy.stats import spearmanr
 
-from kgrank import scheduling
-from kgrank.config import hyperparameter_path, study_pairs
+from kgrank.workflow import scheduling
+from kgrank.workflow.config import hyperparameter_path, study_pairs
 
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
 HYPERPARAMETERS_DIR = REPO / CONFIG["hyperparameters_dir"]
@@ -81,7 +81,7 @@ def test_wn18rr_tucker_is_the_longest_training_of_the_default_run():
 
 
 def test_epochs_and_pipeline_are_those_kgrank_train_uses():
-    from kgrank.training import effective_epochs
+    from kgrank.training.train import effective_epochs
 
     for dataset, model in _default_pairs():
         path = hyperparameter_path(HYPERPARAMETERS_DIR, dataset, model)

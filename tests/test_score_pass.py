@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from kgrank.candidates import KnownAnswers
+from kgrank.engine.candidates import KnownAnswers
+from kgrank.engine.ranks import ranks_from_scores
+from kgrank.engine.score_pass import ScoreBlock, score_pass
 from kgrank.errors import KgrankInputError
-from kgrank.ranks import ranks_from_scores
-from kgrank.score_pass import ScoreBlock, score_pass
 
 NUM_ENTITIES, NUM_RELATIONS = 7, 2
 RNG = np.random.default_rng(0)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kgrank.cli import main
+from kgrank.cli.main import main
 from kgrank.errors import KgrankInputError
 from kgrank.scorecard import (
     CLAIM_COLUMNS,

@@ -1,9 +1,9 @@
-"""kgrank.scoring: every candidate's score by a product form, with PyKEEN's near-tie order."""
+"""kgrank.engine.scoring: every candidate's score by a product form, with PyKEEN's near-tie order."""
 
 import pytest
 import torch
 
-from kgrank.scoring import BIT_IDENTICAL, SquaredDistanceError
+from kgrank.engine.scoring import BIT_IDENTICAL, SquaredDistanceError
 
 # Small dimensions keep the tests fast; the arithmetic is the same at any size.
 # (tests/test_ranks.py ranks with the same families)
@@ -42,7 +42,7 @@ def _model(nations, family, inverse, seed=1):
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_fast_scores_equal_pykeens_scores(nations, family):
     """Score blocks agree with model.predict to float32 rounding, both sides, with and without inverses."""
-    from kgrank.scoring import Scorer
+    from kgrank.engine.scoring import Scorer
 
     for inverse in (False, True):
         model = _model(nations, family, inverse)
@@ -57,7 +57,7 @@ def test_fast_scores_equal_pykeens_scores(nations, family):
 @pytest.mark.parametrize("family", list(FAMILIES))
 @pytest.mark.parametrize("inverse", [False, True], ids=["plain", "inverse"])
 def test_family_and_fast_sides(nations, family, inverse):
-    from kgrank.scoring import Scorer
+    from kgrank.engine.scoring import Scorer
 
     model = _model(nations, family, inverse)
     scorer = Scorer(model)
@@ -76,7 +76,7 @@ def test_family_and_fast_sides(nations, family, inverse):
 def test_other_models_go_through_predict(nations):
     from pykeen.models import model_resolver
 
-    from kgrank.scoring import Scorer
+    from kgrank.engine.scoring import Scorer
 
     model = model_resolver.make("ermlp", triples_factory=nations[False].training, embedding_dim=8).eval()
     scorer = Scorer(model)
@@ -116,7 +116,7 @@ def test_near_ties_are_rescored_with_pykeens_arithmetic(nations, monkeypatch, of
     through model.predict gives every candidate PyKEEN's order."""
     from pykeen.models import TransE
 
-    from kgrank import scoring
+    from kgrank.engine import scoring
 
     dataset = nations[False]
     model = TransE(triples_factory=dataset.training, embedding_dim=16, scoring_fct_norm=2, random_seed=5)

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from kgrank import stats
-from kgrank.metrics import Variant, derive, derived_values, lookup
+from kgrank.evaluation import stats
+from kgrank.evaluation.metrics import Variant, derive, derived_values, lookup
 
 
 def test_seed_stream_is_numpy_default_rng_on_the_keys():
@@ -153,7 +153,7 @@ def test_variant_names():
 
 
 def test_a_name_is_one_key_of_a_seed_as_of_its_streams():
-    from kgrank.stats import seed_sequence
+    from kgrank.evaluation.stats import seed_sequence
 
     assert seed_sequence("ab").entropy == seed_sequence(["ab"]).entropy
     assert (

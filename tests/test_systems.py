@@ -17,11 +17,11 @@ import pytest
 import torch
 
 from kgrank.api import evaluate_system
-from kgrank.candidates import candidate_counts, known_answers
-from kgrank.datasets import load_factories
+from kgrank.data.datasets import load_factories
+from kgrank.data.rank_table import RANK_TABLE_COLUMNS, check_rank_table
+from kgrank.engine.candidates import candidate_counts, known_answers
+from kgrank.engine.ranks import compute_ranks
 from kgrank.errors import KgrankInputError
-from kgrank.rank_table import RANK_TABLE_COLUMNS, check_rank_table
-from kgrank.ranks import compute_ranks
 from kgrank.systems import (
     dataset_folder,
     detect_kind,
@@ -445,8 +445,8 @@ def test_evaluate_system_sides(reference):
 
 
 def test_the_participation_table_names_every_skipped_part():
-    from kgrank.external import STAGE_PARTS, participation_table
     from kgrank.studies import external_parts
+    from kgrank.workflow.external import STAGE_PARTS, participation_table
 
     folder = Path(__file__).parent / "data" / "external-nations"
     systems = {"nations": {"folder": {"model": "pykeen-distmult"}, "csv": {"ranks": "ranks.csv"}}}
@@ -535,7 +535,7 @@ def test_the_api_takes_what_the_command_line_takes(nations_dir):
     a vector with a dataset, a path without one and an untrusted pickle end in one line."""
     import kgrank
     from kgrank.api import evaluate_system
-    from kgrank.comparison import compare_rank_tables
+    from kgrank.evaluation.comparison import compare_rank_tables
 
     data = Path(__file__).parent / "data" / "external-nations"
     folder, ranks = data / "pykeen-distmult", data / "ranks.csv"
@@ -567,7 +567,7 @@ def test_the_api_takes_what_the_command_line_takes(nations_dir):
 def test_a_rank_array_in_test_order_reads_as_the_long_table(nations_dir, tmp_path, capsys):
     """AmpliGraph's evaluate_performance and TorchKGE's rank tensors give ranks in test
     order, one (head, tail) pair per triple: read with --order test (kind 'positional')."""
-    from kgrank.datasets import read_triples
+    from kgrank.data.datasets import read_triples
     from kgrank.systems import load_positional_ranks
 
     reference = load_system(

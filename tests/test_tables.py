@@ -1,4 +1,4 @@
-"""kgrank.tables: every intermediate table checked where it is read, one line per problem."""
+"""kgrank.data.tables: every intermediate table checked where it is read, one line per problem."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgrank.errors import KgrankInputError
-from kgrank.io import command_outputs, write_text
-from kgrank.tables import (
+from kgrank.data.io import command_outputs, write_text
+from kgrank.data.tables import (
     LEARNING_CURVE,
     METRICS,
     RANKS,
@@ -20,6 +19,7 @@ from kgrank.tables import (
     read_tables_of,
     table_kind,
 )
+from kgrank.errors import KgrankInputError
 
 KIND = table_kind(
     "toy table",

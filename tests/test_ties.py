@@ -1,4 +1,4 @@
-"""kgrank.ties against brute force: rank widths by hand, the tie tolerance against
+"""kgrank.engine.ties against brute force: rank widths by hand, the tie tolerance against
 ``math.isclose`` element by element and against ``ranks_from_scores`` by default, and the
 tie-neutral IR measures against the mean over every order of the tie groups (our own
 per-order measures and trec_eval's, by ir-measures) and against trec_eval without ties."""
@@ -16,9 +16,8 @@ import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kgrank.errors import KgrankInputError
-from kgrank.ranks import ranks_from_scores
-from kgrank.ties import (
+from kgrank.engine.ranks import ranks_from_scores
+from kgrank.engine.ties import (
     constant_scores,
     mean_over_queries,
     quantised_scores,
@@ -32,6 +31,7 @@ from kgrank.ties import (
     trec_tie_sensitivity,
     trec_values,
 )
+from kgrank.errors import KgrankInputError
 
 # ---------------------------------------------------------------------------------------
 # 1. Rank width
@@ -620,9 +620,9 @@ def test_trec_tie_sensitivity_is_seeded_and_refuses_bad_counts():
 def test_the_rank_engine_ranks_with_a_tie_tolerance():
     # compute_ranks(tolerance=) is ranks_with_tolerance on every block of the one loop;
     # exact is the engine's own ranking; sampled candidates take no tolerance
-    from kgrank.candidates import KnownAnswers
-    from kgrank.ranks import compute_ranks
-    from kgrank.ties import parse_tolerance
+    from kgrank.engine.candidates import KnownAnswers
+    from kgrank.engine.ranks import compute_ranks
+    from kgrank.engine.ties import parse_tolerance
 
     rng = np.random.default_rng(5)
     entities, relations = 9, 2

@@ -5,11 +5,11 @@ import pytest
 import torch
 from conftest import REPO
 
-from kgrank.cli import main
-from kgrank.config import budget_columns
+from kgrank.cli.main import main
 from kgrank.errors import KgrankInputError
-from kgrank.hyperparameters import load_hyperparameters
-from kgrank.training import apply_budget, effective_epochs, flushed_denormals, make_loss, train
+from kgrank.training.hyperparameters import load_hyperparameters
+from kgrank.training.train import apply_budget, effective_epochs, flushed_denormals, make_loss, train
+from kgrank.workflow.config import budget_columns
 
 
 def test_budget_caps_but_never_raises_epochs():
@@ -80,9 +80,9 @@ def test_cli_reports_bad_input_in_one_line(tmp_path, capsys, nations_dir):
 
 
 def test_model_must_match_dataset(nations_dir, tmp_path):
-    from kgrank.datasets import prepare_dataset
+    from kgrank.data.datasets import prepare_dataset
     from kgrank.errors import KgrankInputError
-    from kgrank.training import load_model
+    from kgrank.training.train import load_model
 
     hyperparameters = load_hyperparameters(REPO / "config/hyperparameters/nations/transe.yaml")
     train(nations_dir, hyperparameters, tmp_path / "model", seed=1, max_epochs=1, progress=False)
@@ -184,7 +184,7 @@ def test_a_loss_that_cannot_train_is_refused_before_the_data_are_read(tmp_path):
 
 
 def test_budget_columns_of_a_resolved_config():
-    """The columns that carry the budget into every metric table (kgrank.config.budget_columns)."""
+    """The columns that carry the budget into every metric table (kgrank.workflow.config.budget_columns)."""
     resolved = {
         "hyperparameters": {"pipeline": {"training_loop": "lcwa", "training_kwargs": {"num_epochs": 151}}},
         "epochs": 4,
@@ -208,7 +208,7 @@ def test_budget_columns_of_a_resolved_config():
 
 def test_training_takes_the_fast_step(nations_dir, tmp_path, monkeypatch):
     """The loop binds model.score_t when it is built: the fast step must be in place by then."""
-    import kgrank.training_step as training_step
+    import kgrank.training.step as training_step
 
     calls = []
     original = training_step._scores_against_all

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgrank.lcwa_loss import lcwa_loss_from_positives
-from kgrank.training_step import _collate, dense_labels, fast_family, fast_scores, sparse_label_batches
+from kgrank.training.lcwa_loss import lcwa_loss_from_positives
+from kgrank.training.step import _collate, dense_labels, fast_family, fast_scores, sparse_label_batches
 
 FAMILIES = {
     "transe-l1": ("transe", {"embedding_dim": 24, "scoring_fct_norm": 1}),
@@ -162,7 +162,7 @@ def test_a_subset_of_tails_goes_through_pykeen():
 
 
 def test_zero_distance_has_a_zero_gradient():
-    from kgrank.training_step import negative_distances
+    from kgrank.training.step import negative_distances
 
     query = torch.tensor([[1.0, 2.0]], requires_grad=True)
     entities = torch.tensor([[1.0, 2.0], [4.0, 6.0]])
@@ -217,7 +217,7 @@ def test_sparse_label_batches_train_as_pykeen_to_the_bit(sub_batch_size):
 @pytest.mark.parametrize("loss", ["crossentropy", "bceaftersigmoid"])
 @pytest.mark.parametrize("sub_batch_size", [None, 24])
 def test_the_fused_loss_trains_as_pykeen_to_fp32_rounding(loss, sub_batch_size, monkeypatch):
-    import kgrank.training_step
+    import kgrank.training.step
 
     fused_calls = []
 
@@ -225,7 +225,7 @@ def test_the_fused_loss_trains_as_pykeen_to_fp32_rounding(loss, sub_batch_size, 
         fused_calls.append(1)
         return lcwa_loss_from_positives(*args, **kwargs)
 
-    monkeypatch.setattr(kgrank.training_step, "lcwa_loss_from_positives", counted)
+    monkeypatch.setattr(kgrank.training.step, "lcwa_loss_from_positives", counted)
     factory = _random_graph(unique=True)
     pykeen_losses, pykeen_weights = _two_epochs(
         factory, sparse=False, sub_batch_size=sub_batch_size, loss=loss
@@ -242,12 +242,12 @@ def test_the_fused_loss_trains_as_pykeen_to_fp32_rounding(loss, sub_batch_size, 
 
 def test_a_duplicate_triple_keeps_pykeens_loss(monkeypatch):
     # its label is 2: PyKEEN's cross-entropy weighs it twice, so the batch is PyKEEN's
-    import kgrank.training_step
+    import kgrank.training.step
 
     def refuse(*args, **kwargs):
         raise AssertionError("the fused loss ran on a duplicate label")
 
-    monkeypatch.setattr(kgrank.training_step, "lcwa_loss_from_positives", refuse)
+    monkeypatch.setattr(kgrank.training.step, "lcwa_loss_from_positives", refuse)
     factory = _random_graph()
     pykeen_losses, pykeen_weights = _two_epochs(factory, sparse=False, sub_batch_size=None)
     losses, weights = _two_epochs(factory, sparse=True, sub_batch_size=None, fused=True)

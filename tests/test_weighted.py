@@ -1,4 +1,4 @@
-"""kgrank.weighted: the weighted geometric mean rank, its inverse and their exact moments.
+"""kgrank.evaluation.weighted: the weighted geometric mean rank, its inverse and their exact moments.
 
 Checked against the direct formula, enumeration of every rank vector, 50-digit arithmetic,
 the registry's unweighted GMR, and simulation (which must also reject wrong moments).
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import (
+from kgrank.evaluation.metrics import (
     TIDY_COLUMNS,
     Variant,
     default_metrics,
@@ -24,8 +24,8 @@ from kgrank.metrics import (
     lookup,
     moments_of,
 )
-from kgrank.moments import Moments, log_expected_power, log_expected_powers
-from kgrank.weighted import (
+from kgrank.evaluation.moments import Moments, log_expected_power, log_expected_powers
+from kgrank.evaluation.weighted import (
     INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK,
     WEIGHTED_GEOMETRIC_MEAN_RANK,
     WEIGHTED_METRICS,
@@ -196,7 +196,7 @@ def test_log_expected_powers_in_small_chunks_equal_one_chunk():
     ],
 )
 def test_equal_weights_give_the_registry_gmr_moments(num_candidates, variance_tolerance):
-    """The per-task-exponent form reduces to kgrank.moments.product_of_powers (s = ±1/n)."""
+    """The per-task-exponent form reduces to kgrank.evaluation.moments.product_of_powers (s = ±1/n)."""
     registry = moments_of([lookup("gmr").metric, lookup("igmr").metric], num_candidates)
     for scale in (1.0, 0.01):
         weights = np.full(len(num_candidates), scale)
@@ -506,7 +506,7 @@ def test_weighted_metrics_where_no_weights_can_come_are_refused_in_one_line():
     import pandas as pd
 
     import kgrank
-    from kgrank.comparison import compare
+    from kgrank.evaluation.comparison import compare
 
     frame = pd.DataFrame(
         {

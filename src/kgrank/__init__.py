@@ -27,11 +27,11 @@ __version__ = "0.1.0"
 __all__ = ["compare", "evaluate", "evaluate_sampled", "load_system", "lookup"]
 
 _EXPORTS = {
-    "compare": "kgrank.comparison",
+    "compare": "kgrank.evaluation.comparison",
     "evaluate": "kgrank.api",
     "evaluate_sampled": "kgrank.api",
     "load_system": "kgrank.systems",
-    "lookup": "kgrank.metrics",
+    "lookup": "kgrank.evaluation.metrics",
 }
 
 

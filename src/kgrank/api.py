@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kgrank.data.rank_table import RANK_COLUMNS, SIDES
 from kgrank.defaults import DEFAULT_CONFIDENCE, SYSTEM_SIDES
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import (
+from kgrank.evaluation.metrics import (
     DEFAULT_HITS,
     INTERVAL_COLUMNS,
     WEIGHTED_METRICS,
@@ -33,7 +34,6 @@ from kgrank.metrics import (
     evaluate_ranks,
     lookup,
 )
-from kgrank.rank_table import RANK_COLUMNS, SIDES
 
 # evaluate()'s table names the two variances apart: `random_expectation` and
 # `random_variance` are the metric's moments under the random model (uniform ranks on
@@ -222,7 +222,7 @@ def _evaluation_table(
     weights: np.ndarray | None,
 ) -> pd.DataFrame:
     """:func:`evaluate`'s table, a ``side`` column first, for each (side, rows) group:
-    :func:`kgrank.metrics.evaluate_ranks` seeded by the side and the rank type."""
+    :func:`kgrank.evaluation.metrics.evaluate_ranks` seeded by the side and the rank type."""
     if rank_type not in RANK_COLUMNS:
         raise KgrankInputError(f"rank type {rank_type!r} is not one of {', '.join(RANK_COLUMNS)}")
     chosen, keep = _selection(metrics, hits, weighted=weights is not None)
@@ -265,7 +265,7 @@ def evaluate_system(
 
     ``rank_type``: the rank column to evaluate (optimistic, realistic, pessimistic,
     random); ``side``: ``both`` (every row), ``head``, ``tail``, or ``all`` (the three);
-    ``weights``: one per row, or a scheme of :func:`kgrank.weighted.scheme_weights`
+    ``weights``: one per row, or a scheme of :func:`kgrank.evaluation.weighted.scheme_weights`
     (``negatives``, ``relation``, ``uniform``); the other arguments as in :func:`evaluate`.
     Returns :func:`evaluate`'s table with
     ``side`` and ``rank_type`` columns first.
@@ -278,7 +278,7 @@ def evaluate_system(
     if missing:
         raise KgrankInputError(f"rank table: column(s) {missing} missing; pass a table of kgrank's format")
     if isinstance(weights, str):
-        from kgrank.weighted import scheme_weights
+        from kgrank.evaluation.weighted import scheme_weights
 
         weights = scheme_weights(table, weights)
     if weights is not None:
@@ -331,7 +331,7 @@ def evaluate_sampled(
 ) -> pd.DataFrame:
     """What a sampled protocol (each task ranked against ``num_samples`` random negatives,
     as OGB and DGL-KE rank) would report for a system, and how well each estimator of the
-    full-ranking metric recovers it (:mod:`kgrank.sampled`; Krichene & Rendle 2020).
+    full-ranking metric recovers it (:mod:`kgrank.evaluation.sampled`; Krichene & Rendle 2020).
 
     ``table``: a rank table of kgrank's format with the full optimistic and pessimistic
     ranks (`kgrank ranks`, :func:`kgrank.systems.load_system`); ``num_samples``: one k or
@@ -348,7 +348,7 @@ def evaluate_sampled(
     of theirs and rank as in the full ranking).
     """
     from kgrank.defaults import SAMPLED_ESTIMATORS
-    from kgrank.sampled import FullRanks, estimator_moments
+    from kgrank.evaluation.sampled import FullRanks, estimator_moments
 
     if side not in SYSTEM_SIDES:
         raise KgrankInputError(f"side {side!r} is not one of {', '.join(SYSTEM_SIDES)}")

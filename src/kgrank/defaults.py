@@ -8,20 +8,20 @@ that compute with a value import it from here.
 
 from __future__ import annotations
 
-from kgrank.datasets import SPLITS
+from kgrank.data.datasets import SPLITS
 
 # The filtered setting: every known true triple leaves the candidate list but the one
-# evaluated (kgrank.candidates).
+# evaluated (kgrank.engine.candidates).
 DEFAULT_FILTER_SPLITS = SPLITS
-# Hits@k cut-offs of the metric registry (kgrank.metrics)
+# Hits@k cut-offs of the metric registry (kgrank.evaluation.metrics)
 DEFAULT_HITS = (1, 3, 5, 10)
 # What kgrank.api.evaluate_system reports: each side alone, both together, or all three
 SYSTEM_SIDES = ("both", "head", "tail", "all")
-# Two-sided level of every interval (kgrank.intervals)
+# Two-sided level of every interval (kgrank.evaluation.intervals)
 DEFAULT_CONFIDENCE = 0.95
-# How tasks are weighted in the weighted geometric mean rank (kgrank.weighted)
+# How tasks are weighted in the weighted geometric mean rank (kgrank.evaluation.weighted)
 WEIGHT_SCHEMES = ("negatives", "relation", "uniform")
-# Estimators of a full-ranking metric from sampled negatives (kgrank.sampled)
+# Estimators of a full-ranking metric from sampled negatives (kgrank.evaluation.sampled)
 SAMPLED_ESTIMATORS = ("naive", "rescaled", "posterior-rank", "corrected")
 # How an outside system's rank table or score rows name entities and relations (kgrank.systems)
 IDENTIFIERS = ("auto", "ids", "labels")

@@ -11,7 +11,7 @@ matplotlib.use("Agg")  # files only; the workflow runs headless
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from kgrank.io import atomic_path  # noqa: E402
+from kgrank.data.io import atomic_path  # noqa: E402
 
 PALETTE = "colorblind"
 # The models the workflow trains, in the order that fixes their colours: a model has the

@@ -46,14 +46,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kgrank.candidates import candidate_counts, known_answers
-from kgrank.datasets import SPLITS, load_factories, prepare_dataset, read_triples
+from kgrank.data.datasets import SPLITS, load_factories, prepare_dataset, read_triples
+from kgrank.data.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
 from kgrank.defaults import DEFAULT_FILTER_SPLITS, IDENTIFIERS
+from kgrank.engine.candidates import candidate_counts, known_answers
 from kgrank.errors import KgrankInputError
-from kgrank.rank_table import RANK_COLUMNS, RANK_TABLE_COLUMNS, SIDES
 
 if TYPE_CHECKING:
-    from kgrank.ties import Tolerance
+    from kgrank.engine.ties import Tolerance
 
 KINDS = ("ranks", "pykeen", "scores", "positional")
 RANK_TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".txt": "\t", ".parquet": None}
@@ -690,7 +690,7 @@ def load_pykeen_model(folder: str | os.PathLike[str], device: str = "cpu", *, tr
         )
     if not trusted:
         raise KgrankInputError(f"{path}: not loaded: {UNTRUSTED_PICKLE}")
-    from kgrank.training import resolve_device
+    from kgrank.training.train import resolve_device
 
     device = str(resolve_device(device))
     try:
@@ -736,8 +736,8 @@ def rank_pykeen_folder(
     translated, different label sets are refused. Loads the pickle only where ``trusted``
     (see :func:`load_pykeen_model`).
     """
-    from kgrank.candidates import KnownAnswers
-    from kgrank.ranks import compute_ranks
+    from kgrank.engine.candidates import KnownAnswers
+    from kgrank.engine.ranks import compute_ranks
 
     folder, dataset_dir = Path(folder), Path(dataset_dir)
     training_folder = folder / PYKEEN_TRAINING_FOLDER
@@ -903,7 +903,7 @@ def rank_score_matrix(
     label of each column, one per line, in column order."""
     import torch
 
-    from kgrank.ranks import random_tie_ranks, ranks_from_scores
+    from kgrank.engine.ranks import random_tie_ranks, ranks_from_scores
 
     _check_identifiers(identifiers)
     scores_path, dataset_dir = Path(scores_path), Path(dataset_dir)
@@ -950,7 +950,7 @@ def rank_score_matrix(
             if tolerance is None or tolerance.exact:
                 ranked = ranks_from_scores(block, true_entities, filter_rows, filter_cols)
             else:
-                from kgrank.ties import ranks_with_tolerance
+                from kgrank.engine.ties import ranks_with_tolerance
 
                 tie = {"absolute": tolerance.absolute, "relative": tolerance.relative}
                 ranked = ranks_with_tolerance(block, true_entities, filter_rows, filter_cols, **tie)
@@ -1091,7 +1091,7 @@ def load_system(
     is drawn; ``allow_partial`` and ``identifiers``: as in :func:`load_rank_table`;
     ``batch_size``, ``device``, ``progress``: the rank engine's, for a model;
     ``tolerance``: when two scores tie (``exact``, ``absolute:<a>``, ``relative:<r>``;
-    :func:`kgrank.ties.parse_tolerance`), for a model or a score matrix, whose scores are
+    :func:`kgrank.engine.ties.parse_tolerance`), for a model or a score matrix, whose scores are
     ranked here (a rank table's ties were settled where it was made).
     ``trusted``: a PyKEEN folder's pickle, which runs code when loaded, is loaded only
     where this is True (a folder you trust); otherwise it is refused with the fix;
@@ -1099,7 +1099,7 @@ def load_system(
     :func:`rank_score_matrix`).
     """
     if isinstance(tolerance, str):
-        from kgrank.ties import parse_tolerance
+        from kgrank.engine.ties import parse_tolerance
 
         tolerance = parse_tolerance(tolerance)
     for split in filter_splits:
@@ -1153,8 +1153,8 @@ def load_system(
             trusted=trusted,
         )
     if kind == "kgrank":
-        from kgrank.ranks import compute_ranks
-        from kgrank.training import load_model
+        from kgrank.engine.ranks import compute_ranks
+        from kgrank.training.train import load_model
 
         model, factories = load_model(source, dataset_dir, device=device)
         return compute_ranks(

@@ -16,11 +16,11 @@ import torch
 import yaml
 from scipy import stats
 
-from kgrank.candidates import KnownAnswers
+from kgrank.engine.candidates import KnownAnswers
+from kgrank.engine.ranks import ranks_from_scores, sampled_ranks
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import lookup, metric_rows
-from kgrank.ranks import ranks_from_scores, sampled_ranks
-from kgrank.stats import seed_stream
+from kgrank.evaluation.metrics import lookup, metric_rows
+from kgrank.evaluation.stats import seed_stream
 from kgrank.studies.ambiguity.drift import (
     drift_metric_keys,
     drift_values,
@@ -242,7 +242,7 @@ def test_published_amri_is_the_filtered_counts_on_the_papers_entities(dataset, r
     """Berrendorf et al.'s Table 1: every published AMRI is the one of the per-task filtered
     candidate counts on the published entity set, to its printed digit; neither full
     entity count reproduces all of them (preparing the dataset and counting: about 10 s)."""
-    from kgrank.candidates import candidate_counts
+    from kgrank.engine.candidates import candidate_counts
 
     dataset_dir = request.getfixturevalue(f"{dataset}_dir")
     counts = candidate_counts(dataset_dir, "test").assign(
@@ -272,7 +272,7 @@ def test_indistinguishable_from_random():
 
 
 def test_sampled_ranks_from_counts_follow_the_rank_engines_sampling():
-    """The hypergeometric draw from a task's counts against kgrank.ranks.sampled_ranks,
+    """The hypergeometric draw from a task's counts against kgrank.engine.ranks.sampled_ranks,
     which draws the candidates from the scores: the same law (means and tie shares)."""
     rows, num_entities = 3000, 50
     # true entity 0 scores 0.5; entities 1-10 above, 11-15 tied, the rest below
@@ -450,7 +450,7 @@ def test_the_amrr_difference_is_the_mrr_difference_scaled():
 
 def test_the_pairs_are_kgrank_compares():
     # an adapter of the one comparison engine: the same numbers as `kgrank compare`
-    from kgrank.comparison import compare_rank_tables
+    from kgrank.evaluation.comparison import compare_rank_tables
 
     rng = np.random.default_rng(4)
     tables = _two_models(rng.integers(1, 6, size=80), rng.integers(1, 9, size=80), 25)
@@ -507,7 +507,7 @@ def test_tables_of_different_tasks_are_named_not_compared():
 
 
 def test_a_constant_difference_is_that_constant_at_both_ends():
-    """kgrank.stats' contract for a difference without variance: the interval is the
+    """kgrank.evaluation.stats' contract for a difference without variance: the interval is the
     constant, the t statistic infinite with its sign, t's p-value 0."""
     # rank 1 against rank 2 on every task: reciprocal ranks 0.5 apart everywhere
     table = pairwise_table(
@@ -521,7 +521,7 @@ def test_a_constant_difference_is_that_constant_at_both_ends():
     assert table["t_statistic"] == np.inf and table["t_p"] == 0.0
 
 
-# --- seeds: kgrank.stats derives them as the study did before ------------------------------
+# --- seeds: kgrank.evaluation.stats derives them as the study did before ------------------------------
 
 
 def test_seeds_are_the_former_derivations():
@@ -551,7 +551,7 @@ def test_seeds_are_the_former_derivations():
 
 
 def _check_ambiguity(section: dict) -> None:
-    from kgrank.config import check_config
+    from kgrank.workflow.config import check_config
 
     config = yaml.safe_load((REPO / ".test/config.yaml").read_text(encoding="utf-8"))
     config["studies"] = {"ambiguity": section}

@@ -104,7 +104,7 @@ def test_which_sets_each_dataset_gets():
 
 
 def test_subset_draws_keep_their_seeds():
-    """draw_subsets goes through kgrank.stats.seed_stream: the same draws as the
+    """draw_subsets goes through kgrank.evaluation.stats.seed_stream: the same draws as the
     default_rng([seed, fraction in millionths, repetition]) it replaced."""
     from kgrank.studies.ir.stability import draw_subsets
 
@@ -168,7 +168,7 @@ def test_the_analyses_import_without_torch():
 
 
 def test_the_scheduling_hook_counts_both_protocols_and_the_run_lines():
-    from kgrank import scheduling
+    from kgrank.workflow import scheduling
 
     pipeline = {"model": "DistMult", "model_kwargs": {"embedding_dim": 50}, "training_loop": "lcwa"}
     size = scheduling.DatasetSize(1000, 10_000, 500, 500)

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from kgrank import moments as mom
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import lookup
-from kgrank.stats import holm, kendall_tau, kendall_tau_b_rows
+from kgrank.evaluation import moments as mom
+from kgrank.evaluation.metrics import lookup
+from kgrank.evaluation.stats import holm, kendall_tau, kendall_tau_b_rows
 from kgrank.studies.ir.aggregate import AGGREGATE_COLUMNS, aggregate_items, aggregate_rows, check_aligned
 from kgrank.studies.ir.agreement import (
     AGREEMENT_COLUMNS,

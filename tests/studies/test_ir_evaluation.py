@@ -13,12 +13,12 @@ import torch
 from conftest import SHARED
 from pykeen.datasets.nations import NATIONS_TEST_PATH
 
-from kgrank.candidates import KnownAnswers, known_answers
-from kgrank.datasets import load_factories
+from kgrank.data.datasets import load_factories
+from kgrank.data.rank_table import SIDES
+from kgrank.engine.candidates import KnownAnswers, known_answers
+from kgrank.engine.ranks import compute_ranks
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import evaluate_rank_table
-from kgrank.rank_table import SIDES
-from kgrank.ranks import compute_ranks
+from kgrank.evaluation.metrics import evaluate_rank_table
 from kgrank.studies.ir import trec
 from kgrank.studies.ir.evaluation import (
     evaluate_model,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from kgrank.candidates import KnownAnswers
+from kgrank.engine.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
 from kgrank.studies.ir import trec
 from kgrank.studies.ir.evaluation import evaluate_scores, protocol_runs
@@ -318,7 +318,7 @@ def test_stability_subsets_equal_a_brute_force_recomputation(protocol, draw):
 
 
 def test_sample_vs_test_by_hand(tmp_path):
-    from kgrank.io import write_report_table
+    from kgrank.data.io import write_report_table
     from kgrank.studies.ir.protocols import SAMPLE_VS_TEST_COLUMNS, sample_vs_test
     from kgrank.studies.ir.report import sample_vs_test_caption, sample_vs_test_table
 

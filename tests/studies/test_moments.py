@@ -8,9 +8,9 @@ import pytest
 import yaml
 from conftest import REPO
 
-from kgrank.candidates import candidate_counts, counts_by_side
-from kgrank.metrics import default_metrics, lookup
-from kgrank.moments import Moments
+from kgrank.engine.candidates import candidate_counts, counts_by_side
+from kgrank.evaluation.metrics import default_metrics, lookup
+from kgrank.evaluation.moments import Moments
 from kgrank.studies.moments.errata import Formula, check_formulas, errata, formulas
 from kgrank.studies.moments.montecarlo import (
     apply_familywise,
@@ -175,7 +175,7 @@ def test_plot_check_is_deterministic(small_check, tmp_path):
 
 
 def _check_moments(section: dict) -> None:
-    from kgrank.config import check_config
+    from kgrank.workflow.config import check_config
 
     config = yaml.safe_load((REPO / ".test/config.yaml").read_text(encoding="utf-8"))
     config["studies"] = {"moments": section}

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import hits_at, lookup, macro_mean_moments
+from kgrank.evaluation.metrics import hits_at, lookup, macro_mean_moments
 from kgrank.studies.openworld.consistency import (
     inversion_counts,
     inversion_table,
@@ -527,7 +527,7 @@ def _check_openworld(section: dict) -> None:
     """The core keys of the tiny config, and this section as the only study."""
     import yaml
 
-    from kgrank.config import check_config
+    from kgrank.workflow.config import check_config
 
     config = yaml.safe_load((REPO / ".test/config.yaml").read_text(encoding="utf-8"))
     config["studies"] = {"openworld": section}

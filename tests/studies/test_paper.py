@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 from conftest import markdown_row
 
-from kgrank.cli import main
-from kgrank.io import write_report_table
-from kgrank.metrics import Variant, default_metrics, lookup
+from kgrank.cli.main import main
+from kgrank.data.io import write_report_table
+from kgrank.evaluation.metrics import Variant, default_metrics, lookup
 from kgrank.studies.paper.figure1 import figure1_data, order_datasets, plot_figure1
 from kgrank.studies.paper.report import TABLE4_CAPTION, table4
 from kgrank.studies.paper.tables import (

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 from conftest import SHARED
 
-from kgrank.metrics import Variant, lookup
+from kgrank.evaluation.metrics import Variant, lookup
 from kgrank.studies.paper.published import (
     AGREES,
     COUNT_HYPOTHESES,
@@ -251,7 +251,7 @@ def test_variants_are_named_with_the_registry_words():
 
 
 def test_published_candidate_counts_of_prepared_datasets(nations_dir):
-    from kgrank.candidates import candidate_counts, counts_by_side
+    from kgrank.engine.candidates import candidate_counts, counts_by_side
     from kgrank.studies.paper.published import published_candidate_counts
 
     published = pd.concat(
@@ -273,7 +273,7 @@ def test_published_candidate_counts_of_prepared_datasets(nations_dir):
 def _nations_audit(nations_dir, shift: int):
     """An audit of published MRR / AMRR on Nations: the AMRR made with moments from
     candidate counts N_i + ``shift`` (0: the exact ones)."""
-    from kgrank.candidates import candidate_counts, counts_by_side
+    from kgrank.engine.candidates import candidate_counts, counts_by_side
     from kgrank.studies.moments.montecarlo import check_dataset, dataset_moments_table
     from kgrank.studies.paper.published import audit_published
 
@@ -368,8 +368,8 @@ def test_published_z_mrr_is_pykeens_candidate_set_size_fed_to_its_expectation(da
     from pykeen.evaluation.evaluator import get_candidate_set_size
     from pykeen.metrics.ranking import InverseHarmonicMeanRank
 
-    from kgrank.candidates import candidate_counts
-    from kgrank.datasets import load_factories
+    from kgrank.data.datasets import load_factories
+    from kgrank.engine.candidates import candidate_counts
 
     dataset_dir = request.getfixturevalue(f"{dataset}_dir")
     factories = load_factories(dataset_dir)
@@ -403,7 +403,7 @@ def test_published_z_mrr_is_pykeens_candidate_set_size_fed_to_its_expectation(da
 def _case_study_counts(datasets, request) -> dict[str, np.ndarray]:
     """The filtered test candidate counts of the case study's ``datasets``, head and tail
     pooled, from the prepared data (FB15k-237 and WN18RR from the shared archives)."""
-    from kgrank.candidates import candidate_counts, counts_by_side
+    from kgrank.engine.candidates import candidate_counts, counts_by_side
 
     return {
         name: counts_by_side(candidate_counts(request.getfixturevalue(f"{name}_dir"), "test"))["both"]

@@ -1,6 +1,6 @@
 """The protocols study (issue #31) on small synthetic rank tables, without Snakemake.
 
-Part 3 (weighted geometric mean rank): the study's table against kgrank.weighted computed
+Part 3 (weighted geometric mean rank): the study's table against kgrank.evaluation.weighted computed
 directly and against brute-force enumeration of the random model on a tiny case; the
 uniform scheme equal to the registry's GMR; the Monte Carlo check passing on exact moments
 and failing on the authors' plug-in value; the commands end to end on a tmp folder; and the
@@ -16,13 +16,21 @@ import pandas as pd
 import pytest
 import torch
 
-from kgrank.candidates import KnownAnswers
-from kgrank.cli import main
+from kgrank.cli.main import main
+from kgrank.data.tables import read_table
 from kgrank.defaults import WEIGHT_SCHEMES
+from kgrank.engine.candidates import KnownAnswers
+from kgrank.engine.ranks import ranks_from_scores
+from kgrank.engine.ties import ranks_with_tolerance, tie_neutral_measures, trec_values
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import lookup, metric_rows
-from kgrank.moments import Moments
-from kgrank.ranks import ranks_from_scores
+from kgrank.evaluation.metrics import lookup, metric_rows
+from kgrank.evaluation.moments import Moments
+from kgrank.evaluation.weighted import (
+    evaluate_weighted_rank_table,
+    scheme_weights,
+    weighted_geometric_mean_rank,
+    wgmr_at_expected_ranks,
+)
 from kgrank.studies.protocols import settings
 from kgrank.studies.protocols.figures import adjusted_index_pairs
 from kgrank.studies.protocols.inputs import (
@@ -42,14 +50,6 @@ from kgrank.studies.protocols.ties import (
     width_table,
 )
 from kgrank.studies.protocols.weighted import check_schemes, weighted_check, weighted_table
-from kgrank.tables import read_table
-from kgrank.ties import ranks_with_tolerance, tie_neutral_measures, trec_values
-from kgrank.weighted import (
-    evaluate_weighted_rank_table,
-    scheme_weights,
-    weighted_geometric_mean_rank,
-    wgmr_at_expected_ranks,
-)
 
 
 def _rank_table(seed: int, tasks: int = 40, relations: int = 3, max_candidates: int = 12) -> pd.DataFrame:
@@ -188,7 +188,7 @@ def test_check_passes_on_exact_moments_and_records_the_plugin_excess():
 def test_the_check_rejects_the_plugin_value_as_expectation():
     """The check can fail: with the authors' plug-in value in place of E[WGMR] the simulated
     mean is far off (Jensen's gap, about 20 % here)."""
-    from kgrank.weighted import wgmr_moments, wgmr_montecarlo
+    from kgrank.evaluation.weighted import wgmr_moments, wgmr_montecarlo
 
     table = _rank_table(8, tasks=60)
     weights = scheme_weights(table, "negatives")
@@ -333,7 +333,7 @@ def test_settings():
 
 # --- part 1: sampled negatives ------------------------------------------------------------------
 
-from kgrank.sampled import FullRanks, exact_moments, sample_ranks_from_full  # noqa: E402
+from kgrank.evaluation.sampled import FullRanks, exact_moments, sample_ranks_from_full  # noqa: E402
 from kgrank.studies.protocols import sampled as sampled_part  # noqa: E402
 from kgrank.studies.protocols.inputs import (  # noqa: E402
     SAMPLED_AGREEMENT_COLUMNS,
@@ -421,7 +421,7 @@ def test_the_naive_estimator_flips_a_constructed_pair():
     # the adjusted index is an increasing map of the sampled metric when the candidate
     # counts are the same for both systems: it orders them as the naive estimate does
     assert mrr.loc["adjusted-index", "agreement"] == mrr.loc["naive", "agreement"]
-    # the same by hand from kgrank.sampled: independent seeds per system
+    # the same by hand from kgrank.evaluation.sampled: independent seeds per system
     full = {model: FullRanks.from_table(table) for (_, model), table in tables.items()}
     draws = {
         model: sampled_part.estimate(
@@ -577,7 +577,7 @@ def _toy_graph(seed: int = 0, entities: int = 12, relations: int = 2, triples: i
 
 
 def _by_hand(test, known, score, transform, tolerance):
-    """Every task's (optimistic, pessimistic, N) straight from kgrank.ties, one task at a time."""
+    """Every task's (optimistic, pessimistic, N) straight from kgrank.engine.ties, one task at a time."""
     rows = []
     for side in ("head", "tail"):
         for triple in test:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from kgrank.datasets import SPLITS
+from kgrank.data.datasets import SPLITS
 from kgrank.errors import KgrankInputError
 from kgrank.studies import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE
-from kgrank.config import (
+from kgrank.workflow.config import (
     budget_caption,
     check_budget,
     check_config,
@@ -235,7 +235,7 @@ def hyperparameters_file(wildcards):
 def dataset_archive(wildcards):
     """The local files a dataset is prepared from: its archive, or its folder's split files
     (so that a changed file remakes the dataset); none for a PyKEEN source."""
-    from kgrank.datasets import folder_split_files
+    from kgrank.data.datasets import folder_split_files
 
     source = config["datasets"][wildcards.dataset]
     if source["source"] == "folder":
@@ -330,13 +330,13 @@ KNOWN_ENTITY_COUNTS = {
 # --- job priorities: the longest jobs start first ------------------------------------
 # On 2 cores a long job that starts last runs alone at the end. Snakemake starts the ready
 # job of highest priority first, so each long rule's `priority:` is its estimated seconds
-# (kgrank.scheduling), a training's raised by the long jobs waiting for it, and a job that
+# (kgrank.workflow.scheduling), a training's raised by the long jobs waiting for it, and a job that
 # gates them (preparing a dataset, a study's query files) takes the highest priority it
 # gates. Estimates only order jobs; every other rule stays at priority 0. Evaluated when the
 # DAG is built (the hooks that later rule files fill are complete by then).
 from functools import cache
 
-from kgrank import scheduling
+from kgrank.workflow import scheduling
 
 
 @cache

@@ -314,18 +314,18 @@ def load_source(source: str, params: Mapping[str, str], results: str | Path) -> 
 
 
 def constant_scorer_realistic_rank(num_candidates: int) -> float:
-    """The realistic rank (mean of optimistic and pessimistic, kgrank.ranks) of a true
+    """The realistic rank (mean of optimistic and pessimistic, kgrank.engine.ranks) of a true
     answer among ``num_candidates`` candidates (itself included) that all score the same."""
     import torch
 
-    from kgrank.ranks import ranks_from_scores
+    from kgrank.engine.ranks import ranks_from_scores
 
     ranks = ranks_from_scores(torch.zeros((1, int(num_candidates))), torch.tensor([0]))
     return float((ranks["optimistic"][0] + ranks["pessimistic"][0]) / 2)
 
 
 def _harmonic(n: float, order: float = 1) -> float:
-    from kgrank.moments import harmonic_number
+    from kgrank.evaluation.moments import harmonic_number
 
     return float(harmonic_number(np.asarray(n, dtype=float), order))
 
@@ -603,7 +603,7 @@ SCORECARD_CAPTION = (
 
 def write_scorecard(card: pd.DataFrame, tsv: str | Path, markdown: str | Path, latex: str | Path) -> None:
     """The TSV (every column), and the report table in Markdown (the counts first) and LaTeX."""
-    from kgrank.io import write_table, write_text
+    from kgrank.data.io import write_table, write_text
 
     write_table(tsv, card.assign(kgrank=card["kgrank"].astype(float)))
     counts = summary(card)

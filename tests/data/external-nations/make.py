@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 from pykeen.pipeline import pipeline
 
-from kgrank.datasets import prepare_dataset
+from kgrank.data.datasets import prepare_dataset
 from kgrank.systems import rank_pykeen_folder
 
 HERE = Path(__file__).parent

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import (
+from kgrank.cli.options import (
     add_caption,
     add_dataset_dir,
     add_figure_paths,
@@ -36,11 +36,11 @@ def _candidate_size(text: str) -> int | None:
 
 
 def _variants(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_variants
     from kgrank.studies.ambiguity.variants import study_metrics, variants_table
-    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     metrics, ties = variants_table(tables, study_metrics(), args.seed)
@@ -74,10 +74,10 @@ def _subsets(args: argparse.Namespace) -> None:
     import numpy as np
     import torch
 
-    from kgrank.candidates import known_answers
-    from kgrank.io import write_table
+    from kgrank.data.io import write_table
+    from kgrank.engine.candidates import known_answers
     from kgrank.studies.ambiguity.subsets import subset_plan, subset_rank_table
-    from kgrank.training import load_model
+    from kgrank.training.train import load_model
 
     torch.set_num_threads(args.threads)
     model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
@@ -95,11 +95,11 @@ def _subsets(args: argparse.Namespace) -> None:
 
 
 def _drift(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.drift import drift_table, slope_table
     from kgrank.studies.ambiguity.inputs import subset_kind
-    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     subsets = read_pair_tables(args.subsets or [], subset_kind())
@@ -128,18 +128,18 @@ def _drift(args: argparse.Namespace) -> None:
 
 
 def _drift_figure(args: argparse.Namespace) -> None:
+    from kgrank.data.tables import read_table
     from kgrank.studies.ambiguity.figures import plot_drift
     from kgrank.studies.ambiguity.inputs import drift_kind
-    from kgrank.tables import read_table
 
     plot_drift(read_table(args.drift, drift_kind()), args.pdf, args.png, caption=args.caption)
 
 
 def _table1(args: argparse.Namespace) -> None:
-    from kgrank.io import read_stats, write_report_table, write_table
+    from kgrank.data.io import read_stats, write_report_table, write_table
+    from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.table1 import published_table1_path, read_published, table1
-    from kgrank.tables import read_pair_tables
 
     published_path = args.published or published_table1_path()
     stats = read_stats(args.stats) if args.stats else None
@@ -158,11 +158,11 @@ def _table1(args: argparse.Namespace) -> None:
 
 
 def _pairwise(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_pairwise
     from kgrank.studies.ambiguity.pairwise import pairwise_table
-    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     table = pairwise_table(

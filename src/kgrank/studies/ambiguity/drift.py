@@ -7,7 +7,7 @@ uniformly without replacement from its filtered non-answers. Given a task's filt
 drawn candidates above it is hypergeometric (g of N_i - 1, k - 1 draws) and the number
 tied with it hypergeometric among the rest, so the sampled ranks are drawn exactly from
 the rank table, without scoring again, for any k and any number of seeds
-(``kgrank.sampled.draw_above_and_tied``; ``kgrank.ranks.sampled_ranks`` draws the same law
+(``kgrank.evaluation.sampled.draw_above_and_tied``; ``kgrank.engine.ranks.sampled_ranks`` draws the same law
 from the scores, one seed per file).
 *Subsets*: the entity-alignment protocol transferred (``subsets.py``): a random share of
 the test triples, candidates restricted to the entities occurring in it.
@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Variant, lookup, metric_rows
-from kgrank.sampled import draw_above_and_tied
-from kgrank.stats import bootstrap_interval, seed_sequence, seed_stream
+from kgrank.evaluation.metrics import Variant, lookup, metric_rows
+from kgrank.evaluation.sampled import draw_above_and_tied
+from kgrank.evaluation.stats import bootstrap_interval, seed_sequence, seed_stream
 
 ALL_CANDIDATES = "all"
 # The metrics whose drift is measured: the raw ones, their adjusted indices, their z-scores.

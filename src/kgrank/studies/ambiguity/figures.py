@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from kgrank.data.rank_table import RANK_COLUMNS
 from kgrank.errors import KgrankInputError
+from kgrank.evaluation.metrics import lookup
 from kgrank.labels import dataset_label, model_label
-from kgrank.metrics import lookup
-from kgrank.rank_table import RANK_COLUMNS
 from kgrank.studies.ambiguity.drift import drift_metric_keys
 from kgrank.studies.ambiguity.variants import CONSTANT_SCORER, RANDOM_SCORER
 

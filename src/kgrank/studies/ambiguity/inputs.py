@@ -3,8 +3,8 @@ stage's layout, and this study's subset ranks), and which models a z-score calls
 
 from __future__ import annotations
 
-from kgrank.rank_table import SIDES
-from kgrank.tables import TableKind, table_kind
+from kgrank.data.rank_table import SIDES
+from kgrank.data.tables import TableKind, table_kind
 
 # The columns of a subset rank table (kgrank.studies.ambiguity.subsets writes it; named
 # here so that reading one needs no torch).

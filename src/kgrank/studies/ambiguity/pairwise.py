@@ -3,7 +3,7 @@ paired test on the per-task reciprocal ranks (Wilcoxon signed-rank and paired t)
 bootstrap interval of the difference in MRR and in AMRR, and Holm's correction over all
 comparisons of the study (one family per test).
 
-An adapter of the core's one comparison engine (:func:`kgrank.comparison.compare` on the
+An adapter of the core's one comparison engine (:func:`kgrank.evaluation.comparison.compare` on the
 realistic ranks, metric MRR), in its column names: both models of a pair rank the same
 tasks against the same filtered candidates, so E[MRR] under the random model is the same
 for both and the AMRR difference (``adjusted_difference``) is the MRR difference divided
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kgrank.comparison import PAIR_COLUMNS, compare_rank_tables
+from kgrank.evaluation.comparison import PAIR_COLUMNS, compare_rank_tables
 
-# The engine's pair columns (kgrank.comparison.PAIR_COLUMNS) the study keeps: its one
+# The engine's pair columns (kgrank.evaluation.comparison.PAIR_COLUMNS) the study keeps: its one
 # metric is MRR, its models are better or worse by the sign of the difference.
 PAIRWISE_COLUMNS = tuple(column for column in PAIR_COLUMNS if column not in {"random_expectation", "better"})
 

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from kgrank.candidates import KnownAnswers
-from kgrank.rank_table import SIDES
-from kgrank.score_pass import ScoreBlock, score_pass
-from kgrank.stats import seed_stream
+from kgrank.data.rank_table import SIDES
+from kgrank.engine.candidates import KnownAnswers
+from kgrank.engine.score_pass import ScoreBlock, score_pass
+from kgrank.evaluation.stats import seed_stream
 from kgrank.studies.ambiguity.inputs import SUBSET_COLUMNS
 
 
@@ -88,7 +88,7 @@ def subset_rank_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """Ranks of every task of every subset with the candidates restricted to the
-    subset's entities (``SUBSET_COLUMNS``), from one :func:`kgrank.score_pass.score_pass`
+    subset's entities (``SUBSET_COLUMNS``), from one :func:`kgrank.engine.score_pass.score_pass`
     of ``model`` (a PyKEEN model, or any score function ``(triples, side) -> scores``)
     over the test triples, filtered by ``known`` as the rank engine filters."""
     test_triples = np.asarray(test_triples, dtype=np.int64)

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kgrank.metrics import Variant, derived_values, lookup, metric_rows
-from kgrank.tables import read_table, table_kind
+from kgrank.data.tables import read_table, table_kind
+from kgrank.evaluation.metrics import Variant, derived_values, lookup, metric_rows
 
 PUBLISHED_COLUMNS = ("dataset", "model", "mean_rank", "entities", "amri_percent")
 # The published AMRI is printed to 0.1 percent, the mean rank as an integer.
@@ -63,7 +63,7 @@ PUBLISHED_TABLE1 = table_kind(
 
 
 def read_published(path: str | Path) -> pd.DataFrame:
-    """A published Table 1, checked (kgrank.tables)."""
+    """A published Table 1, checked (kgrank.data.tables)."""
     return read_table(path, PUBLISHED_TABLE1)
 
 

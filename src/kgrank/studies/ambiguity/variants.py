@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from kgrank.metrics import Metric, evaluate_rank_table, hits_at, lookup
-from kgrank.rank_table import RANK_COLUMNS
-from kgrank.stats import seed_stream
+from kgrank.data.rank_table import RANK_COLUMNS
+from kgrank.evaluation.metrics import Metric, evaluate_rank_table, hits_at, lookup
+from kgrank.evaluation.stats import seed_stream
 
 CONSTANT_SCORER = "constant"
 RANDOM_SCORER = "random"
@@ -45,7 +45,7 @@ def constant_scorer_ranks(table: pd.DataFrame, generator: np.random.Generator) -
             "optimistic": np.ones_like(n),
             "realistic": (n + 1) / 2.0,
             "pessimistic": n,
-            # a uniform position in the one tie block, as kgrank.ranks.random_tie_ranks draws it
+            # a uniform position in the one tie block, as kgrank.engine.ranks.random_tie_ranks draws it
             "random": generator.integers(1, n, endpoint=True),
             "num_candidates": n,
         }

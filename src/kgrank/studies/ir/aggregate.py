@@ -5,7 +5,7 @@ z-score that follow from them.
 For rows with weights w, per-item values v, expectations e and variances var:
 value = sum(w v) / sum(w), expectation = sum(w e) / sum(w) and variance =
 sum(w^2 var) / sum(w)^2 (items independent under the random model). The adjusted index and
-z-score come from :func:`kgrank.metrics.derive`, so keys and signs match the rest of
+z-score come from :func:`kgrank.evaluation.metrics.derive`, so keys and signs match the rest of
 kgrank. AP@20 and nDCG@20 have no moments: their expectation, variance, adjusted index and
 z-score are NaN.
 """
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Variant, derive, lookup
+from kgrank.evaluation.metrics import Variant, derive, lookup
 
 K = TypeVar("K", bound=Hashable)
 AVERAGINGS = ("micro", "macro", "macro-pykeen")
@@ -143,7 +143,7 @@ def derived(metric: str, value: float, expectation: float, variance: float) -> t
     """Adjusted index and z-score of an aggregated value (NaN for AP@20 and nDCG@20).
 
     macro-pykeen has no variance (answers of a query are not independent): its adjusted
-    index needs the expectation only, and kgrank.metrics.derive's no-variance case leaves
+    index needs the expectation only, and kgrank.evaluation.metrics.derive's no-variance case leaves
     its z-score NaN.
     """
     if not has_moments(metric) or not np.isfinite(expectation):

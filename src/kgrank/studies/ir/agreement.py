@@ -3,7 +3,7 @@ answer per query) to FB-Test-S-C (`pooled`, the pooled and judged answers added)
 
 Per metric and averaging, and for the raw value, the adjusted index and the z-score, the
 ranking on one evaluation is compared with the ranking on another by Kendall's tau-b
-(kgrank.stats.kendall_tau: scipy.stats.kendalltau, with its p-value): `sample` vs
+(kgrank.evaluation.stats.kendall_tau: scipy.stats.kendalltau, with its p-value): `sample` vs
 `pooled`; every pooling depth `pooled-d{d}` vs `pooled` and vs `sample`; `sample` vs
 `pooled` restricted to one relation category (1-1, 1-N, N-1, N-N) and side; and `sample`
 vs `pooled` with the pooled rows re-weighted per relation so that every relation carries
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kgrank.data.rank_table import SIDES
 from kgrank.errors import KgrankInputError
-from kgrank.rank_table import SIDES
-from kgrank.stats import kendall_tau
+from kgrank.evaluation.stats import kendall_tau
 from kgrank.studies.ir.aggregate import (
     AVERAGINGS,
     VALUE_COLUMNS,

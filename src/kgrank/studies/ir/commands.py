@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from kgrank.cli_options import (
+from kgrank.cli.options import (
     add_caption,
     add_dataset_dir,
     add_figure_paths,
@@ -29,17 +29,17 @@ from kgrank.errors import KgrankInputError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from kgrank.tables import TableKind
+    from kgrank.data.tables import TableKind
 
 
 # The tables the study's commands read, declared from the columns the study's modules name
-# (so that a column added there is required here too) and checked by kgrank.tables where
+# (so that a column added there is required here too) and checked by kgrank.data.tables where
 # they are read. Functions, not constants: the modules that name the columns load pandas
 # and scipy, which the CLI's other commands need not pay for.
 def evaluations_kind() -> TableKind:
     """The evaluation sets of `kgrank ir-queries`."""
+    from kgrank.data.tables import table_kind
     from kgrank.studies.ir.kgc_sparsity import EVALUATION_COLUMNS
-    from kgrank.tables import table_kind
 
     return table_kind(
         "evaluation sets",
@@ -68,10 +68,10 @@ def _no_infinite_value(table: pd.DataFrame, source: str) -> None:
 
 def items_kind() -> TableKind:
     """The item table of `kgrank ir-evaluate` (one row per micro answer or macro query)."""
-    from kgrank.rank_table import SIDES
+    from kgrank.data.rank_table import SIDES
+    from kgrank.data.tables import table_kind
     from kgrank.studies.ir.evaluation import ITEM_ID_COLUMNS
     from kgrank.studies.ir.settings import PROTOCOLS
-    from kgrank.tables import table_kind
 
     return table_kind(
         "item table",
@@ -93,7 +93,7 @@ def items_kind() -> TableKind:
 
 def relations_kind() -> TableKind:
     """The relation categories of `kgrank ir-queries --relations`."""
-    from kgrank.tables import table_kind
+    from kgrank.data.tables import table_kind
 
     return table_kind(
         "relation categories",
@@ -109,8 +109,8 @@ def relations_kind() -> TableKind:
 def stability_summary_kind() -> TableKind:
     """The stability summary of `kgrank ir-stability`; the taus are NaN where no subset
     defines them."""
+    from kgrank.data.tables import table_kind
     from kgrank.studies.ir.stability import STABILITY_SUMMARY_COLUMNS
-    from kgrank.tables import table_kind
 
     return table_kind(
         "stability summary",
@@ -127,8 +127,8 @@ def stability_summary_kind() -> TableKind:
 def _queries(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from kgrank.datasets import load_factories
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.datasets import load_factories
+    from kgrank.data.io import write_report_table, write_table
     from kgrank.studies.ir.evaluation import entity_labels, plan_items
     from kgrank.studies.ir.kgc_sparsity import read_kgc_sparsity, split_evaluation
     from kgrank.studies.ir.report import COUNTS_CAPTION, counts_table
@@ -179,12 +179,12 @@ def _evaluate(args: argparse.Namespace) -> None:
 
     import torch
 
-    from kgrank.config import budget_columns
-    from kgrank.io import read_json, write_table
+    from kgrank.data.io import read_json, write_table
+    from kgrank.data.tables import read_table
     from kgrank.studies.ir.evaluation import entity_labels, evaluate_model, micro_metrics
     from kgrank.studies.ir.trec import run_file_name, run_files, write_run
-    from kgrank.tables import read_table
-    from kgrank.training import load_model
+    from kgrank.training.train import load_model
+    from kgrank.workflow.config import budget_columns
 
     torch.set_num_threads(args.threads)
     evaluations = read_table(args.evaluations, evaluations_kind())
@@ -237,7 +237,7 @@ def _check_ids(evaluations: pd.DataFrame, training: object, path: str, dataset_d
 def _read_item_tables(paths: list[str], names: list[str], option: str) -> dict[tuple[str, str], pd.DataFrame]:
     """Item tables keyed by (dataset, model): ``names`` are `dataset/model` for --pairs, bare
     model names (dataset '') for --systems, one per path."""
-    from kgrank.tables import read_table
+    from kgrank.data.tables import read_table
 
     kind = items_kind()
     if len(paths) != len(names):
@@ -276,7 +276,7 @@ def _dataset_evaluations(specs: list[str], datasets: set[str]) -> list[tuple[str
 
 
 def _montecarlo(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
     from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.montecarlo import check_evaluations
     from kgrank.studies.ir.report import montecarlo_caption, montecarlo_table
@@ -317,7 +317,8 @@ def _montecarlo(args: argparse.Namespace) -> None:
 
 
 def _systems(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import METRICS, read_tables_of
     from kgrank.studies.ir.aggregate import aggregate_items, split_protocols, with_protocol
     from kgrank.studies.ir.figures import plot_systems
     from kgrank.studies.ir.protocols import sample_vs_test
@@ -328,7 +329,6 @@ def _systems(args: argparse.Namespace) -> None:
         systems_table,
     )
     from kgrank.studies.ir.settings import MAIN_EVALUATIONS
-    from kgrank.tables import METRICS, read_tables_of
 
     items = _read_systems(args.items, args.systems)
     budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
@@ -366,7 +366,8 @@ def _systems(args: argparse.Namespace) -> None:
 
 
 def _sparsity(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_table
     from kgrank.studies.ir.aggregate import split_protocols, with_protocol
     from kgrank.studies.ir.agreement import label_sparsity
     from kgrank.studies.ir.figures import plot_tau_by_depth, plot_values_by_depth
@@ -378,7 +379,6 @@ def _sparsity(args: argparse.Namespace) -> None:
         tau_by_protocol_caption,
         tau_by_protocol_table,
     )
-    from kgrank.tables import read_table
 
     items = _read_systems(args.items, args.systems)
     relations = read_table(args.relations, relations_kind())
@@ -417,7 +417,7 @@ def _sparsity(args: argparse.Namespace) -> None:
 def _stability(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from kgrank.io import write_table
+    from kgrank.data.io import write_table
     from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.stability import stability, stability_summary
 
@@ -442,9 +442,9 @@ def _stability(args: argparse.Namespace) -> None:
 
 
 def _stability_figure(args: argparse.Namespace) -> None:
+    from kgrank.data.tables import read_tables_of
     from kgrank.studies.ir.figures import plot_stability
     from kgrank.studies.ir.report import stability_caption
-    from kgrank.tables import read_tables_of
 
     summary = read_tables_of(args.summaries, stability_summary_kind())
     plot_stability(summary, args.pdf, args.png, caption=stability_caption(summary))
@@ -453,7 +453,7 @@ def _stability_figure(args: argparse.Namespace) -> None:
 def _discrimination(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
     from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.discrimination import discrimination, discrimination_summary
     from kgrank.studies.ir.figures import plot_discrimination

@@ -3,8 +3,8 @@ evaluation, a paired two-sided t-test (scipy.stats.ttest_rel) on the per-item va
 sorted p-values (a discriminative-power curve) and the number of pairs below the
 significance level, before and after Holm's correction over the pairs of that metric and
 averaging (statsmodels' multipletests). The pairs are the core's one comparison engine
-(:func:`kgrank.comparison.paired_comparisons`, t-test only, no interval) and its Holm
-within a family (:func:`kgrank.comparison.holm_within`), in its column names.
+(:func:`kgrank.evaluation.comparison.paired_comparisons`, t-test only, no interval) and its Holm
+within a family (:func:`kgrank.evaluation.comparison.holm_within`), in its column names.
 
 The paired items: micro, the answers (micro rows); macro, the queries (macro rows, AP@20
 and nDCG@20 included); macro-pykeen, also the queries, each scored by the weighted mean
@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from kgrank.comparison import holm_within, paired_comparisons
 from kgrank.errors import KgrankInputError
+from kgrank.evaluation.comparison import holm_within, paired_comparisons
 from kgrank.studies.ir.aggregate import AVERAGINGS, check_aligned, defined_metrics
 
 FAMILY = ("averaging", "metric")
@@ -79,7 +79,7 @@ def discrimination(
     every metric of the table).
 
     statsmodels' Holm calls gc.collect() on every call, a walk over every object of the
-    process; kgrank.stats.holm keeps the objects held before the call out of it
+    process; kgrank.evaluation.stats.holm keeps the objects held before the call out of it
     (kgrank.garbage)."""
     systems = check_aligned(items_by_system)
     reference = items_by_system[systems[0]]

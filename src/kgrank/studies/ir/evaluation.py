@@ -6,12 +6,12 @@ are the evaluation's answers of it. Its filter is its protocol's known triples p
 relevant answers: `paper` (Zhou et al.) knows train and valid, so a test answer the
 evaluated set lacks stays a candidate; `all-known` knows train, valid and test
 (kgrank.studies.ir.settings). Each relevant answer is ranked against the entities outside
-the filter, itself put back (the micro rank, as kgrank.ranks.compute_ranks, which the
+the filter, itself put back (the micro rank, as kgrank.engine.ranks.compute_ranks, which the
 all-known protocol equals), and the query's run list holds every entity but the filtered
 non-relevant ones, by score descending, ties by entity id ascending.
 
 Every distinct (side, triple) of all evaluations is scored once, in blocks of the core's
-one scoring loop (kgrank.score_pass, through kgrank.scoring.Scorer) with the triple itself
+one scoring loop (kgrank.engine.score_pass, through kgrank.engine.scoring.Scorer) with the triple itself
 as the batch row, as compute_ranks scores it, so the product form's near ties are settled
 around that answer and the micro ranks equal compute_ranks' bit for bit. The run list of a
 query is taken from the row of its answer with the smallest entity id.
@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kgrank import metrics
-from kgrank.candidates import KnownAnswers, known_answers
+from kgrank.data.rank_table import RANK_TABLE_COLUMNS, SIDES
 from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
+from kgrank.engine.candidates import KnownAnswers, known_answers
 from kgrank.errors import KgrankInputError
-from kgrank.moments import best_rank_moments
-from kgrank.rank_table import RANK_TABLE_COLUMNS, SIDES
+from kgrank.evaluation import metrics
+from kgrank.evaluation.moments import best_rank_moments
 from kgrank.studies.ir import trec
 from kgrank.studies.ir.settings import ALL_KNOWN, protocol_filter_splits
 
-# torch (and kgrank.ranks, which loads it) is imported in the functions that score: the
+# torch (and kgrank.engine.ranks, which loads it) is imported in the functions that score: the
 # study's analyses read this module's columns and need not pay for torch
 if TYPE_CHECKING:
     import torch
@@ -329,7 +329,7 @@ def evaluation_pass(
     progress: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every distinct (side, triple) of ``evaluations`` once
-    (:func:`kgrank.score_pass.score_pass` of ``model``: a PyKEEN model, or any score function
+    (:func:`kgrank.engine.score_pass.score_pass` of ``model``: a PyKEEN model, or any score function
     ``((n, 3) triples, side) -> (n, entities) scores``), and rank each evaluation's items
     under every protocol of ``known`` (protocol -> its known answers; see
     :func:`protocol_filters`) as the blocks arrive.
@@ -341,7 +341,7 @@ def evaluation_pass(
     lists of a later protocol are left out for an evaluation where they equal the first
     protocol's (FB-Test-O: 23 million rows per protocol); :func:`protocol_runs` reads them.
     """
-    from kgrank.score_pass import ScoreBlock, score_pass
+    from kgrank.engine.score_pass import ScoreBlock, score_pass
 
     filters = protocol_filters(known)
     protocols = list(filters)
@@ -716,7 +716,7 @@ def evaluate_model(
     batch_size: int = 256,
     progress: bool = True,
 ) -> EvaluationPass:
-    """One pass of a trained model (``kgrank.training.load_model``) over ``evaluations``
+    """One pass of a trained model (``kgrank.training.train.load_model``) over ``evaluations``
     (kgc_sparsity's EVALUATION_COLUMNS) under both protocols: `paper` filters
     ``filter_splits`` but the test split, `all-known` every one of ``filter_splits``
     (kgrank.studies.ir.settings.protocol_filter_splits), each plus the set's own answers."""
@@ -741,11 +741,11 @@ def micro_rank_table(
     micro: pd.DataFrame, evaluation: str, seed: int = 0, protocol: str | None = None
 ) -> pd.DataFrame:
     """The micro items of one evaluation as a kgrank rank table (RANK_TABLE_COLUMNS), so
-    that kgrank.metrics.evaluate_rank_table computes every registry metric on it.
+    that kgrank.evaluation.metrics.evaluate_rank_table computes every registry metric on it.
     ``triple_id`` numbers the evaluation's distinct triples; the random rank is drawn as
     compute_ranks draws it (seeded, in table order: all head rows, then all tail rows).
     ``protocol`` picks one protocol's rows (default: the first of the pass)."""
-    from kgrank.ranks import random_tie_ranks
+    from kgrank.engine.ranks import random_tie_ranks
 
     if "protocol" in micro.columns:
         protocol = micro["protocol"].iloc[0] if protocol is None else protocol
@@ -778,7 +778,7 @@ def micro_metrics(
     dataset: str,
     model: str,
 ) -> pd.DataFrame:
-    """Every registry metric (kgrank.metrics.evaluate_rank_table) of the micro items of
+    """Every registry metric (kgrank.evaluation.metrics.evaluate_rank_table) of the micro items of
     each protocol and evaluation, as one tidy table led by dataset, model, protocol and
     evaluation; the random rank of each evaluation is drawn with ``seed``
     (:func:`micro_rank_table`), the same draw under every protocol."""

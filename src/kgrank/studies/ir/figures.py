@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
+from kgrank.evaluation.metrics import MetricKey, Variant, lookup
 from kgrank.labels import dataset_label, model_label
-from kgrank.metrics import MetricKey, Variant, lookup
 
 # kgrank.plotting (matplotlib, seaborn) is imported where a figure is drawn: report.py
 # reads this module's labels for commands that draw nothing (ir-queries, ir-montecarlo)

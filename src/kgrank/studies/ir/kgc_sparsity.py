@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kgrank.datasets import load_factories, pykeen_test_triples, read_archive_splits, read_triples
+from kgrank.data.datasets import load_factories, pykeen_test_triples, read_archive_splits, read_triples
+from kgrank.data.io import text_lines
 from kgrank.errors import KgrankInputError
-from kgrank.io import text_lines
 
 SAMPLES = "FB-Test-S/samples.txt"
 SAMPLE_INDICES = "FB-Test-S/sample_idxs.txt"
@@ -401,7 +401,7 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
     ``raw_test``: the dataset archive (holding test.txt) or the raw test file from which
     FB-Test-S was drawn, in its published line order (the prepared test.tsv is not: it
     has dropped unseen triples and PyKEEN may reorder them), e.g.
-    kgrank.datasets.pykeen_test_path("nations") for the Nations fixture.
+    kgrank.data.datasets.pykeen_test_path("nations") for the Nations fixture.
     """
     kgc_dir, dataset_dir = Path(kgc_dir), Path(dataset_dir)
     raw = raw_test_triples(raw_test)

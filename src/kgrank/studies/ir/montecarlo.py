@@ -2,7 +2,7 @@
 
 A macro metric scores each query by its best-ranked relevant answer. Under the random
 model the R relevant answers and the M other candidates of a query come in random order,
-and ``kgrank.moments.best_rank_moments`` gives E and E[f(K)^2] of the best rank K from
+and ``kgrank.evaluation.moments.best_rank_moments`` gives E and E[f(K)^2] of the best rank K from
 the hypergeometric product P(K >= k). The simulation reaches K another way, so that it
 checks the formula rather than repeating it: give every candidate an i.i.d. uniform key
 and sort by it. The smallest key among the relevant ones is Beta(1, R); given it, each of
@@ -19,9 +19,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import lookup
-from kgrank.moments import apply_familywise, best_rank_moments, sample_mean_variance
-from kgrank.stats import seed_stream
+from kgrank.evaluation.metrics import lookup
+from kgrank.evaluation.moments import apply_familywise, best_rank_moments, sample_mean_variance
+from kgrank.evaluation.stats import seed_stream
 from kgrank.studies.ir.evaluation import metric_keys
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrank.errors import KgrankInputError
-from kgrank.scheduling import DatasetSize, ranking_seconds
+from kgrank.workflow.scheduling import DatasetSize, ranking_seconds
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
@@ -85,7 +85,7 @@ PAPER = "paper"
 ALL_KNOWN = "all-known"
 PROTOCOLS = (PAPER, ALL_KNOWN)
 # The pass, per query: its run file lines (TREC text, run_depth per query and protocol), in
-# multiply-add equivalents per line (kgrank.scheduling's unit). Measured: 280-307 s per
+# multiply-add equivalents per line (kgrank.workflow.scheduling's unit). Measured: 280-307 s per
 # FB15k-237 system whatever its scoring width and 51-108 s per WN18RR one (commit f3cc087),
 # so the lines, not the scores, dominate.
 RUN_LINE_COST = 3.4e5

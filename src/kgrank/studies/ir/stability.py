@@ -7,7 +7,7 @@ One draw of a subset serves every system (the comparison is paired). On a subset
 - micro: the mean of the sampled answers' values, moments as for the whole set;
 - macro: per query, its best relevant answer among the sampled ones (the smallest
   realistic micro rank) with R_sub = the number of its sampled answers as relevant ones;
-  moments from :func:`kgrank.moments.best_rank_moments`. Queries without a sampled answer
+  moments from :func:`kgrank.evaluation.moments.best_rank_moments`. Queries without a sampled answer
   drop out;
 - macro-pykeen: per query the mean over its sampled answers, then the mean over queries;
 - AP@20 and nDCG@20 (macro): from the answers' positions in the run list.
@@ -44,10 +44,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kgrank import moments as mom
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import IDENTITY, Variant, derive, lookup
-from kgrank.stats import kendall_tau_b_rows, seed_stream
+from kgrank.evaluation import moments as mom
+from kgrank.evaluation.metrics import IDENTITY, Variant, derive, lookup
+from kgrank.evaluation.stats import kendall_tau_b_rows, seed_stream
 from kgrank.studies.ir.aggregate import IR_METRICS, check_aligned, metric_keys
 from kgrank.studies.ir.settings import ALL_KNOWN, PAPER, PROTOCOLS
 
@@ -227,7 +227,7 @@ def best_rank_tables(
     """Per metric, E[f(K)] and Var[f(K)] of every query for every possible R_sub = 1..R,
     laid out so that query q with R_sub sampled answers is entry group_starts[q] + R_sub - 1.
     R_sub = 1 is the uniform case (the transform's own task moments on 1..M+1); larger
-    R_sub from the closed forms or kgrank.moments.best_rank_moments. With
+    R_sub from the closed forms or kgrank.evaluation.moments.best_rank_moments. With
     ``discarded_are_candidates`` (the paper protocol) the R - R_sub discarded answers join
     the M non-relevant candidates."""
     group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
@@ -427,7 +427,7 @@ def subset_values(
 
 def draw_subsets(num_rows: int, fraction: float, repetitions: int, seed: int) -> np.ndarray:
     """(repetitions, num_rows) 0/1: each row a uniform subset of round(fraction n) rows (at
-    least 1), from kgrank.stats.seed_stream(seed, fraction in millionths, repetition)
+    least 1), from kgrank.evaluation.stats.seed_stream(seed, fraction in millionths, repetition)
     so that a draw does not depend on which other fractions are run."""
     size = min(num_rows, max(1, round(fraction * num_rows)))
     sampled = np.zeros((repetitions, num_rows))

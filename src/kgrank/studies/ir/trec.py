@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from kgrank.data.io import atomic_path
 from kgrank.errors import KgrankInputError
-from kgrank.io import atomic_path
 from kgrank.studies.ir.settings import PAPER
 
 # run list rows: the query, its side, an entity and its 1-based position in the list

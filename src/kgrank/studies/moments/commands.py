@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import (
+from kgrank.cli.options import (
     add_dataset_dir,
     add_figure_paths,
     add_filter_splits,
@@ -15,12 +15,12 @@ from kgrank.cli_options import (
     open_probability,
     positive_int,
 )
-from kgrank.datasets import SPLITS
+from kgrank.data.datasets import SPLITS
 
 
 def _moments_table(args: argparse.Namespace) -> None:
-    from kgrank.io import write_table
-    from kgrank.metrics import default_metrics
+    from kgrank.data.io import write_table
+    from kgrank.evaluation.metrics import default_metrics
     from kgrank.studies.moments.montecarlo import dataset_moments_table
 
     table = dataset_moments_table(
@@ -30,9 +30,9 @@ def _moments_table(args: argparse.Namespace) -> None:
 
 
 def _montecarlo(args: argparse.Namespace) -> None:
-    from kgrank.candidates import candidate_counts
-    from kgrank.io import write_table
-    from kgrank.metrics import default_metrics
+    from kgrank.data.io import write_table
+    from kgrank.engine.candidates import candidate_counts
+    from kgrank.evaluation.metrics import default_metrics
     from kgrank.studies.moments.montecarlo import check_dataset
 
     result = check_dataset(
@@ -48,14 +48,14 @@ def _montecarlo(args: argparse.Namespace) -> None:
 
 
 def _montecarlo_figure(args: argparse.Namespace) -> None:
+    from kgrank.data.tables import MONTECARLO_CHECK, read_tables_of
     from kgrank.studies.moments.montecarlo import plot_check
-    from kgrank.tables import MONTECARLO_CHECK, read_tables_of
 
     plot_check(read_tables_of(args.checks, MONTECARLO_CHECK), args.pdf, args.png)
 
 
 def _errata(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
     from kgrank.studies.moments.errata import ERRATA_FLOATFMT, check_formulas, errata
 
     check = check_formulas(replicates=args.formula_montecarlo_replicates, seed=args.seed)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kgrank.moments import harmonic_number, log_expected_power, sample_mean_variance, sample_ranks
-from kgrank.stats import seed_stream
+from kgrank.evaluation.moments import harmonic_number, log_expected_power, sample_mean_variance, sample_ranks
+from kgrank.evaluation.stats import seed_stream
 
 # The errata's report table (Markdown) prints its floats with this format.
 ERRATA_FLOATFMT = ".6g"

@@ -1,7 +1,7 @@
 """The `moments` study: the moments lookup table and the Monte Carlo check.
 
 Under the random model every metric's expectation and variance depend only on the
-candidate counts (``kgrank.candidates``), so the lookup table is a property of
+candidate counts (``kgrank.engine.candidates``), so the lookup table is a property of
 (dataset, split, side), independent of any model, and a published raw metric can be
 adjusted after the fact with it.
 
@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kgrank.candidates import candidate_counts, counts_by_side
 from kgrank.defaults import DEFAULT_FILTER_SPLITS
-from kgrank.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
-from kgrank.moments import apply_familywise, compare_with_simulation, sample_ranks
-from kgrank.stats import seed_stream
+from kgrank.engine.candidates import candidate_counts, counts_by_side
+from kgrank.evaluation.metrics import Metric, default_metrics, moments_of, moments_of_subsets, side_subsets
+from kgrank.evaluation.moments import apply_familywise, compare_with_simulation, sample_ranks
+from kgrank.evaluation.stats import seed_stream
 
 
 def moments_table(counts: pd.DataFrame, metrics: Sequence[Metric] | None = None) -> pd.DataFrame:
@@ -81,7 +81,7 @@ def simulate_metrics(
 ) -> dict[str, np.ndarray]:
     """Each metric's value on R replicate rank vectors, drawn in bounded chunks."""
     num_candidates = np.asarray(num_candidates, dtype=float)
-    # A stream of its own: the sampled "analytic" moments (kgrank.moments) draw from seed 0
+    # A stream of its own: the sampled "analytic" moments (kgrank.evaluation.moments) draw from seed 0
     # alone, and the check must never reuse their draws, whatever the configured seed.
     generator = seed_stream(seed, 1)
     chunk = max(1, chunk_elements // len(num_candidates))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import (
+from kgrank.cli.options import (
     add_caption,
     add_device,
     add_figure_paths,
@@ -16,7 +16,7 @@ from kgrank.cli_options import (
     json_object,
     positive_int,
 )
-from kgrank.tables import table_kind
+from kgrank.data.tables import table_kind
 
 # the columns each command needs of the tables it reads
 GRID_COLUMNS = ("density", "correlation", "strength", "metric", "label", "variant", "mean", "standard_error")
@@ -54,7 +54,7 @@ NEEDED_COLUMNS = (
 )
 SATURATION_COLUMNS = ("density", "label", "variant", "responds_at_low", "slope_ratio")
 
-# The tables, as each command reads them (kgrank.tables checks them where they are read).
+# The tables, as each command reads them (kgrank.data.tables checks them where they are read).
 GRID = table_kind(
     "simulation grid",
     "`kgrank openworld-simulate`",
@@ -121,8 +121,8 @@ def _world(args: argparse.Namespace):  # noqa: ANN202 - the dataclass is importe
 
 
 def _simulate(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
-    from kgrank.metrics import lookup
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.evaluation.metrics import lookup
     from kgrank.studies.openworld import report
     from kgrank.studies.openworld.simulation import MRR_KEY, simulate_grid, strength_grid, study_metrics
 
@@ -164,7 +164,7 @@ def _simulate(args: argparse.Namespace) -> None:
 
 
 def _inconsistency(args: argparse.Namespace) -> None:
-    from kgrank.io import write_table
+    from kgrank.data.io import write_table
     from kgrank.studies.openworld.consistency import inversion_table, pair_strengths, queries_needed
     from kgrank.studies.openworld.simulation import study_metrics
 
@@ -183,10 +183,10 @@ def _inconsistency(args: argparse.Namespace) -> None:
 
 
 def _saturation(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_table
     from kgrank.studies.openworld import report
     from kgrank.studies.openworld.consistency import saturation_table
-    from kgrank.tables import read_table
 
     table = saturation_table(
         read_table(args.grid, GRID),
@@ -209,11 +209,11 @@ def _saturation(args: argparse.Namespace) -> None:
 
 
 def _family_tree(args: argparse.Namespace) -> None:
+    from kgrank.data.io import write_table
     from kgrank.errors import KgrankInputError
-    from kgrank.hyperparameters import validate_pipeline
-    from kgrank.io import write_table
     from kgrank.studies.openworld.familytree import train_and_evaluate
     from kgrank.studies.openworld.simulation import study_metrics
+    from kgrank.training.hyperparameters import validate_pipeline
 
     pipeline = json_object(args.pipeline, "--pipeline", "the configuration")
     validate_pipeline(
@@ -244,11 +244,11 @@ def _family_tree(args: argparse.Namespace) -> None:
 
 
 def _inversions(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_tables_of
     from kgrank.studies.openworld import report
     from kgrank.studies.openworld.consistency import inversion_counts
     from kgrank.studies.openworld.simulation import study_metrics
-    from kgrank.tables import read_tables_of
 
     counts = inversion_counts(read_tables_of(args.checkpoints, CHECKPOINTS))
     write_table(args.out, counts)
@@ -272,9 +272,9 @@ FIGURE_INPUTS = {
 
 
 def _figure(args: argparse.Namespace) -> None:
+    from kgrank.data.tables import read_table, read_tables_of
     from kgrank.errors import KgrankInputError
     from kgrank.studies.openworld import figures
-    from kgrank.tables import read_table, read_tables_of
 
     missing = [name for name in FIGURE_INPUTS[args.kind] if not getattr(args, name)]
     if missing:

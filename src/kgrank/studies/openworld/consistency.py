@@ -21,8 +21,8 @@ import pandas as pd
 from scipy import stats
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, Variant, derive, macro_mean_moments
-from kgrank.stats import kendall_tau, seed_stream
+from kgrank.evaluation.metrics import Metric, Variant, derive, macro_mean_moments
+from kgrank.evaluation.stats import kendall_tau, seed_stream
 from kgrank.studies.openworld.settings import SLOPE_POINTS, STRENGTH_TOLERANCE
 from kgrank.studies.openworld.simulation import (
     MRR_KEY,
@@ -59,7 +59,7 @@ def _query_moments(metric: Metric, world: OpenWorld) -> tuple[np.ndarray, np.nda
 
 
 def _variant_values(metric: Metric, means: np.ndarray, expectation: np.ndarray, variance: np.ndarray) -> dict:
-    """The metric, its adjusted index and its z-score (:func:`kgrank.metrics.derive`) for
+    """The metric, its adjusted index and its z-score (:func:`kgrank.evaluation.metrics.derive`) for
     arrays of (mean, E, Var)."""
     derived = derive(metric, means, expectation, variance)
     return {

@@ -25,9 +25,9 @@ import pandas as pd
 import torch
 from pykeen.training.callbacks import TrainingCallback
 
+from kgrank.data.io import text_lines
 from kgrank.errors import KgrankInputError
-from kgrank.io import text_lines
-from kgrank.metrics import Metric, Variant, derived_values, macro_mean_moments
+from kgrank.evaluation.metrics import Metric, Variant, derived_values, macro_mean_moments
 
 EVALUATION_SETS = ("sparse", "full")
 ANSWER_COLUMNS = ("head", "relation", "tail", "in_sparse_test")
@@ -165,10 +165,10 @@ def training_factory(tree: FamilyTree, create_inverse_triples: bool = False) -> 
 
 def filtered_ranks(model: Any, tree: FamilyTree, which: str, batch_size: int = 1024) -> pd.DataFrame:
     """Realistic tail ranks of every answer of one evaluation set, filtered by the query's
-    training answers and the set's other answers: one :func:`kgrank.score_pass.score_pass`
+    training answers and the set's other answers: one :func:`kgrank.engine.score_pass.score_pass`
     over the answers' tail side, each block filtered by its queries' known tails."""
-    from kgrank.ranks import ranks_from_scores
-    from kgrank.score_pass import ScoreBlock, score_pass
+    from kgrank.engine.ranks import ranks_from_scores
+    from kgrank.engine.score_pass import ScoreBlock, score_pass
 
     answers = tree.answer_set(which).reset_index(drop=True)
     # the known answers of each query in this evaluation: training tails and the set's own
@@ -305,7 +305,7 @@ def train_and_evaluate(
     per (graph, epoch, set, metric variant); on ``device`` (``auto``: a GPU if present)."""
     from pykeen.utils import set_random_seed
 
-    from kgrank.training import build_model, create_inverse_triples, fit, resolve_device
+    from kgrank.training.train import build_model, create_inverse_triples, fit, resolve_device
 
     torch.set_num_threads(threads)
     trees = read_graphs(folders)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from kgrank.metrics import Metric
+from kgrank.evaluation.metrics import Metric
 from kgrank.studies.openworld.simulation import approximation_summary
 
 VARIANT_ORDER = ("value", "adjusted index", "z-score")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from kgrank.errors import KgrankInputError
-from kgrank.hyperparameters import validate_pipeline
-from kgrank.scheduling import DatasetSize, training_seconds, triples_file_size
+from kgrank.training.hyperparameters import validate_pipeline
+from kgrank.workflow.scheduling import DatasetSize, training_seconds, triples_file_size
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import (
+from kgrank.evaluation.metrics import (
     LESS_TOP_HEAVY_POWERS,
     Metric,
     Variant,
@@ -35,7 +35,7 @@ from kgrank.metrics import (
     macro_mean_moments,
     mean_inverse_rank_power,
 )
-from kgrank.stats import seed_stream
+from kgrank.evaluation.stats import seed_stream
 from kgrank.studies.openworld.settings import strength_count
 
 MRR_KEY = "inverse_harmonic_mean_rank"

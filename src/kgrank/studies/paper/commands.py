@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kgrank.cli_options import add_caption, add_figure_paths, add_filter_splits, add_table_paths, positive_int
-from kgrank.tables import table_kind
+from kgrank.cli.options import add_caption, add_figure_paths, add_filter_splits, add_table_paths, positive_int
+from kgrank.data.tables import table_kind
 
-# The tables the stages and the moments study write are the core's kinds (kgrank.tables:
+# The tables the stages and the moments study write are the core's kinds (kgrank.data.tables:
 # METRICS, MOMENTS, MONTECARLO_CHECK); the study's own are declared here.
 # What Figure 1 from the published MRRs reads of the audit (`kgrank paper-published`).
 AUDIT_COLUMNS = ("model", "dataset", "split", "side", "base_metric", "base_value", "metric", "recomputed")
@@ -31,9 +31,9 @@ PUBLISHED_RESULTS = table_kind(
 
 
 def _figure1(args: argparse.Namespace) -> None:
-    from kgrank.io import read_stats
+    from kgrank.data.io import read_stats
+    from kgrank.data.tables import METRICS, read_tables_of
     from kgrank.studies.paper.figure1 import plot_figure1
-    from kgrank.tables import METRICS, read_tables_of
 
     plot_figure1(
         read_tables_of(args.metrics, METRICS),
@@ -46,7 +46,7 @@ def _figure1(args: argparse.Namespace) -> None:
 
 
 def _table4(args: argparse.Namespace) -> None:
-    from kgrank.io import read_stats, write_report_table
+    from kgrank.data.io import read_stats, write_report_table
     from kgrank.studies.paper import report
 
     write_report_table(
@@ -59,7 +59,7 @@ def _table4(args: argparse.Namespace) -> None:
 
 
 def _tables_1_to_3(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table
+    from kgrank.data.io import write_report_table
     from kgrank.studies.paper import report
 
     for name, table in report.tables_1_to_3(args.table2_candidates, args.table2_ranks).items():
@@ -74,7 +74,8 @@ def _tables_1_to_3(args: argparse.Namespace) -> None:
 
 
 def _published(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import MOMENTS, MONTECARLO_CHECK, read_tables_of
     from kgrank.studies.paper.published import (
         AUDIT_CAPTION,
         audit_published,
@@ -83,7 +84,6 @@ def _published(args: argparse.Namespace) -> None:
         read_published,
     )
     from kgrank.studies.paper.report import AUDIT_FLOATFMT
-    from kgrank.tables import MOMENTS, MONTECARLO_CHECK, read_tables_of
 
     audit = audit_published(
         read_published(args.published),
@@ -104,9 +104,9 @@ def _published(args: argparse.Namespace) -> None:
 
 
 def _figure1_published(args: argparse.Namespace) -> None:
-    from kgrank.io import read_stats
+    from kgrank.data.io import read_stats
+    from kgrank.data.tables import METRICS, read_table, read_tables_of
     from kgrank.studies.paper.published import plot_figure1_comparison
-    from kgrank.tables import METRICS, read_table, read_tables_of
 
     plot_figure1_comparison(
         read_table(args.audit, AUDIT),
@@ -120,14 +120,14 @@ def _figure1_published(args: argparse.Namespace) -> None:
 
 
 def _compare_published(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import METRICS, read_table, read_tables_of
     from kgrank.studies.paper.published import (
         compare_with_published,
         comparison_wide,
         plot_published_comparison,
     )
     from kgrank.studies.paper.report import COMPARISON_FLOATFMT
-    from kgrank.tables import METRICS, read_table, read_tables_of
 
     table = compare_with_published(
         read_tables_of(args.metrics, METRICS),

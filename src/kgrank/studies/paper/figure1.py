@@ -20,7 +20,7 @@ from kgrank.studies.paper.settings import FIGURE1_ORDERS
 
 
 def order_datasets(stats: pd.DataFrame, by: str = "triples") -> pd.DataFrame:
-    """The datasets of ``stats`` (a :func:`kgrank.io.read_stats` table) in increasing number
+    """The datasets of ``stats`` (a :func:`kgrank.data.io.read_stats` table) in increasing number
     of ``by``: ``triples`` (train + valid + test, the paper's Figure 1) or ``entities``."""
     if by not in FIGURE1_ORDERS:
         raise ValueError(f"order {by!r}: use one of {', '.join(FIGURE1_ORDERS)}")

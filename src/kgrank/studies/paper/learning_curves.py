@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kgrank.data.tables import LEARNING_CURVE, read_table
 from kgrank.labels import dataset_label, model_label
 from kgrank.plotting import add_caption, save_figure, set_style
-from kgrank.tables import LEARNING_CURVE, read_table
 
 
 def read_curves(paths: Sequence[str | Path]) -> pd.DataFrame:

@@ -28,14 +28,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgrank.candidates import candidate_counts, counts_by_side
+from kgrank.data.tables import read_table, table_kind
 from kgrank.defaults import DEFAULT_FILTER_SPLITS
+from kgrank.engine.candidates import candidate_counts, counts_by_side
 from kgrank.errors import KgrankInputError
-from kgrank.metrics import Metric, Variant, default_metrics, derive, derived_values, lookup
-from kgrank.moments import Moments
+from kgrank.evaluation.metrics import Metric, Variant, default_metrics, derive, derived_values, lookup
+from kgrank.evaluation.moments import Moments
 from kgrank.plotting import add_caption, save_figure, set_style
 from kgrank.studies.paper.figure1 import FIGURE1_PANELS, draw_figure1_row
-from kgrank.tables import read_table, table_kind
 
 LONG_COLUMNS = ["model", "dataset", "split", "side", "metric", "value"]
 # what every published table has, wide or long
@@ -66,7 +66,7 @@ def read_published(path: str | Path) -> pd.DataFrame:
     (e.g. ``test_mrr``, ``test_hits_at_10``) and no side, taken as both sides.
     """
     path = Path(path)
-    # model and dataset on every row, at least one row (kgrank.tables), then the layout
+    # model and dataset on every row, at least one row (kgrank.data.tables), then the layout
     table = read_table(path, PUBLISHED_ROWS)
     if {"metric", "value"} <= set(table.columns):
         missing = set(LONG_COLUMNS) - set(table.columns)

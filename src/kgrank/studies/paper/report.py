@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kgrank.evaluation.metrics import default_metrics
 from kgrank.labels import dataset_label
-from kgrank.metrics import default_metrics
 from kgrank.studies.paper.tables import table1, table1_report, table2, table3
 
 TABLE4_CAPTION = "Dataset statistics, computed from the prepared splits."

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from kgrank.metrics import Metric, Variant, derived_values
-from kgrank.stats import seed_stream
+from kgrank.evaluation.metrics import Metric, Variant, derived_values
+from kgrank.evaluation.stats import seed_stream
 
 # --- Tables 1-3: generated from the metric registry -----------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli_options import (
+from kgrank.cli.options import (
     add_caption,
     add_dataset_dir,
     add_figure_paths,
@@ -38,10 +38,10 @@ def _replicates(text: str) -> int:
 
 
 def _weighted(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.weighted import weighted_table
-    from kgrank.tables import read_pair_tables
 
     tables = read_pair_tables(args.ranks)
     table = weighted_table(tables, args.schemes)
@@ -58,7 +58,7 @@ def _weighted(args: argparse.Namespace) -> None:
 
 
 def _weighted_check(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_dataset_tables
     from kgrank.studies.protocols.weighted import weighted_check
@@ -84,9 +84,9 @@ def _weighted_check(args: argparse.Namespace) -> None:
 
 
 def _weighted_figure(args: argparse.Namespace) -> None:
+    from kgrank.data.tables import read_table
     from kgrank.studies.protocols.figures import plot_weighted
     from kgrank.studies.protocols.inputs import weighted_kind
-    from kgrank.tables import read_table
 
     plot_weighted(read_table(args.weighted, weighted_kind()), args.pdf, args.png, caption=args.caption)
 
@@ -159,11 +159,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _sampled(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_fixed_set_tables
     from kgrank.studies.protocols.sampled import SampledSettings, sampled_analysis
-    from kgrank.tables import read_pair_tables
 
     settings = SampledSettings(
         num_samples=tuple(args.num_samples),
@@ -193,9 +193,9 @@ def _sampled(args: argparse.Namespace) -> None:
 
 
 def _sampled_figure(args: argparse.Namespace) -> None:
+    from kgrank.data.tables import read_table
     from kgrank.studies.protocols.figures import plot_sampled
     from kgrank.studies.protocols.inputs import sampled_kind
-    from kgrank.tables import read_table
 
     plot_sampled(read_table(args.estimates, sampled_kind()), args.pdf, args.png, caption=args.caption)
 
@@ -290,10 +290,10 @@ def _ties_pair(args: argparse.Namespace) -> None:
     import numpy as np
     import torch
 
-    from kgrank.candidates import known_answers
-    from kgrank.io import write_table
+    from kgrank.data.io import write_table
+    from kgrank.engine.candidates import known_answers
     from kgrank.studies.protocols.ties import TiesSettings, pair_ties
-    from kgrank.training import load_model
+    from kgrank.training.train import load_model
 
     settings = TiesSettings(
         scorers=tuple(args.scorers),
@@ -323,11 +323,11 @@ def _ties_pair(args: argparse.Namespace) -> None:
 
 
 def _ties(args: argparse.Namespace) -> None:
-    from kgrank.io import write_report_table, write_table
+    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.tables import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_ties_tables
     from kgrank.studies.protocols.ties import width_table
-    from kgrank.tables import read_pair_tables
 
     widths = width_table(read_pair_tables(args.ranks))
     ties = read_ties_tables(args.pairs)
@@ -347,17 +347,17 @@ def _ties(args: argparse.Namespace) -> None:
 
 
 def _ties_figure(args: argparse.Namespace) -> None:
+    from kgrank.data.tables import read_table
     from kgrank.studies.protocols.figures import plot_ties
     from kgrank.studies.protocols.inputs import ties_kind
-    from kgrank.tables import read_table
 
     plot_ties(read_table(args.ties, ties_kind()), args.pdf, args.png, caption=args.caption)
 
 
 def _tolerance(text: str) -> str:
     """An argparse type: exact, absolute:<a> or relative:<r>."""
+    from kgrank.engine.ties import parse_tolerance
     from kgrank.errors import KgrankInputError
-    from kgrank.ties import parse_tolerance
 
     try:
         return parse_tolerance(text).name

@@ -1,6 +1,6 @@
 """What the study reads and writes between its steps: rank tables named
 ``<dataset>/<model>.parquet`` (the rank stage's layout), and the tables of part 3 declared
-as checked kinds (:mod:`kgrank.tables`), so that the figure command reads them checked."""
+as checked kinds (:mod:`kgrank.data.tables`), so that the figure command reads them checked."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from kgrank.data.rank_table import RANK_COLUMNS, SIDES_AND_BOTH
+from kgrank.data.tables import TableKind, read_pair_tables, read_rank_table, table_kind
 from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
-from kgrank.rank_table import RANK_COLUMNS, SIDES_AND_BOTH
 from kgrank.studies.protocols.settings import SCORERS
-from kgrank.tables import TableKind, read_pair_tables, read_rank_table, table_kind
 
-# results/protocols/weighted.tsv: kgrank.metrics' tidy rows with the pair and the scheme
+# results/protocols/weighted.tsv: kgrank.evaluation.metrics' tidy rows with the pair and the scheme
 WEIGHTED_COLUMNS = (
     "dataset",
     "model",
@@ -198,7 +198,7 @@ TIES_COLUMNS = (
     "tasks",
     "settings",
 )
-# results/protocols/ties_widths.tsv: kgrank.ties.rank_width_summary of every evaluated pair
+# results/protocols/ties_widths.tsv: kgrank.engine.ties.rank_width_summary of every evaluated pair
 TIES_WIDTH_COLUMNS = ("dataset", "model", "side", "num_tasks", "mean_width", "tied_share", "max_width")
 
 
@@ -219,7 +219,7 @@ def ties_kind() -> TableKind:
 
 def read_ties_tables(paths: Sequence[str | Path]) -> pd.DataFrame:
     """The pair tables of `kgrank protocols-ties-pair`, checked, one pair each, concatenated."""
-    from kgrank.tables import read_table
+    from kgrank.data.tables import read_table
 
     if not paths:
         raise KgrankInputError(

@@ -1,18 +1,18 @@
 """Part 1: sampled negatives (Krichene & Rendle 2020) on every trained pair's full ranks.
 
-For each rank table, each sample size k and each estimator of :mod:`kgrank.sampled`
+For each rank table, each sample size k and each estimator of :mod:`kgrank.evaluation.sampled`
 (``naive``: the sampled metric itself; ``rescaled``; ``posterior-rank``; ``corrected``),
 the MRR and Hits@10 on the full ranking next to the estimator's expectation, bias,
 standard deviation and RMSE over the draw of k negatives per task. These moments are
-exact (:func:`kgrank.sampled.exact_moments`, a sum over every sampled rank with its
+exact (:func:`kgrank.evaluation.sampled.exact_moments`, a sum over every sampled rank with its
 hypergeometric probability), not simulated. Beside them the sampled adjusted index
-(:func:`kgrank.sampled.adjusted_under_sampling`: the sampled metric adjusted by its
+(:func:`kgrank.evaluation.sampled.adjusted_under_sampling`: the sampled metric adjusted by its
 expectation under the random model on the k_i + 1 sampled candidates) against the full
 adjusted index, over seeded replicate draws (row estimator ``adjusted-index``).
 
 Then, per dataset and k, every pair of systems with different full values: in how many
 replicate draws each estimator orders the two as the full ranking does
-(:func:`kgrank.sampled.order_agreement`), summarised as the mean over system pairs. Each
+(:func:`kgrank.evaluation.sampled.order_agreement`), summarised as the mean over system pairs. Each
 system draws its own negatives (variant ``independent``: per-task independent draws, a
 seed per dataset, system and k). The variant ``fixed-set`` reads the rank engine's
 sampled rank tables, where every system ranks against the same k non-answers per
@@ -35,7 +35,7 @@ import pandas as pd
 
 from kgrank.defaults import SAMPLED_ESTIMATORS
 from kgrank.errors import KgrankInputError
-from kgrank.sampled import (
+from kgrank.evaluation.sampled import (
     ESTIMATED_METRICS,
     FullRanks,
     SampledRanks,
@@ -46,7 +46,7 @@ from kgrank.sampled import (
     order_agreement,
     sample_ranks_from_full,
 )
-from kgrank.stats import seed_sequence
+from kgrank.evaluation.stats import seed_sequence
 from kgrank.studies.protocols.inputs import SAMPLED_AGREEMENT_COLUMNS, SAMPLED_COLUMNS
 
 # The metrics of part 1 (arithmetic means of a rank transformation, as the estimators need)
@@ -216,7 +216,7 @@ def _estimates_of(
 def full_values(full: FullRanks) -> dict[tuple[str, str], float]:
     """The full-ranking value each estimate aims at: the metric, or for the adjusted
     index the full adjusted index (its expectation over U{1..N_i})."""
-    from kgrank.metrics import lookup
+    from kgrank.evaluation.metrics import lookup
 
     values = {}
     for metric in SAMPLED_METRICS:
@@ -228,7 +228,7 @@ def full_values(full: FullRanks) -> dict[tuple[str, str], float]:
 
 def fixed_set_ranks(full_table: pd.DataFrame, sampled_table: pd.DataFrame, num_samples: int) -> SampledRanks:
     """The rank engine's sampled ranks of one system as a one-replicate
-    :class:`kgrank.sampled.SampledRanks`, matched to the full table's tasks by (triple_id,
+    :class:`kgrank.evaluation.sampled.SampledRanks`, matched to the full table's tasks by (triple_id,
     side) for N_i. Each task must have drawn min(k, N_i - 1) negatives, as the engine
     draws them among the filtered candidates; anything else is a table of another run."""
     keys = ["triple_id", "side"]
@@ -470,7 +470,7 @@ def pair_agreements(
 ) -> pd.DataFrame:
     """Per pair of systems and (estimator, metric): the share of paired replicate draws in
     which the estimates order the two as their full-ranking values do
-    (:func:`kgrank.sampled.order_agreement`). A pair with equal full values has no order
+    (:func:`kgrank.evaluation.sampled.order_agreement`). A pair with equal full values has no order
     to agree with, and a pair whose estimates are undefined (``defined`` False) none to
     offer: the agreement of either is NaN."""
     rows = []

@@ -1,5 +1,5 @@
 """Part 2: tied scores (McSherry & Najork 2008; kge issue 221; trec_eval issue 22), on the
-core's :mod:`kgrank.ties`.
+core's :mod:`kgrank.engine.ties`.
 
 Two steps. (1) The rank width ``pessimistic - optimistic`` of every task of every evaluated
 pair's rank table (external systems included): how often the true answer ties with another
@@ -7,14 +7,14 @@ candidate and how wide the block is; no scoring. (2) Per trained pair, a scoring
 the test tasks (every test triple, or a seeded subsample of them, the same for every model
 of a dataset) under three scorers: the model's own scores, the same scores quantised to
 ``decimals`` decimals, and a constant score (every candidate tied). For each scorer and each
-tie tolerance (:func:`kgrank.ties.ranks_with_tolerance`, math.isclose semantics) the
+tie tolerance (:func:`kgrank.engine.ties.ranks_with_tolerance`, math.isclose semantics) the
 filtered ranks give the mean width, the share of tied tasks and the MRR of optimistic,
 realistic and pessimistic ranks. And each task becomes an IR query: its true answer the one
 relevant document, its other filtered candidates non-relevant, the run its top ``depth``
 candidates with their scores, extended to the end of the tie group at the cut-off so that
 the group is whole. On these runs trec_eval's values (ir-measures/pytrec_eval, ties broken
 by document id) under random renamings of the entities are set against the tie-neutral ones
-(:func:`kgrank.ties.trec_tie_sensitivity`). The IR part uses exact score equality, as
+(:func:`kgrank.engine.ties.trec_tie_sensitivity`). The IR part uses exact score equality, as
 trec_eval does; the tolerance speaks of ranks only.
 
 Cost. trec_eval through ir-measures costs ~7.5 µs per run row (measured: 1.45M rows, 11 s),
@@ -34,11 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kgrank.errors import KgrankInputError
-from kgrank.stats import seed_sequence, seed_stream
-from kgrank.studies.protocols.inputs import TIES_COLUMNS, TIES_WIDTH_COLUMNS
-from kgrank.studies.protocols.settings import SCORERS
-from kgrank.ties import (
+from kgrank.engine.ties import (
     EXACT,
     Tolerance,
     constant_scores,
@@ -49,11 +45,15 @@ from kgrank.ties import (
     ranks_with_tolerance,
     trec_tie_sensitivity,
 )
+from kgrank.errors import KgrankInputError
+from kgrank.evaluation.stats import seed_sequence, seed_stream
+from kgrank.studies.protocols.inputs import TIES_COLUMNS, TIES_WIDTH_COLUMNS
+from kgrank.studies.protocols.settings import SCORERS
 
 if TYPE_CHECKING:
     import torch
 
-    from kgrank.candidates import KnownAnswers
+    from kgrank.engine.candidates import KnownAnswers
 
 # the rank types whose MRR each (scorer, tolerance) reports
 MRR_RANK_TYPES = ("optimistic", "realistic", "pessimistic")
@@ -151,7 +151,7 @@ def _row(dataset: str, model: str, scorer: str, tolerance: str, measure: str, st
 
 
 def width_table(tables: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
-    """:func:`kgrank.ties.rank_width_summary` of every (dataset, model) rank table."""
+    """:func:`kgrank.engine.ties.rank_width_summary` of every (dataset, model) rank table."""
     if not tables:
         raise KgrankInputError("--ranks: no rank table given; pass <dataset>/<model>.parquet files")
     frames = [
@@ -238,15 +238,15 @@ def pair_ties(
 
     ``score``: the PyKEEN model (``model`` is its name), or any score function
     ``(triples, side) -> (n, entities)`` float scores, scored in one
-    :func:`kgrank.score_pass.score_pass` over the chosen test triples; ``known`` is a
-    :class:`kgrank.candidates.KnownAnswers` (the filter).
+    :func:`kgrank.engine.score_pass.score_pass` over the chosen test triples; ``known`` is a
+    :class:`kgrank.engine.candidates.KnownAnswers` (the filter).
     Rank rows (measure ``rank_width``: statistics ``mean``, ``tied_share``; measure ``MRR``:
     one statistic per rank type) per scorer and tolerance over every chosen task; IR rows
     (tolerance ``exact``) per scorer and measure: IR_STATISTICS over the scorer's queries."""
     # here: the tables and widths of `protocols-ties` need no torch
-    from kgrank.metrics import lookup
-    from kgrank.ranks import ranks_from_scores
-    from kgrank.score_pass import ScoreBlock, score_pass
+    from kgrank.engine.ranks import ranks_from_scores
+    from kgrank.engine.score_pass import ScoreBlock, score_pass
+    from kgrank.evaluation.metrics import lookup
 
     test_triples = np.asarray(test_triples, dtype=np.int64)
     if test_triples.ndim != 2 or test_triples.shape[1] != 3 or len(test_triples) == 0:
@@ -273,7 +273,7 @@ def pair_ties(
                 # last filtered copy gives the IR runs
                 filtered = stressed.clone()
                 if tolerance.name == EXACT:
-                    # the same ranks (kgrank.ties' docstring and tests), without the
+                    # the same ranks (kgrank.engine.ties' docstring and tests), without the
                     # float64 tie mask that is most of this pass's cost
                     result = ranks_from_scores(filtered, block.true_entities, *filters)
                 else:

@@ -1,13 +1,13 @@
 """Part 3: the weighted geometric mean rank (WGMR) of every trained pair, with exact moments.
 
-For each rank table and each weight scheme of :mod:`kgrank.weighted` (``negatives``: the
+For each rank table and each weight scheme of :mod:`kgrank.evaluation.weighted` (``negatives``: the
 paper's N_i - 1 per task; ``relation``: every relation the same total weight; ``uniform``:
-the unweighted GMR, the reference), :func:`kgrank.weighted.evaluate_weighted_rank_table`
+the unweighted GMR, the reference), :func:`kgrank.evaluation.weighted.evaluate_weighted_rank_table`
 gives WGMR and IWGMR with their expectation-normalised value, adjusted index and z-score
-for every side and rank type. The check runs :func:`kgrank.weighted.wgmr_montecarlo` on
+for every side and rank type. The check runs :func:`kgrank.evaluation.weighted.wgmr_montecarlo` on
 each dataset's real candidate counts (both sides, all test tasks) per scheme, and records
 next to it what Tiwari et al.'s code reports as the "expected" WGMR (the WGMR of the
-expected ranks, :func:`kgrank.weighted.wgmr_at_expected_ranks`) and by how much that
+expected ranks, :func:`kgrank.evaluation.weighted.wgmr_at_expected_ranks`) and by how much that
 overstates E[WGMR] (Jensen's inequality).
 """
 
@@ -20,17 +20,17 @@ import pandas as pd
 
 from kgrank.defaults import WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
-from kgrank.moments import apply_familywise
-from kgrank.studies.protocols.inputs import WEIGHTED_COLUMNS
-from kgrank.weighted import (
+from kgrank.evaluation.moments import apply_familywise
+from kgrank.evaluation.weighted import (
     WEIGHTED_GEOMETRIC_MEAN_RANK,
     evaluate_weighted_rank_table,
     scheme_weights,
     wgmr_at_expected_ranks,
     wgmr_montecarlo,
 )
+from kgrank.studies.protocols.inputs import WEIGHTED_COLUMNS
 
-# The columns the check adds in front of kgrank.weighted.wgmr_montecarlo's, and after them
+# The columns the check adds in front of kgrank.evaluation.weighted.wgmr_montecarlo's, and after them
 CHECK_KEYS = ("dataset", "scheme", "tasks")
 PLUGIN_COLUMNS = ("plugin_expectation", "plugin_excess")
 
@@ -86,8 +86,8 @@ def weighted_check(
         num_candidates = table["num_candidates"].to_numpy()
         for scheme_index, scheme in enumerate(schemes):
             weights = scheme_weights(table, scheme)
-            # distinct streams per (dataset, scheme): kgrank.weighted seeds its sampler
-            # through kgrank.stats.seed_stream, so different seeds give independent draws
+            # distinct streams per (dataset, scheme): kgrank.evaluation.weighted seeds its sampler
+            # through kgrank.evaluation.stats.seed_stream, so different seeds give independent draws
             check = wgmr_montecarlo(
                 num_candidates,
                 weights,

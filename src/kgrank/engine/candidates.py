@@ -1,0 +1,80 @@
+"""Known answers and candidate counts: what the filtered setting removes from each ranking.
+
+Under the random model every metric's expectation and variance depend only on the
+candidate counts N_i, and in the filtered setting those depend only on the dataset:
+N_i = entities - (known answers of the query) + 1. So they are a property of
+(dataset, split, side), independent of any model; the rank engine, the moments lookup
+table and every study that adjusts a metric share this one definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse
+
+from kgrank.data.datasets import load_mapped_dataset
+from kgrank.data.rank_table import SIDES, SIDES_AND_BOTH, select_side
+from kgrank.defaults import DEFAULT_FILTER_SPLITS
+
+
+class KnownAnswers:
+    """Index of known true triples: for a query (h, r, ?) or (?, r, t), its answers.
+
+    Stored as two sparse 0/1 matrices whose rows are queries (entity * R + relation) and
+    whose columns are entities, so a batch of queries gets all its answers in one
+    sparse row selection instead of a Python loop.
+    """
+
+    def __init__(self, mapped_triples: Sequence[Any], num_entities: int, num_relations: int):
+        parts = [np.asarray(t, dtype=np.int64).reshape(-1, 3) for t in mapped_triples]
+        triples = np.unique(np.concatenate(parts), axis=0) if parts else np.empty((0, 3), dtype=np.int64)
+        self.num_entities = num_entities
+        self.num_relations = num_relations
+        heads, relations, tails = triples.T
+        shape = (num_entities * num_relations, num_entities)
+        ones = np.ones(len(triples), dtype=np.int8)
+        self._answers = {
+            "tail": scipy.sparse.csr_matrix((ones, (heads * num_relations + relations, tails)), shape=shape),
+            "head": scipy.sparse.csr_matrix((ones, (tails * num_relations + relations, heads)), shape=shape),
+        }
+
+    def answers(self, side: str, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row in batch, entity) of every known answer of each query in ``batch`` (n, 3)."""
+        anchor = batch[:, 2] if side == "head" else batch[:, 0]
+        rows = self._answers[side][anchor * self.num_relations + batch[:, 1]]
+        return rows.nonzero()
+
+
+def known_answers(factories: Any, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS) -> KnownAnswers:
+    """The known answers of a dataset's ``filter_splits``, indexed by its training ids
+    (``factories``: a ``Factories`` or a ``MappedDataset``)."""
+    return KnownAnswers(
+        factories.mapped(tuple(filter_splits)), factories.num_entities, factories.num_relations
+    )
+
+
+def candidate_counts(
+    dataset_dir: str | Path, split: str, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS
+) -> pd.DataFrame:
+    """Filtered candidate count of every (triple, side) of a split: side, num_candidates."""
+    dataset = load_mapped_dataset(dataset_dir, tuple(dict.fromkeys((*filter_splits, split))))
+    known = known_answers(dataset, filter_splits)
+    mapped = dataset.mapped((split,))[0]
+    frames = []
+    for side in SIDES:
+        rows, entities = known.answers(side, mapped)
+        true_entities = mapped[:, 0] if side == "head" else mapped[:, 2]
+        # every known answer leaves the list but the evaluated one, whichever splits hold it
+        others = np.bincount(rows[entities != true_entities[rows]], minlength=len(mapped))
+        frames.append(pd.DataFrame({"side": side, "num_candidates": dataset.num_entities - others}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def counts_by_side(counts: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The candidate counts of head, tail and both sides, from a ``candidate_counts`` table."""
+    return {side: select_side(counts, side)["num_candidates"].to_numpy() for side in SIDES_AND_BOTH}

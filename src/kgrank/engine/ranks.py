@@ -1,0 +1,225 @@
+"""Per-triple filtered ranks of the true entity, on both sides, in every rank variant.
+
+optimistic  = 1 + #{candidates scoring strictly higher}
+pessimistic = #{candidates scoring at least as high}, the true entity included
+realistic   = (optimistic + pessimistic) / 2
+random      = a seeded uniform position inside the tie block [optimistic, pessimistic]
+num_candidates = candidates left after filtering, the true entity included.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from kgrank.data.rank_table import RANK_TABLE_COLUMNS, SIDES
+from kgrank.engine.candidates import KnownAnswers
+from kgrank.engine.score_pass import ScoreBlock, filter_scores, refuse_nan, score_pass
+from kgrank.errors import KgrankInputError
+
+if TYPE_CHECKING:
+    from kgrank.engine.ties import Tolerance
+
+
+def ranks_from_scores(
+    scores: torch.Tensor, true_entities: torch.Tensor, filter_rows: Any = None, filter_cols: Any = None
+) -> dict[str, np.ndarray]:
+    """Optimistic and pessimistic ranks and candidate counts from a (batch, entities) score block.
+
+    Filtered candidates are set to NaN in place (the true entity is kept), so they
+    compare false with everything and drop out of every count.
+    """
+    refuse_nan(scores)
+    num_candidates = filter_scores(scores, true_entities, filter_rows, filter_cols)
+    return _counted_ranks(scores, true_entities, num_candidates)
+
+
+def block_ranks(block: ScoreBlock) -> dict[str, np.ndarray]:
+    """:func:`ranks_from_scores` of a block of :func:`kgrank.engine.score_pass.score_pass` (which
+    has refused NaN scores already), filtered by the block's known answers."""
+    scores, num_candidates = block.filtered()
+    return _counted_ranks(scores, block.true_entities, num_candidates)
+
+
+def _counted_ranks(
+    scores: torch.Tensor, true_entities: torch.Tensor, num_candidates: torch.Tensor
+) -> dict[str, np.ndarray]:
+    true_column = scores[torch.arange(len(true_entities)), true_entities].unsqueeze(1)
+    optimistic = (scores > true_column).sum(dim=1) + 1
+    pessimistic = (scores >= true_column).sum(dim=1)
+    return {
+        "optimistic": optimistic.numpy(),
+        "pessimistic": pessimistic.numpy(),
+        "num_candidates": num_candidates.numpy(),
+    }
+
+
+def random_tie_ranks(optimistic: np.ndarray, pessimistic: np.ndarray, seed: int) -> np.ndarray:
+    """A uniform position in each tie block, drawn once per row in table order (seeded)."""
+    generator = np.random.default_rng(seed)
+    return generator.integers(optimistic, pessimistic, endpoint=True).astype(np.int64)
+
+
+def _sampled_columns(
+    allowed: np.ndarray, true_entity: int, num_samples: int, generator: np.random.Generator
+) -> np.ndarray:
+    """Up to ``num_samples`` distinct columns among ``allowed`` (true entity excluded), uniformly."""
+    allowed[true_entity] = False
+    candidates = np.flatnonzero(allowed)
+    if len(candidates) <= num_samples:
+        return candidates
+    return generator.choice(candidates, size=num_samples, replace=False)
+
+
+def sampled_ranks(
+    scores: torch.Tensor,
+    true_entities: torch.Tensor,
+    triple_ids: np.ndarray,
+    side: str,
+    num_samples: int,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Ranks against ``num_samples`` random unfiltered candidates per row (scores already filtered).
+
+    Each row draws from its own generator seeded by (seed, side, triple id), so the
+    candidates do not depend on the batch size or on the order of the batches. A query
+    with fewer than ``num_samples`` admissible candidates keeps them all.
+    """
+    score_array = scores.numpy()
+    admissible = ~np.isnan(score_array)
+    side_index = SIDES.index(side)
+    columns: dict[str, list[int]] = {"optimistic": [], "pessimistic": [], "num_candidates": []}
+    for row, (true_entity, triple_id) in enumerate(
+        zip(true_entities.tolist(), triple_ids.tolist(), strict=True)
+    ):
+        generator = np.random.default_rng([seed, side_index, triple_id])
+        chosen = _sampled_columns(admissible[row], true_entity, num_samples, generator)
+        true_score = score_array[row, true_entity]
+        others = score_array[row, chosen]
+        columns["optimistic"].append(1 + int((others > true_score).sum()))
+        columns["pessimistic"].append(1 + int((others >= true_score).sum()))
+        columns["num_candidates"].append(1 + len(chosen))
+    return {name: np.asarray(values, dtype=np.int64) for name, values in columns.items()}
+
+
+class _RankColumns:
+    """The rank engine's consumer: each block's ranks (full, or against sampled candidates,
+    or with a tie tolerance)."""
+
+    def __init__(self, sampled_candidates: int | None, seed: int, tolerance: Tolerance | None = None):
+        self.sampled_candidates, self.seed = sampled_candidates, seed
+        self.tolerant_ranks = None
+        if tolerance is not None:
+            from kgrank.engine.ties import ranks_with_tolerance
+
+            self.tolerant_ranks = partial(
+                ranks_with_tolerance, absolute=tolerance.absolute, relative=tolerance.relative
+            )
+        self.columns: dict[str, list[np.ndarray]] = {
+            "optimistic": [],
+            "pessimistic": [],
+            "num_candidates": [],
+        }
+
+    def __call__(self, block: ScoreBlock) -> None:
+        if self.tolerant_ranks is not None:
+            ranks = self.tolerant_ranks(
+                block.scores, block.true_entities, block.filter_rows, block.filter_cols
+            )
+        else:
+            ranks = block_ranks(block)
+        if self.sampled_candidates is not None:
+            ranks = sampled_ranks(
+                block.scores,
+                block.true_entities,
+                block.positions,
+                block.side,
+                self.sampled_candidates,
+                self.seed,
+            )
+        for name, values in ranks.items():
+            self.columns[name].append(values)
+
+
+def compute_ranks(
+    model: Any,
+    test_triples: torch.Tensor,
+    known: KnownAnswers,
+    *,
+    batch_size: int = 256,
+    seed: int = 0,
+    progress: bool = True,
+    fast: bool = True,
+    sampled_candidates: int | None = None,
+    tolerance: Tolerance | None = None,
+) -> pd.DataFrame:
+    """Rank every test triple on both sides; see the module docstring for the rank variants.
+
+    One :func:`kgrank.engine.score_pass.score_pass` (which owns the batching, the device, the
+    evaluation mode and the retry at half the batch size when memory runs out), side by
+    side, whose blocks this engine ranks. Scores come from :class:`kgrank.engine.scoring.Scorer`
+    (a product form for the common model families, ``model.predict`` otherwise, or always
+    with ``fast=False``). With ``sampled_candidates`` = k each true entity is ranked
+    against k random candidates that are not known answers (``num_candidates`` = k + 1)
+    instead of against every entity; a task with fewer than k such candidates keeps them
+    all, and a k of at least N - 1 (N entities), with which every task would, is refused.
+    With a ``tolerance`` (:func:`kgrank.engine.ties.parse_tolerance`: absolute or relative) a
+    candidate whose score lies that close to the true one ties with it
+    (:func:`kgrank.engine.ties.ranks_with_tolerance`); ``exact`` or None: equality.
+    """
+    if tolerance is not None and tolerance.exact:
+        tolerance = None
+    if tolerance is not None and sampled_candidates is not None:
+        raise KgrankInputError(
+            "a tie tolerance with sampled candidates: rank against all candidates with a tolerance, or "
+            "against sampled ones exactly"
+        )
+    if sampled_candidates is not None and sampled_candidates <= 0:
+        raise KgrankInputError(
+            f"sampled candidates must be positive, got {sampled_candidates}; "
+            "pass --sampled-candidates 1 or more"
+        )
+    if sampled_candidates is not None and sampled_candidates >= known.num_entities - 1:
+        # every task would keep all its candidates: the full ranking under another name
+        raise KgrankInputError(
+            f"sampled candidates {sampled_candidates}: the dataset has {known.num_entities} entities, so no "
+            f"task has more than {known.num_entities - 1} candidates besides its true entity and every one "
+            f"would keep all of them (the full ranking); pass --sampled-candidates below "
+            f"{known.num_entities - 1}"
+        )
+    mapped = np.asarray(test_triples, dtype=np.int64)
+    consumer = _RankColumns(sampled_candidates, seed, tolerance)
+    score_pass(
+        model,
+        mapped,
+        [consumer],
+        known=known,
+        batch_size=batch_size,
+        fast=fast,
+        progress=progress,
+        description="ranking",
+    )
+    columns = consumer.columns
+    optimistic, pessimistic, num_candidates = (
+        np.concatenate(columns[name]).astype(np.int64)
+        for name in ("optimistic", "pessimistic", "num_candidates")
+    )
+    table = pd.DataFrame(
+        {
+            "triple_id": np.tile(np.arange(len(mapped)), len(SIDES)),
+            "head": np.tile(mapped[:, 0], len(SIDES)),
+            "relation": np.tile(mapped[:, 1], len(SIDES)),
+            "tail": np.tile(mapped[:, 2], len(SIDES)),
+            "side": np.repeat(np.array(SIDES), len(mapped)),
+            "optimistic": optimistic,
+            "realistic": (optimistic + pessimistic) / 2.0,
+            "pessimistic": pessimistic,
+            "random": random_tie_ranks(optimistic, pessimistic, seed),
+            "num_candidates": num_candidates,
+        }
+    )
+    return table[list(RANK_TABLE_COLUMNS)]

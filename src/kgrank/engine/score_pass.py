@@ -1,0 +1,231 @@
+"""The one scoring loop: score every test triple's candidates, block by block, and hand each
+block to consumers.
+
+Every part of kgrank that scores a model (the rank engine, the ambiguity study's test
+subsets, the protocols study's tie tolerances, the open-world study's family trees, the
+IR study's items and run lists) goes
+through :func:`score_pass`, which owns what they would otherwise each restate: the
+model's evaluation mode and torch's inference mode, the id checks, the device, batching
+(by side, or by batch with both sides together), the retry at half the batch size when
+memory runs out, NaN scores refused, and the progress bar. A consumer is a callable that
+takes a :class:`ScoreBlock`. Consumers of one pass share the block: one that asks for the
+filtered scores (:meth:`ScoreBlock.filtered`, done once, in place, whoever asks first)
+changes what a later one reads, so a consumer that needs the raw scores comes first, and
+one that changes the scores any other way (its own filter, a stress transform) works on a
+copy or is the pass's only consumer.
+
+PyKEEN's ``Evaluator`` hands score blocks to evaluators the same way; the loop is written
+here because kgrank's scores come from :class:`kgrank.engine.scoring.Scorer` (product forms with
+PyKEEN's arithmetic at near-ties) and its blocks carry kgrank's filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from kgrank.data.rank_table import SIDES
+from kgrank.engine.candidates import KnownAnswers
+from kgrank.errors import KgrankInputError
+
+# (test triples (n, 3) on the model's device, side) -> (n, entities) scores
+ScoreBatch = Callable[[torch.Tensor, str], torch.Tensor]
+
+
+@dataclass
+class ScoreBlock:
+    """One block of a pass: the scores of every entity for one side of some test triples.
+
+    ``positions`` are the block's rows among the triples given to :func:`score_pass`;
+    ``scores`` (rows x entities, float, on the CPU) are the model's until a consumer asks
+    for :meth:`filtered`, which filters them in place; ``filter_rows`` and
+    ``filter_cols`` list the known answers of each row (the filter; empty without one)."""
+
+    side: str
+    positions: np.ndarray
+    triples: np.ndarray
+    scores: torch.Tensor
+    true_entities: torch.Tensor
+    filter_rows: torch.Tensor
+    filter_cols: torch.Tensor
+    _num_candidates: torch.Tensor | None = field(default=None, repr=False)
+
+    def filtered(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(scores, candidate counts): the scores with every known answer but the row's
+        true entity set to NaN (in place, once), and each row's candidates left, the true
+        entity included."""
+        if self._num_candidates is None:
+            self._num_candidates = filter_scores(
+                self.scores, self.true_entities, self.filter_rows, self.filter_cols
+            )
+        return self.scores, self._num_candidates
+
+
+def refuse_nan(scores: torch.Tensor, where: Callable[[int], str] = "batch row {}".format) -> None:
+    """One line naming the first row of a score block that holds a NaN (``where(row)``
+    says which), if any. A row holding a NaN sums to NaN: one pass, no mask allocated; the
+    mask is built only then (a row with both +inf and -inf also sums to NaN, and is no
+    error)."""
+    if torch.isnan(scores.sum(dim=1)).any() and torch.isnan(scores).any():
+        row = int(torch.isnan(scores).any(dim=1).nonzero()[0])
+        raise KgrankInputError(
+            f"the model scored NaN for {where(row)}; it has diverged or its file is corrupt: retrain it"
+        )
+
+
+def filter_scores(
+    scores: torch.Tensor, true_entities: torch.Tensor, filter_rows: Any = None, filter_cols: Any = None
+) -> torch.Tensor:
+    """Set every known answer of a (rows, entities) score block but each row's true entity
+    to NaN, in place, so that it compares false with everything and drops out of every
+    count; return each row's number of candidates left, the true entity included."""
+    batch_size, num_entities = scores.shape
+    num_candidates = torch.full((batch_size,), num_entities, dtype=torch.int64)
+    if filter_rows is not None and len(filter_rows):
+        row_index = torch.arange(batch_size)
+        rows, columns = torch.as_tensor(filter_rows), torch.as_tensor(filter_cols)
+        true_scores = scores[row_index, true_entities].clone()
+        scores[rows, columns] = float("nan")
+        scores[row_index, true_entities] = true_scores
+        # every known answer but the true entity itself leaves the candidate list
+        removed = columns != true_entities[rows]
+        num_candidates -= torch.bincount(rows[removed], minlength=batch_size)
+    return num_candidates
+
+
+Consumer = Callable[[ScoreBlock], None]
+
+
+def check_ids(triples: np.ndarray, num_entities: int, num_relations: int) -> None:
+    """Every id inside the model's entities and relations, or one line naming the first triple that is not."""
+    bad_entity = (triples[:, [0, 2]] < 0) | (triples[:, [0, 2]] >= num_entities)
+    bad_relation = (triples[:, 1] < 0) | (triples[:, 1] >= num_relations)
+    if bad_entity.any() or bad_relation.any():
+        row = int(np.flatnonzero(bad_entity.any(axis=1) | bad_relation)[0])
+        raise KgrankInputError(
+            f"test triple {row} has ids {triples[row].tolist()} outside the model's "
+            f"{num_entities} entities / {num_relations} relations; rebuild the dataset and retrain"
+        )
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    message = str(error)
+    return isinstance(error, (MemoryError, torch.OutOfMemoryError)) or (
+        isinstance(error, RuntimeError) and ("out of memory" in message or "can't allocate memory" in message)
+    )
+
+
+def _scorer(model: Any, fast: bool) -> tuple[ScoreBatch, torch.device, str, Callable[[], None]]:
+    """The score function, its device, its name for the progress bar and how to restore
+    the model's mode: a PyKEEN model is scored by :class:`kgrank.engine.scoring.Scorer` in
+    evaluation mode (dropout off, batch norm frozen); any other callable as it is."""
+    if isinstance(model, torch.nn.Module):
+        from kgrank.engine.scoring import Scorer
+
+        was_training = model.training
+        model.eval()
+        scorer = Scorer(model, fast=fast)
+        device = next(model.parameters()).device
+        return scorer, device, scorer.family, lambda: model.train(was_training)
+    return model, torch.device("cpu"), "scores", lambda: None
+
+
+@torch.inference_mode()
+def score_pass(
+    model: Any,
+    triples: np.ndarray,
+    consumers: Sequence[Consumer],
+    *,
+    known: KnownAnswers | None = None,
+    sides: Sequence[str] = SIDES,
+    batch_size: int = 256,
+    fast: bool = True,
+    by_batch: bool = False,
+    progress: bool = False,
+    description: str = "scoring",
+) -> None:
+    """Score every entity for each side of each of ``triples`` (n, 3) ids and hand every
+    block to each consumer, in order.
+
+    ``model``: a PyKEEN model (scored by :class:`kgrank.engine.scoring.Scorer`, ``fast`` or
+    through ``model.predict``, on the device of its parameters) or any score function
+    ``(triples, side) -> (n, entities) scores``. ``known``: the filter, whose answers each
+    block carries, and whose entity and relation counts check the ids. Blocks go side by
+    side (every batch of the head side, then of the tail side), or with ``by_batch`` batch
+    by batch (head and tail of a batch, then the next batch). A block that runs out of
+    memory is retried at half the size, down to one row, and the pass goes on at that size
+    (batch by batch, inside rounds of the size asked for)."""
+    if batch_size <= 0:
+        raise KgrankInputError(f"batch size must be positive, got {batch_size}; pass --batch-size 1 or more")
+    triples = np.asarray(triples, dtype=np.int64)
+    if known is not None:
+        check_ids(triples, known.num_entities, known.num_relations)
+    score, device, name, restore = _scorer(model, fast)
+    bar = tqdm(
+        total=len(sides) * len(triples), desc=f"{description} ({name})", unit="triple", disable=not progress
+    )
+    # batch by batch: rounds of the batch size asked for, each side in turn, so that a
+    # block retried at a smaller size splits only its side's part of the round, and the
+    # order of the (side, triple) pairs the consumers see never depends on memory
+    round_size = batch_size if by_batch else max(1, len(triples))
+    try:
+        for round_start in range(0, len(triples), round_size):
+            round_end = min(round_start + round_size, len(triples))
+            for side in sides:
+                start = round_start
+                while start < round_end:
+                    block, batch_size = _scored_block(
+                        score, triples, side, (start, round_end), batch_size, device, known, bar
+                    )
+                    for consumer in consumers:
+                        consumer(block)
+                    start += len(block.positions)
+                    bar.update(len(block.positions))
+    finally:
+        bar.close()
+        restore()
+
+
+def _scored_block(
+    score: ScoreBatch,
+    triples: np.ndarray,
+    side: str,
+    span: tuple[int, int],
+    batch_size: int,
+    device: torch.device,
+    known: KnownAnswers | None,
+    bar: Any,
+) -> tuple[ScoreBlock, int]:
+    """The next block of ``side`` from the first row of ``span`` on, with the batch size it
+    took: halved while the scoring runs out of memory, down to one row."""
+    start, end = span
+    while True:
+        batch = triples[start : min(start + batch_size, end)]
+        try:
+            scores = score(torch.as_tensor(batch, device=device), side).detach().float().cpu()
+            break
+        except (RuntimeError, MemoryError) as error:
+            if not is_out_of_memory(error) or batch_size == 1:
+                raise
+            batch_size = max(1, batch_size // 2)
+            bar.write(f"out of memory: retrying with batch size {batch_size}")
+    refuse_nan(
+        scores, lambda row: f"the {side} of row {start + row} of the pass, triple ids {batch[row].tolist()}"
+    )
+    empty = torch.empty(0, dtype=torch.int64)
+    rows, columns = known.answers(side, batch) if known is not None else (empty, empty)
+    block = ScoreBlock(
+        side=side,
+        positions=np.arange(start, start + len(batch)),
+        triples=batch,
+        scores=scores,
+        true_entities=torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2]),
+        filter_rows=torch.as_tensor(rows),
+        filter_cols=torch.as_tensor(columns),
+    )
+    return block, batch_size

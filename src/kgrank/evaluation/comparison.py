@@ -1,0 +1,1085 @@
+"""Which systems differ, and which differ from random: paired comparisons of any number
+of systems on one or more datasets, for any metric that is a power mean of a rank
+transform.
+
+Input is long-form: one row per (dataset, system, task) with the task's ``rank`` and
+``num_candidates``; every system of a dataset ranks the same tasks against the same
+candidates (:func:`rank_frame` builds it from kgrank rank tables).
+
+The methods, each stated in :attr:`Comparison.caption`:
+
+- Per-task values. A metric g(M_p(f(r))) with finite p is a strictly monotone function
+  of the arithmetic mean of f(r)^p (of log f(r) for p = 0): MR, MRR and Hits@k are
+  that mean, GMR is exp of the mean of log r, HMR 1 / mean(1/r), IMR 1 / mean(r). A test
+  that two systems have equal means of those per-task values is therefore a test that
+  their metric values are equal. Medians, dispersions, counts and the extreme ranks
+  (p = +-inf) have no such form and are refused.
+- Paired tests (:func:`kgrank.evaluation.stats.paired_tests`): Student's paired t-test and
+  Wilcoxon's signed-rank test, two-sided, on the per-task values of the two systems.
+  The t statistic is signed like ``difference`` (first minus second, in the metric's
+  units), i.e. flipped where the metric decreases with the mean of the per-task values
+  (HMR, IMR).
+- Holm's correction (:func:`kgrank.evaluation.stats.holm`) over every comparison made: all
+  (dataset, metric, pair) rows, one family per test.
+- Intervals: a paired percentile bootstrap of the metric difference, resampling tasks
+  (both systems' values of a task together): :func:`kgrank.evaluation.stats.mean_difference_interval`
+  where the metric is the mean of its per-task values (p = 1, no reciprocal), else
+  :func:`kgrank.evaluation.stats.bootstrap_interval` of g(M_p(first)) - g(M_p(second)) directly.
+  Each pair's stream is seeded by (seed, dataset, metric, first, second), so adding a
+  system does not move the other pairs' intervals.
+- Adjusted differences. Both systems of a dataset share the random model's E[M] and
+  the optimum, so the difference of their adjusted indices (M - E) / (optimum - E) is
+  the metric difference divided by (optimum - E), its interval scaled alike. It is
+  positive where the first system is better for every metric (MR included), and
+  comparable across datasets. A derived key (``amrr``, ``z_mrr``, ``amri``) names the
+  comparison of its base metric: ``mrr``, ``amrr`` and ``z_mrr`` are one comparison,
+  made once.
+- Marks against random: the z-score ±(M - E[M]) / sqrt(Var[M]) under uniform ranks on
+  each task's candidates (:func:`~kgrank.evaluation.metrics.moments_of`,
+  :func:`~kgrank.evaluation.metrics.derive`; larger is better), its two-sided normal
+  p-value, Holm at ``alpha`` over all (dataset, system, metric) rows: "worse than random"
+  where rejected with z < 0, "not distinguishable from random" where not rejected (or
+  where z is undefined: a random model is optimal on those tasks), "" otherwise.
+- Summary across datasets, for each pair present on at least two datasets: the
+  per-dataset adjusted differences, their mean weighted by tasks, and Stouffer's
+  weighted Z (scipy.stats.combine_pvalues, method "stouffer", weights sqrt(tasks)) of
+  each dataset's one-sided paired t-test p-value in the direction of the pooled
+  difference; the two-sided p is 2 min(p, 1 - p) (that of |Z|). Holm over the summary
+  rows. Where a per-dataset p-value underflows (|t| beyond about 40), Z is computed
+  from log p instead (:func:`stouffer`), so that it stays finite.
+
+Tasks are taken in sorted order of their keys, so the result (bootstrap included) does
+not depend on the order of the input's rows. Cost: the bootstrap dominates; four systems
+on 40,000 tasks with three metrics (18 comparisons, 2,000 resamples) take about 30 s.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+from scipy import stats as scipy_stats
+
+from kgrank.data.rank_table import RANK_COLUMNS
+from kgrank.errors import KgrankInputError
+from kgrank.evaluation.intervals import metric_interval
+from kgrank.evaluation.metrics import Metric, Variant, derive, lookup, moments_of
+from kgrank.evaluation.stats import (
+    SeedKey,
+    bootstrap_interval,
+    holm,
+    mean_difference_interval,
+    paired_tests,
+    seed_sequence,
+)
+
+DEFAULT_METRICS = ("mrr", "hits@10")
+# The dataset of a frame without a `dataset` column.
+DEFAULT_DATASET = "dataset"
+INPUT_COLUMNS = ("dataset", "system", "task", "rank", "num_candidates")
+REQUIRED_COLUMNS = INPUT_COLUMNS[1:]
+# The rank table columns rank_frame reads (the rank column is chosen by rank_type).
+RANK_TABLE_KEYS = ("triple_id", "side", "num_candidates")
+
+NOT_DISTINGUISHABLE = "not distinguishable from random"
+WORSE_THAN_RANDOM = "worse than random"
+
+PAIR_COLUMNS = (
+    "dataset",
+    "metric",
+    "first",
+    "second",
+    "tasks",
+    "value_first",
+    "value_second",
+    "difference",
+    "difference_low",
+    "difference_high",
+    "random_expectation",
+    "adjusted_difference",
+    "adjusted_difference_low",
+    "adjusted_difference_high",
+    "t_statistic",
+    "t_p",
+    "wilcoxon_p",
+    "t_p_holm",
+    "wilcoxon_p_holm",
+    "t_significant",
+    "wilcoxon_significant",
+    "better",
+)
+SYSTEM_COLUMNS = (
+    "dataset",
+    "system",
+    "metric",
+    "tasks",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "random_expectation",
+    "random_variance",
+    "adjusted_index",
+    "z_score",
+    "z_p",
+    "z_p_holm",
+    "mark",
+)
+SUMMARY_COLUMNS = (
+    "metric",
+    "first",
+    "second",
+    "datasets",
+    "tasks",
+    "per_dataset",
+    "agreeing",
+    "disagreeing",
+    "adjusted_difference",
+    "stouffer_z",
+    "stouffer_p",
+    "combined_p",
+    "combined_p_holm",
+    "significant",
+    "better",
+    "method",
+)
+SUMMARY_METHOD = (
+    "Stouffer's weighted Z (weights sqrt(tasks)) of the per-dataset one-sided paired t-test p-values "
+    "in the direction of the pooled difference; two-sided p = 2 min(p, 1 - p)"
+)
+
+# about 20 MB of resampled indices held at once by one bootstrap
+_BATCH_BYTES = 20_000_000
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+
+def _refusal(metric: Metric) -> str | None:
+    """Why ``metric`` has no paired test on per-task values, or None where it has one."""
+    if metric.weighted:
+        return "a weighted metric needs one weight per task, which compare does not take"
+    if metric.statistic == "median":
+        return "a median is not a mean of per-task values"
+    if metric.statistic in {"std", "var", "mad"}:
+        return "a dispersion statistic is not a mean of per-task values"
+    if metric.statistic == "count":
+        return "a count is the number of tasks, the same for every system"
+    if metric.statistic != "power mean" or metric.power is None:  # pragma: no cover - registry has no other
+        return f"a {metric.statistic} is not a mean of per-task values"
+    if not np.isfinite(metric.power):
+        return "the maximum or minimum rank is an extreme order statistic, not a mean of per-task values"
+    return None
+
+
+def comparable_metrics(names: Iterable[str] | str) -> list[Metric]:
+    """The base metrics that ``names`` ask to compare (any name
+    :func:`kgrank.evaluation.metrics.lookup` takes), each once in the order first named: a
+    derived key names its base metric. A metric that is not a power mean with finite p
+    is refused with one line saying why."""
+    names = [names] if isinstance(names, str) else list(names)
+    if not names:
+        raise KgrankInputError("compare: no metric given; name one, e.g. mrr or hits@10")
+    chosen: dict[str, Metric] = {}
+    for name in names:
+        metric = lookup(name).metric
+        reason = _refusal(metric)
+        if reason is not None:
+            raise KgrankInputError(
+                f"metric {name!r}: {reason}, so no paired test tests it; compare a power mean with finite "
+                "p instead (mrr, mr, hits@k, gmr, hmr, mean r^-a, or their adjusted and z-score keys)"
+            )
+        chosen.setdefault(metric.key, metric)
+    return list(chosen.values())
+
+
+def task_values(metric: Metric, ranks: np.ndarray) -> np.ndarray:
+    """The per-task values whose arithmetic mean is a strictly monotone function of
+    ``metric`` (:func:`from_task_mean`): f(r)^p, or log f(r) for p = 0."""
+    transformed = metric.transform.function(np.asarray(ranks, dtype=float))
+    if metric.power == 0:
+        return np.log(transformed)
+    if metric.power == 1:
+        return np.asarray(transformed, dtype=float)
+    return transformed**metric.power
+
+
+def from_task_mean(metric: Metric, mean: np.ndarray | float) -> np.ndarray | float:
+    """The metric from the mean of its per-task values: g(mean^(1/p)), g(exp(mean)) for
+    p = 0 (element-wise)."""
+    mean = np.asarray(mean, dtype=float)
+    if metric.power == 0:
+        aggregated = np.exp(mean)
+    elif metric.power == 1:
+        aggregated = mean
+    else:
+        aggregated = mean ** (1.0 / metric.power)
+    with np.errstate(divide="ignore"):
+        return 1.0 / aggregated if metric.post == "reciprocal" else aggregated
+
+
+def increases_with_task_mean(metric: Metric) -> bool:
+    """Whether the metric grows with the mean of its per-task values (MR, MRR, Hits@k,
+    GMR) or shrinks (HMR = 1 / mean(1/r), IMR = 1 / mean(r))."""
+    return (metric.power >= 0) != (metric.post == "reciprocal")
+
+
+# --- the input -----------------------------------------------------------------------------
+
+
+def _where(frame: pd.DataFrame, index: int) -> str:
+    row = frame.iloc[index]
+    return f"dataset {row['dataset']!r}, system {row['system']!r}, task {row['task']!r}"
+
+
+def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
+    """The long-form frame with its values checked; dataset and system as text."""
+    if not isinstance(ranks, pd.DataFrame):
+        raise KgrankInputError(
+            f"compare: ranks must be a pandas DataFrame with columns {list(INPUT_COLUMNS)} (dataset optional)"
+        )
+    missing = [column for column in REQUIRED_COLUMNS if column not in ranks.columns]
+    if missing:
+        raise KgrankInputError(
+            f"compare: column(s) {missing} missing; give one row per (dataset, system, task) with columns "
+            f"{list(INPUT_COLUMNS)} (dataset optional)"
+        )
+    if ranks.empty:
+        raise KgrankInputError("compare: no rows; give the ranks of at least two systems")
+    frame = pd.DataFrame(
+        {
+            "dataset": ranks["dataset"] if "dataset" in ranks.columns else DEFAULT_DATASET,
+            "system": ranks["system"],
+            "task": ranks["task"],
+            "rank": pd.to_numeric(ranks["rank"], errors="coerce").astype(float),
+            "num_candidates": pd.to_numeric(ranks["num_candidates"], errors="coerce").astype(float),
+        }
+    ).reset_index(drop=True)
+    unnamed = frame[["dataset", "system", "task"]].isna().any(axis=1).to_numpy()
+    if unnamed.any():
+        raise KgrankInputError(
+            f"compare: row {int(np.flatnonzero(unnamed)[0])} has no dataset, system or task; name each"
+        )
+    frame["dataset"] = frame["dataset"].astype(str)
+    frame["system"] = frame["system"].astype(str)
+    counts = frame["num_candidates"].to_numpy()
+    bad = ~np.isfinite(counts) | (counts < 1) | (counts != np.round(counts))
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise KgrankInputError(
+            f"compare: {_where(frame, index)}: num_candidates {ranks['num_candidates'].iloc[index]!r} is not "
+            "a whole number of at least 1"
+        )
+    values = frame["rank"].to_numpy()
+    bad = ~np.isfinite(values) | (values < 1) | (values > counts)
+    if bad.any():
+        index = int(np.flatnonzero(bad)[0])
+        raise KgrankInputError(
+            f"compare: {_where(frame, index)}: rank {ranks['rank'].iloc[index]!r} is not in "
+            f"[1, {int(counts[index])}] (its num_candidates); recompute the ranks"
+        )
+    repeated = frame.duplicated(["dataset", "system", "task"]).to_numpy()
+    if repeated.any():
+        where = _where(frame, int(np.flatnonzero(repeated)[0]))
+        raise KgrankInputError(f"compare: {where} appears twice; give one rank per task")
+    return frame
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One dataset: its systems (in the input's order), tasks and ranks (tasks x systems)."""
+
+    dataset: str
+    systems: list[str]
+    ranks: np.ndarray
+    num_candidates: np.ndarray
+
+
+def _block(dataset: str, rows: pd.DataFrame, order: Sequence[str]) -> _Block:
+    present = set(rows["system"])
+    systems = [system for system in order if system in present]
+    tasks = {system: set(group["task"]) for system, group in rows.groupby("system", sort=False)}
+    reference = systems[0]
+    for system in systems[1:]:
+        lacking = tasks[reference] - tasks[system]
+        extra = tasks[system] - tasks[reference]
+        if lacking or extra:
+            raise KgrankInputError(
+                f"dataset {dataset!r}: system {system!r} differs from {reference!r} in "
+                f"{len(lacking) + len(extra)} task(s) ({len(lacking)} of {reference!r}'s missing, "
+                f"{len(extra)} extra); every system of a dataset must rank the same tasks"
+            )
+    if len(tasks[reference]) < 2:
+        raise KgrankInputError(
+            f"dataset {dataset!r}: {len(tasks[reference])} task; a paired test needs at least two"
+        )
+    ranks = rows.pivot(index="task", columns="system", values="rank")[systems]
+    counts = rows.pivot(index="task", columns="system", values="num_candidates")[systems].to_numpy()
+    differ = (counts != counts[:, :1]).any(axis=1)
+    if differ.any():
+        index = int(np.flatnonzero(differ)[0])
+        seen = sorted({int(count) for count in counts[index]})
+        raise KgrankInputError(
+            f"dataset {dataset!r}: task {ranks.index[index]!r} has num_candidates {seen} across systems; "
+            "rank every system against the same candidates (the same filter)"
+        )
+    return _Block(dataset, systems, ranks.to_numpy(dtype=float), counts[:, 0].astype(np.int64))
+
+
+# --- the engine: paired tests of per-query values, Holm within a family -------------------
+
+TESTS = ("t", "wilcoxon")
+DifferenceInterval = Callable[[np.ndarray, np.ndarray, np.random.SeedSequence], tuple[float, float]]
+
+
+def paired_comparisons(
+    values: np.ndarray,
+    systems: Sequence[str],
+    *,
+    tests: Sequence[str] = TESTS,
+    interval: DifferenceInterval | None = None,
+    seed: int = 0,
+    stream: Sequence[SeedKey] = (),
+) -> list[dict]:
+    """The one engine of paired comparisons: for every pair of ``systems`` (first before
+    second in their order), the paired ``tests`` (``t``, ``wilcoxon``;
+    :func:`kgrank.evaluation.stats.paired_tests`) of their per-query ``values`` (queries x systems,
+    aligned), the mean difference (first minus second) and, with ``interval``, its ends
+    from ``interval(first, second, seed)``, each pair's stream seeded by ``seed``, the
+    ``stream`` names and the two systems' names (so adding a system moves no other
+    pair's interval). Holm's correction is the caller's family: :func:`holm_within`.
+
+    Each row: ``first``, ``second``, ``tasks``, ``mean_difference``, then
+    ``difference_low``/``difference_high`` with an interval, ``t_statistic``/``t_p`` with
+    the t-test, ``wilcoxon_p`` with Wilcoxon's: the names every table that compares
+    systems uses (``kgrank compare``, the ambiguity study's pairs, the IR study's
+    discriminative power)."""
+    unknown = sorted(set(tests) - set(TESTS))
+    if unknown or not tests:
+        raise KgrankInputError(f"tests: {unknown or 'none'}; choose among {', '.join(TESTS)}")
+    values = np.asarray(values, dtype=float)
+    rows = []
+    for first, second in itertools.combinations(range(len(systems)), 2):
+        a, b = values[:, first], values[:, second]
+        result = paired_tests(a, b, wilcoxon="wilcoxon" in tests)
+        row = {
+            "first": systems[first],
+            "second": systems[second],
+            "tasks": len(a),
+            "mean_difference": result.mean_difference,
+        }
+        if interval is not None:
+            names = (systems[first], systems[second])
+            row["difference_low"], row["difference_high"] = interval(
+                a, b, seed_sequence(seed, *stream, *names)
+            )
+        if "t" in tests:
+            row.update(t_statistic=result.t_statistic, t_p=result.t_p)
+        if "wilcoxon" in tests:
+            row["wilcoxon_p"] = result.wilcoxon_p
+        rows.append(row)
+    return rows
+
+
+def holm_within(
+    table: pd.DataFrame, *, tests: Sequence[str], alpha: float, family: Sequence[str] = ()
+) -> pd.DataFrame:
+    """``table`` with ``<test>_p_holm`` and ``<test>_significant`` for each test: Holm's
+    correction (:func:`kgrank.evaluation.stats.holm`) of ``<test>_p`` within each group of the
+    ``family`` columns (none: one family, every row)."""
+    table = table.copy()
+    groups = (
+        [np.arange(len(table))]
+        if not family
+        else list(table.groupby(list(family), sort=False).indices.values())
+    )
+    for test in tests:
+        adjusted = np.full(len(table), np.nan)
+        rejected = np.zeros(len(table), dtype=bool)
+        p_values = table[f"{test}_p"].to_numpy(dtype=float)
+        for rows in groups:
+            rejected[rows], adjusted[rows] = holm(p_values[rows], alpha)
+        table[f"{test}_p_holm"] = adjusted
+        table[f"{test}_significant"] = rejected
+    return table
+
+
+# --- one pair, one dataset -----------------------------------------------------------------
+
+
+def _difference_interval(
+    metric: Metric,
+    first: np.ndarray,
+    second: np.ndarray,
+    *,
+    confidence: float,
+    resamples: int,
+    seed: np.random.SeedSequence,
+) -> tuple[float, float]:
+    """Paired percentile bootstrap of the metric difference (module docstring)."""
+    if metric.power == 1 and metric.post == "identity":
+        return mean_difference_interval(first, second, confidence=confidence, resamples=resamples, seed=seed)
+    if np.array_equal(first, second):
+        return 0.0, 0.0
+
+    def statistic(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return from_task_mean(metric, a.mean(axis=axis)) - from_task_mean(metric, b.mean(axis=axis))
+
+    return bootstrap_interval(
+        (first, second),
+        statistic,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        batch=max(1, _BATCH_BYTES // (8 * len(first))),
+    )
+
+
+def _scaled(values: Sequence[float], span: float) -> list[float]:
+    """``values`` / span, NaN where the span is 0 (a random model is optimal)."""
+    if span == 0 or not np.isfinite(span):
+        return [float("nan")] * len(values)
+    return [float(value) / span for value in values]
+
+
+def _pair_row(metric: Metric, dataset: str, row: dict, values: dict[str, float], expectation: float) -> dict:
+    """An engine row (:func:`paired_comparisons` of the per-task values) as a pair of
+    :func:`compare`: the metric's own values and difference, its adjusted difference and
+    the t statistic signed like the metric difference."""
+    first, second = row["first"], row["second"]
+    orientation = 1.0 if increases_with_task_mean(metric) else -1.0
+    difference = float(values[first] - values[second])
+    low, high = row["difference_low"], row["difference_high"]
+    adjusted, *adjusted_ends = _scaled([difference, low, high], metric.optimum - expectation)
+    better = "" if difference == 0 else first if (difference > 0) == metric.increasing else second
+    return {
+        "dataset": dataset,
+        "metric": metric.key,
+        "first": first,
+        "second": second,
+        "tasks": row["tasks"],
+        "value_first": values[first],
+        "value_second": values[second],
+        "difference": difference,
+        "difference_low": low,
+        "difference_high": high,
+        "random_expectation": expectation,
+        "adjusted_difference": adjusted,
+        "adjusted_difference_low": min(adjusted_ends),
+        "adjusted_difference_high": max(adjusted_ends),
+        "t_statistic": orientation * row["t_statistic"],
+        "t_p": row["t_p"],
+        "wilcoxon_p": row["wilcoxon_p"],
+        "better": better,
+    }
+
+
+def _dataset_rows(
+    block: _Block,
+    metrics: Sequence[Metric],
+    *,
+    confidence: float,
+    resamples: int,
+    seed: int,
+) -> tuple[list[dict], list[dict]]:
+    """The system rows and the pair rows of one dataset (before Holm)."""
+    moments = moments_of(metrics, block.num_candidates)
+    system_rows, pair_rows = [], []
+    tasks = len(block.num_candidates)
+    for metric in metrics:
+        expectation, variance = moments[metric.key].expectation, moments[metric.key].variance
+        values = np.asarray(metric.value(block.ranks.T), dtype=float).reshape(-1)
+        derived = derive(metric, values, expectation, variance)
+        for index, system in enumerate(block.systems):
+            z = float(derived[Variant.Z_SCORE].value[index])
+            spread = metric_interval(
+                metric,
+                block.ranks[:, index],
+                confidence=confidence,
+                resamples=resamples,
+                seed=[seed, "system", block.dataset, system, metric.key],
+            )
+            system_rows.append(
+                {
+                    "dataset": block.dataset,
+                    "system": system,
+                    "metric": metric.key,
+                    "tasks": tasks,
+                    "value": float(values[index]),
+                    "ci_low": spread.low,
+                    "ci_high": spread.high,
+                    "ci_method": spread.method,
+                    "random_expectation": expectation,
+                    "random_variance": variance,
+                    "adjusted_index": float(derived[Variant.INDEX].value[index]),
+                    "z_score": z,
+                    "z_p": float(2.0 * scipy_stats.norm.sf(abs(z))) if np.isfinite(z) else float("nan"),
+                }
+            )
+        per_task = task_values(metric, block.ranks)
+
+        def interval(
+            a: np.ndarray, b: np.ndarray, stream: np.random.SeedSequence, metric: Metric = metric
+        ) -> tuple:
+            return _difference_interval(metric, a, b, confidence=confidence, resamples=resamples, seed=stream)
+
+        by_system = {system: float(value) for system, value in zip(block.systems, values, strict=True)}
+        pair_rows += [
+            _pair_row(metric, block.dataset, row, by_system, expectation)
+            for row in paired_comparisons(
+                per_task, block.systems, interval=interval, seed=seed, stream=(block.dataset, metric.key)
+            )
+        ]
+    return system_rows, pair_rows
+
+
+# --- across datasets -----------------------------------------------------------------------
+
+
+def _orientation_to_adjusted(metric: Metric, expectation: float) -> float:
+    """+1 where a larger metric value is a larger adjusted index (optimum above E), -1
+    where it is smaller (MR: optimum 1 below E), NaN where the span is 0."""
+    span = metric.optimum - expectation
+    return float(np.sign(span)) if span != 0 else float("nan")
+
+
+def stouffer(t_statistics: np.ndarray, tasks: np.ndarray) -> tuple[float, float]:
+    """Stouffer's weighted Z of one-sided paired t-tests (``t_statistics`` on ``tasks - 1``
+    degrees of freedom, p = P(T > t)) with weights sqrt(tasks), and its one-sided p:
+    scipy.stats.combine_pvalues(method="stouffer"). Where a p-value rounds to 0 or 1
+    (|t| beyond about 40) scipy's Z is infinite; the same Z is then taken from log p
+    (scipy.special.ndtri_exp), finite unless a t is. NaN where a t is NaN."""
+    t_statistics = np.asarray(t_statistics, dtype=float)
+    tasks = np.asarray(tasks, dtype=float)
+    if np.isnan(t_statistics).any():
+        return float("nan"), float("nan")
+    weights = np.sqrt(tasks)
+    degrees = tasks - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        combined = scipy_stats.combine_pvalues(
+            scipy_stats.t.sf(t_statistics, df=degrees), method="stouffer", weights=weights
+        )
+        z, p = float(combined.statistic), float(combined.pvalue)
+        if not np.isfinite(z):
+            # isf(p) from log P(T > |t|), on the side where it keeps its precision
+            log_tail = _t_log_sf(np.abs(t_statistics), degrees)
+            per_dataset = -np.sign(t_statistics) * special.ndtri_exp(log_tail)
+            z = float(np.dot(weights, per_dataset) / np.linalg.norm(weights))
+            p = float(scipy_stats.norm.sf(z))
+    return z, p
+
+
+def _t_log_sf(t: np.ndarray, degrees: np.ndarray) -> np.ndarray:
+    """log P(T > t) for t >= 0: scipy's, and beyond its underflow (about -745) the
+    incomplete beta form P(T > t) = I_x(d/2, 1/2) / 2 with x = d / (d + t^2), I_x taken
+    as x^a (1 - x)^b / (a B(a, b)) 2F1(a + b, 1; a + 1; x); -inf where that is NaN too
+    (over about 10^6 tasks, where 2F1 fails)."""
+    log_tail = scipy_stats.t.logsf(t, df=degrees)
+    far = ~np.isfinite(log_tail) & np.isfinite(t)
+    if far.any():
+        d, u = degrees[far], t[far]
+        x, a, b = d / (d + u * u), d / 2.0, 0.5
+        beta_form = (
+            np.log(0.5)
+            + a * np.log(x)
+            + b * np.log1p(-x)
+            - np.log(a)
+            - special.betaln(a, b)
+            + np.log(special.hyp2f1(a + b, 1.0, a + 1.0, x))
+        )
+        log_tail[far] = np.where(np.isnan(beta_form), -np.inf, beta_form)
+    return log_tail
+
+
+def _summary(pairs: pd.DataFrame, metrics: Sequence[Metric], alpha: float) -> pd.DataFrame:
+    by_key = {metric.key: metric for metric in metrics}
+    rows = []
+    for (key, first, second), group in pairs.groupby(["metric", "first", "second"], sort=False):
+        if len(group) < 2:
+            continue
+        metric = by_key[key]
+        tasks = group["tasks"].to_numpy(dtype=float)
+        adjusted = group["adjusted_difference"].to_numpy(dtype=float)
+        pooled = float(np.sum(tasks * adjusted) / np.sum(tasks))
+        direction = -1.0 if pooled < 0 else 1.0
+        # each dataset's t on the adjusted scale (positive: first better), then one-sided
+        # in the direction of the pooled difference
+        orientation = np.array(
+            [_orientation_to_adjusted(metric, e) for e in group["random_expectation"].to_numpy(dtype=float)]
+        )
+        t_adjusted = group["t_statistic"].to_numpy(dtype=float) * orientation
+        z, p = stouffer(direction * t_adjusted, tasks)
+        two_sided = float(min(1.0, 2.0 * min(p, 1.0 - p))) if np.isfinite(p) else float("nan")
+        # a combined test can hide a dataset on which the other system is significantly
+        # better: count the datasets whose difference has the pooled sign, and name those
+        # whose paired t-test (Holm) finds the opposite
+        same_sign = int(np.sum(np.sign(adjusted) == direction)) if pooled != 0 else 0
+        against = [
+            f"{dataset} (t {t:+.3g})"
+            for dataset, t, significant in zip(
+                group["dataset"], t_adjusted, group["t_significant"].to_numpy(dtype=bool), strict=True
+            )
+            if significant and np.sign(t) == -direction
+        ]
+        rows.append(
+            {
+                "metric": key,
+                "first": first,
+                "second": second,
+                "datasets": len(group),
+                "tasks": int(tasks.sum()),
+                "per_dataset": "; ".join(
+                    f"{dataset}: {value:+.4g}"
+                    for dataset, value in zip(group["dataset"], adjusted, strict=True)
+                ),
+                "agreeing": f"{same_sign} of {len(group)}",
+                "disagreeing": "; ".join(against),
+                "adjusted_difference": pooled,
+                "stouffer_z": z,
+                "stouffer_p": p,
+                "combined_p": two_sided,
+                "better": "" if pooled == 0 or not np.isfinite(pooled) else first if pooled > 0 else second,
+                "method": SUMMARY_METHOD,
+            }
+        )
+    table = pd.DataFrame(
+        rows, columns=[c for c in SUMMARY_COLUMNS if c not in {"combined_p_holm", "significant"}]
+    )
+    rejected, adjusted_p = holm(table["combined_p"].to_numpy(dtype=float), alpha)
+    table["combined_p_holm"] = adjusted_p
+    table["significant"] = rejected
+    return table[list(SUMMARY_COLUMNS)]
+
+
+# --- the result ----------------------------------------------------------------------------
+
+
+def _latex_text(text: str) -> str:
+    for character, escaped in (
+        ("\\", r"\textbackslash{}"),
+        ("%", r"\%"),
+        ("_", r"\_"),
+        ("&", r"\&"),
+        ("#", r"\#"),
+        ("$", r"\$"),
+    ):
+        text = text.replace(character, escaped)
+    return text
+
+
+def _number(value: float, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return f"{value:.{digits}g}"
+
+
+def _interval(low: float, high: float) -> str:
+    if np.isnan(low) or np.isnan(high):
+        return ""
+    return f"[{_number(low)}, {_number(high)}]"
+
+
+def _p(value: float, significant: bool) -> str:
+    return _number(value, 2) + ("*" if significant else "")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of :func:`compare`: three tables and the settings that made them.
+
+    ``pairs``: one row per (dataset, metric, system pair), ``first`` before ``second`` in
+    the input's order of systems; ``systems``: one row per (dataset, system, metric) with
+    the marks against random; ``summary``: one row per (metric, pair) present on at
+    least two datasets (empty with one dataset). Metric columns hold registry keys."""
+
+    pairs: pd.DataFrame
+    systems: pd.DataFrame
+    summary: pd.DataFrame
+    metrics: tuple[str, ...]
+    alpha: float
+    confidence: float
+    bootstrap_resamples: int
+    seed: int
+
+    def captions(self) -> dict[str, str]:
+        """One caption per table, each stating the methods behind its columns."""
+        comparisons = len(self.pairs)
+        labels = ", ".join(lookup(key).label for key in self.metrics)
+        pairs = (
+            f"Paired comparisons ({labels}) of the systems of each dataset. Tests: Student's paired t-test "
+            "and Wilcoxon's signed-rank test (two-sided) on the per-task values f(r)^p of each metric "
+            "g(M_p(f(r))) (log f(r) for p = 0), whose mean is a monotone function of the metric; t is "
+            "signed like the difference, first minus second. Holm's correction at "
+            f"alpha = {self.alpha:g} over all {comparisons} (dataset, metric, pair) rows, one family per "
+            "test (* : rejected). Intervals: "
+            f"{self.confidence:.0%} paired percentile bootstrap of the metric difference "
+            f"({self.bootstrap_resamples} resamples of the tasks, seed {self.seed}). Adjusted difference: "
+            "the difference of adjusted indices, (first - second) / (optimum - E[M]) with E[M] the random "
+            "model's expectation on the dataset's candidates (shared by both systems), its interval "
+            "scaled alike; positive where the first system is better. Better: the system with the better "
+            "value, significant or not."
+        )
+        systems = (
+            "Each system against the random model (ranks uniform on each task's candidates): value, "
+            "E[M], adjusted index (M - E[M]) / (optimum - E[M]) and z-score (M - E[M]) / sqrt(Var[M]), "
+            "signed so that larger is better. Marks: two-sided normal p-value of z, Holm's correction at "
+            f"alpha = {self.alpha:g} over all {len(self.systems)} (dataset, system, metric) rows; "
+            f"'{WORSE_THAN_RANDOM}' where rejected with z < 0, '{NOT_DISTINGUISHABLE}' where not rejected "
+            "(or where z is undefined: every task has one candidate)."
+        )
+        summary = (
+            "Across datasets (pairs on at least two datasets): the per-dataset adjusted differences, their "
+            f"mean weighted by tasks, and a combined test: {SUMMARY_METHOD} (scipy.stats.combine_pvalues); "
+            f"Holm's correction at alpha = {self.alpha:g} over the {len(self.summary)} summary rows "
+            "(* : rejected). Same sign: the datasets whose difference has the weighted mean's sign; "
+            "significantly against: those whose paired t-test (Holm, as in the pairs table) finds the "
+            "other system better, which a combined test can outweigh."
+        )
+        return {"pairs": pairs, "systems": systems, "summary": summary}
+
+    @property
+    def caption(self) -> str:
+        """Every method, in one text."""
+        return " ".join(self.captions().values())
+
+    def report_frames(self) -> dict[str, pd.DataFrame]:
+        """The tables as a report prints them (text cells, metric labels; the DataFrames
+        keep every column), for :func:`kgrank.data.io.write_report_table` with :meth:`captions`."""
+        label = {key: lookup(key).label for key in self.metrics}
+        pairs = pd.DataFrame(
+            {
+                "dataset": self.pairs["dataset"],
+                "metric": self.pairs["metric"].map(label),
+                "first": self.pairs["first"],
+                "second": self.pairs["second"],
+                "difference": [_number(value) for value in self.pairs["difference"]],
+                "interval": [
+                    _interval(low, high)
+                    for low, high in zip(
+                        self.pairs["difference_low"], self.pairs["difference_high"], strict=True
+                    )
+                ],
+                "adjusted difference": [_number(value) for value in self.pairs["adjusted_difference"]],
+                "adjusted interval": [
+                    _interval(low, high)
+                    for low, high in zip(
+                        self.pairs["adjusted_difference_low"],
+                        self.pairs["adjusted_difference_high"],
+                        strict=True,
+                    )
+                ],
+                "t p (Holm)": [
+                    _p(p, significant)
+                    for p, significant in zip(
+                        self.pairs["t_p_holm"], self.pairs["t_significant"], strict=True
+                    )
+                ],
+                "Wilcoxon p (Holm)": [
+                    _p(p, significant)
+                    for p, significant in zip(
+                        self.pairs["wilcoxon_p_holm"], self.pairs["wilcoxon_significant"], strict=True
+                    )
+                ],
+                "better": self.pairs["better"],
+            }
+        )
+        systems = pd.DataFrame(
+            {
+                "dataset": self.systems["dataset"],
+                "system": self.systems["system"],
+                "metric": self.systems["metric"].map(label),
+                "value": [_number(value) for value in self.systems["value"]],
+                "E[M]": [_number(value) for value in self.systems["random_expectation"]],
+                "adjusted index": [_number(value) for value in self.systems["adjusted_index"]],
+                "z": [_number(value, 3) for value in self.systems["z_score"]],
+                "p (Holm)": [_number(value, 2) for value in self.systems["z_p_holm"]],
+                "mark": self.systems["mark"],
+            }
+        )
+        summary = pd.DataFrame(
+            {
+                "metric": self.summary["metric"].map(label),
+                "first": self.summary["first"],
+                "second": self.summary["second"],
+                "adjusted differences": self.summary["per_dataset"],
+                "same sign": self.summary["agreeing"],
+                "significantly against": self.summary["disagreeing"],
+                "weighted mean": [_number(value) for value in self.summary["adjusted_difference"]],
+                "Stouffer Z": [_number(value, 3) for value in self.summary["stouffer_z"]],
+                "p (Holm)": [
+                    _p(p, significant)
+                    for p, significant in zip(
+                        self.summary["combined_p_holm"], self.summary["significant"], strict=True
+                    )
+                ],
+                "better": self.summary["better"],
+            }
+        )
+        return {"pairs": pairs, "systems": systems, "summary": summary}
+
+    def paper_table(self, latex: bool = False) -> pd.DataFrame:
+        """One row per (dataset, system), one column per metric: the value with its
+        interval, the best of the dataset in bold, and marks (:meth:`paper_caption`): †
+        worse than the best by the paired t-test, ° not distinguishable from random, ‡
+        worse than random. ``latex``: the marks and bold in LaTeX."""
+        bold = (lambda text: rf"\textbf{{{text}}}") if latex else (lambda text: f"**{text}**")
+        mark = (lambda symbol: rf"$^{{{symbol}}}$") if latex else (lambda symbol: symbol)
+        symbols = {"worse": r"\dagger" if latex else "†", "random": r"\circ" if latex else "°"}
+        symbols["worse than random"] = r"\ddagger" if latex else "‡"
+        significant = self.pairs[self.pairs["t_significant"]]
+        rows: dict[tuple[str, str], dict[str, str]] = {}
+        for (dataset, key), group in self.systems.groupby(["dataset", "metric"], sort=False):
+            metric = lookup(key).metric
+            best = group["value"].max() if metric.increasing else group["value"].min()
+            for row in group.itertuples(index=False):
+                text = _number(row.value) + (
+                    f" {_interval(row.ci_low, row.ci_high)}" if row.ci_high == row.ci_high else ""
+                )
+                text = bold(text) if row.value == best else text
+                against = significant[
+                    (significant["dataset"] == dataset)
+                    & (significant["metric"] == key)
+                    & (significant[["first", "second"]] == row.system).any(axis=1)
+                ]
+                best_systems = set(group.loc[group["value"] == best, "system"])
+                if row.value != best and any(
+                    {pair.first, pair.second} & best_systems for pair in against.itertuples(index=False)
+                ):
+                    text += mark(symbols["worse"])
+                if row.mark == NOT_DISTINGUISHABLE:
+                    text += mark(symbols["random"])
+                elif row.mark == WORSE_THAN_RANDOM:
+                    text += mark(symbols["worse than random"])
+                rows.setdefault((dataset, row.system), {})[lookup(key).label] = text
+        return pd.DataFrame(
+            [{"dataset": dataset, "system": system, **cells} for (dataset, system), cells in rows.items()]
+        )
+
+    def paper_caption(self) -> str:
+        """What :meth:`paper_table` shows and which families its tests correct over."""
+        methods = "; ".join(sorted(set(self.systems["ci_method"])))
+        return (
+            f"Each system's value with its {self.confidence:.0%} interval over test sets like this one "
+            f"({methods}); bold: the best of the dataset; †: worse than that best by a paired t-test, "
+            f"Holm's correction at alpha = {self.alpha:g} over all {len(self.pairs)} (dataset, metric, pair) "
+            f"rows; °: not distinguishable from random, ‡: worse than random (z-test, Holm over all "
+            f"{len(self.systems)} (dataset, system, metric) rows)."
+        )
+
+    def _sections(self) -> list[tuple[str, str, pd.DataFrame, str]]:
+        """(name, title, frame, caption) of each non-empty table."""
+        frames, captions = self.report_frames(), self.captions()
+        titles = {"pairs": "Pairs", "systems": "Systems against random", "summary": "Across datasets"}
+        sections = [("table", "Systems", self.paper_table(), self.paper_caption())]
+        return sections + [
+            (name, titles[name], frame, captions[name]) for name, frame in frames.items() if not frame.empty
+        ]
+
+    def report(self) -> str:
+        """A readable text report: each table with its caption."""
+        sections = self._sections()
+        return "\n\n".join(
+            f"{title}\n{frame.to_string(index=False)}\n{caption}" for _, title, frame, caption in sections
+        )
+
+    def to_markdown(self) -> str:
+        """The report as Markdown: a heading, the table and its caption per table."""
+        sections = self._sections()
+        return "\n".join(
+            f"## {title}\n\n{frame.to_markdown(index=False)}\n\n{caption}\n"
+            for _, title, frame, caption in sections
+        )
+
+    def to_latex(self) -> str:
+        """The report as LaTeX: one table environment with its caption per table (the
+        systems table with LaTeX's bold and marks)."""
+        tables = []
+        for name, _, frame, caption in self._sections():
+            escape = name != "table"
+            text = _latex_text(caption)
+            if not escape:
+                frame = self.paper_table(latex=True)
+                # the metric labels head columns unescaped (M_2(r), mean r^-1/2)
+                frame.columns = [_latex_text(str(column)).replace("^", r"\^{}") for column in frame.columns]
+                for symbol, command in (("†", r"$^\dagger$"), ("°", r"$^\circ$"), ("‡", r"$^\ddagger$")):
+                    text = text.replace(symbol, command)
+                frame = frame.assign(
+                    **{column: frame[column].map(_latex_text) for column in ("dataset", "system")}
+                )
+            tables.append(
+                frame.to_latex(
+                    index=False,
+                    escape=escape,
+                    caption=text,
+                    label=f"tab:compare-{name}",
+                )
+            )
+        return "\n".join(tables)
+
+    def write_report(self, markdown_path: str | Path, latex_path: str | Path | None = None) -> None:
+        """Write :meth:`to_markdown` (and :meth:`to_latex`) atomically."""
+        from kgrank.data.io import write_text
+
+        write_text(markdown_path, self.to_markdown())
+        if latex_path is not None:
+            write_text(latex_path, self.to_latex())
+
+
+# --- the entry points ----------------------------------------------------------------------
+
+
+def compare(
+    ranks: pd.DataFrame | Mapping[str, Mapping[str, Any]],
+    *,
+    metrics: Iterable[str] | str = DEFAULT_METRICS,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    bootstrap_resamples: int = 2000,
+    seed: int = 0,
+    rank_type: str = "realistic",
+    **system_options: Any,
+) -> Comparison:
+    """Compare every pair of systems of each dataset on ``metrics`` (module docstring).
+
+    ``ranks``: long-form, one row per (dataset, system, task): ``dataset`` (optional: one
+    dataset if absent), ``system``, ``task`` (a key of the test task, e.g.
+    "<triple_id>-<side>", the same across the systems of a dataset), ``rank`` (in
+    [1, num_candidates]) and ``num_candidates`` (the same for a task across systems).
+    Every system of a dataset must rank the same tasks; at least two systems must share
+    a dataset. ``metrics``: names :func:`kgrank.evaluation.metrics.lookup` takes whose base is a
+    power mean with finite p; a derived key compares its base metric.
+
+    Or, as `kgrank compare` takes them, ``{dataset: {system: source}}``: each dataset as
+    `kgrank evaluate --dataset` names it, each source a PyKEEN folder, a rank file, a pair
+    (score matrix, query index) or a rank table of kgrank's format, compared on its
+    ``rank_type`` ranks; ``system_options`` go to :func:`kgrank.systems.load_system`
+    (``trusted=True`` for PyKEEN folders you trust, ``tolerance``, ``filter_splits`` ...).
+
+    >>> compare({"nations": {"a": "a_folder", "b": "b.csv"}}, trusted=True)  # doctest: +SKIP
+    """
+    if isinstance(ranks, Mapping):
+        ranks = rank_frame(_system_tables(ranks, seed, system_options), rank_type=rank_type)
+    elif system_options:
+        raise KgrankInputError(
+            f"compare: {', '.join(system_options)} go with systems ({{dataset: {{system: source}}}}), "
+            "not a long table of ranks"
+        )
+    if not 0 < alpha < 1 or not 0 < confidence < 1:
+        raise KgrankInputError(f"compare: alpha {alpha} and confidence {confidence} must lie in (0, 1)")
+    if int(bootstrap_resamples) < 1:
+        raise KgrankInputError(f"compare: bootstrap_resamples {bootstrap_resamples} must be at least 1")
+    chosen = comparable_metrics(metrics)
+    frame = _checked(ranks)
+    order = list(dict.fromkeys(frame["system"]))
+    groups = frame.groupby("dataset", sort=False)
+    if max(group["system"].nunique() for _, group in groups) < 2:
+        raise KgrankInputError(
+            f"compare: no dataset has two systems ({len(order)} system(s): {', '.join(order)}); "
+            "give the ranks of at least two systems on one dataset"
+        )
+    system_rows, pair_rows = [], []
+    for dataset, rows in groups:
+        block = _block(str(dataset), rows, order)
+        systems, pairs = _dataset_rows(
+            block, chosen, confidence=confidence, resamples=int(bootstrap_resamples), seed=seed
+        )
+        system_rows += systems
+        pair_rows += pairs
+    # one family per test: every (dataset, metric, pair) row; and every (dataset, system,
+    # metric) row for the marks against random
+    pairs = holm_within(pd.DataFrame(pair_rows), tests=TESTS, alpha=alpha)
+    systems = holm_within(pd.DataFrame(system_rows), tests=("z",), alpha=alpha)
+    systems["mark"] = np.where(
+        ~systems["z_significant"],
+        NOT_DISTINGUISHABLE,
+        np.where(systems["z_score"].to_numpy() < 0, WORSE_THAN_RANDOM, ""),
+    )
+    return Comparison(
+        pairs=pairs[list(PAIR_COLUMNS)],
+        systems=systems[list(SYSTEM_COLUMNS)],
+        summary=_summary(pairs, chosen, alpha),
+        metrics=tuple(metric.key for metric in chosen),
+        alpha=alpha,
+        confidence=confidence,
+        bootstrap_resamples=int(bootstrap_resamples),
+        seed=seed,
+    )
+
+
+def rank_frame(
+    tables: Mapping[str, Mapping[str, pd.DataFrame]] | Mapping[str, pd.DataFrame],
+    *,
+    rank_type: str = "realistic",
+) -> pd.DataFrame:
+    """The long-form frame :func:`compare` takes, from kgrank rank tables: either
+    ``{dataset: {system: table}}`` or ``{system: table}`` (one dataset, no ``dataset``
+    column). Each table needs ``triple_id``, ``side``, ``num_candidates`` and the
+    ``rank_type`` column (default: the realistic rank); task = "<triple_id>-<side>"."""
+    if rank_type not in RANK_COLUMNS:
+        raise KgrankInputError(f"rank type {rank_type!r} is not one of {list(RANK_COLUMNS)}")
+    single = all(isinstance(table, pd.DataFrame) for table in tables.values())
+    nested = {None: tables} if single else tables
+    frames = []
+    for dataset, systems in nested.items():
+        for system, table in systems.items():
+            where = f"system {system!r}" if dataset is None else f"dataset {dataset!r}, system {system!r}"
+            if not isinstance(table, pd.DataFrame):
+                raise KgrankInputError(f"{where}: not a rank table; give {{dataset: {{system: table}}}}")
+            missing = [column for column in (*RANK_TABLE_KEYS, rank_type) if column not in table.columns]
+            if missing:
+                raise KgrankInputError(
+                    f"{where}: rank table column(s) {missing} missing; pass the table `kgrank ranks` writes"
+                )
+            frame = pd.DataFrame(
+                {
+                    "system": str(system),
+                    "task": table["triple_id"].astype(str) + "-" + table["side"].astype(str),
+                    "rank": table[rank_type].to_numpy(dtype=float),
+                    "num_candidates": table["num_candidates"].to_numpy(),
+                }
+            )
+            if dataset is not None:
+                frame.insert(0, "dataset", str(dataset))
+            frames.append(frame)
+    if not frames:
+        raise KgrankInputError("compare: no rank table given")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _system_tables(
+    systems: Mapping[str, Mapping[str, Any]], seed: int, options: dict
+) -> dict[str, dict[str, pd.DataFrame]]:
+    """Each dataset's systems as rank tables, loaded as `kgrank compare` loads them."""
+    from kgrank.systems import dataset_folder, load_system
+
+    tables: dict[str, dict[str, pd.DataFrame]] = {}
+    for dataset, entries in systems.items():
+        if not isinstance(entries, Mapping):
+            raise KgrankInputError(f"compare: dataset {dataset!r}: give {{system: source}}, got {entries!r}")
+        if all(isinstance(entry, pd.DataFrame) for entry in entries.values()):
+            tables[str(dataset)] = dict(entries)
+            continue
+        with dataset_folder(dataset) as folder:
+            tables[Path(str(dataset)).name] = {
+                str(name): entry
+                if isinstance(entry, pd.DataFrame)
+                else load_system(entry, folder, seed=seed, **options)
+                for name, entry in entries.items()
+            }
+    return tables
+
+
+def compare_rank_tables(
+    tables: Mapping[str, Mapping[str, pd.DataFrame]] | Mapping[str, pd.DataFrame],
+    *,
+    rank_type: str = "realistic",
+    **options: object,
+) -> Comparison:
+    """:func:`compare` of :func:`rank_frame` (``options``: compare's keywords)."""
+    return compare(rank_frame(tables, rank_type=rank_type), **options)

@@ -1,0 +1,70 @@
+"""Which parts of the workflow a system from outside joins, and which it skips and why.
+
+A system kgrank did not train (``external_systems`` in the config) has ranks only (a
+PyKEEN folder is ranked once, as a rank table or a score matrix is read once): every
+table and figure made from ranks or metric tables takes it like a trained model; a part
+that needs more (a training run, fresh scores for other candidates, run lists of every
+entity) leaves it out, and this table says so, so that no reader takes a missing row for
+an oversight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from kgrank.data.datasets import sha256_of
+from kgrank.errors import KgrankInputError
+from kgrank.systems import PYKEEN_MODEL_FILE
+
+KIND_LABELS = {"model": "PyKEEN pipeline folder", "ranks": "rank table", "scores": "score matrix"}
+
+# The stages' parts: None when the part takes an external system, else why it does not.
+# The studies' own parts are their hooks (kgrank.studies.external_parts): this module names
+# no study.
+STAGE_PARTS: dict[str, str | None] = {
+    "metric tables (results/metrics)": None,
+    "sampled-candidate ranks (ranks.sampled_candidates)": "needs scores of fresh candidates: "
+    "kgrank rescores only the models it trained",
+}
+
+
+def participation_table(
+    systems: Mapping[str, Mapping[str, Mapping[str, str]]],
+    study_parts: Iterable[tuple[str, str, str | None]],
+    root: str | Path = ".",
+) -> pd.DataFrame:
+    """One row per external system and part of the run, the stages' parts first, then
+    ``study_parts`` (the enabled studies' (study, part, None or why skipped)): dataset,
+    system, kind, its files with their sha256, the part, and ``joined`` or the reason it
+    was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers`` and ``trusted`` ignored);
+    ``root``: where relative paths start (the repository)."""
+    parts = [(part, skipped) for part, skipped in STAGE_PARTS.items()]
+    parts += [(f"{study}: {part}", skipped) for study, part, skipped in study_parts]
+    rows = []
+    for dataset, entries in systems.items():
+        for name, entry in entries.items():
+            files = {key: Path(path) for key, path in entry.items() if key not in ("identifiers", "trusted")}
+            kinds = [key for key in KIND_LABELS if key in files]
+            if not kinds:
+                raise KgrankInputError(
+                    f"external system {dataset}/{name}: none of {', '.join(KIND_LABELS)}; give one"
+                )
+            kind = kinds[0]
+            # the paths as the config gives them (the table reads the same on every clone)
+            shown = [file / PYKEEN_MODEL_FILE if key == "model" else file for key, file in files.items()]
+            sources = "; ".join(f"{path} (sha256 {sha256_of(Path(root) / path)[:12]})" for path in shown)
+            for part, skipped in parts:
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "system": name,
+                        "kind": KIND_LABELS[kind],
+                        "files": sources,
+                        "part": part,
+                        "status": "joined" if skipped is None else f"skipped: {skipped}",
+                    }
+                )
+    return pd.DataFrame(rows, columns=["dataset", "system", "kind", "files", "part", "status"])
