@@ -143,6 +143,8 @@ def _kgc(changes: dict[str, Callable[[list[str]], list[str]]]) -> Callable[[Path
             str(out / "counts.tsv"),
             "--relations",
             str(out / "relations.tsv"),
+            "--divergences",
+            str(out / "divergences.tsv"),
             "--qrels-dir",
             str(out / "qrels"),
             "--export",

@@ -1404,6 +1404,8 @@ CASES = [
                 str(tmp / "c.tsv"),
                 "--relations",
                 str(tmp / "r.tsv"),
+                "--divergences",
+                str(tmp / "d.tsv"),
                 "--qrels-dir",
                 str(tmp / "q"),
             ),

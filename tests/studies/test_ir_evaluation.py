@@ -354,6 +354,12 @@ def test_fixture_reading(nations_dir, capsys):
     assert all(triples[f"pooled-d{d}"] <= triples[f"pooled-d{d + 1}"] for d in range(10))
     assert len(triples["test"]) == 201
     assert set(data.relations["category"]) <= {"1-1", "1-N", "N-1", "N-N", "unknown"}
+    # a plain raw test file has no train or valid: the pair against the whole graph is left out
+    assert list(zip(data.divergences["first"], data.divergences["second"], strict=True)) == [
+        ("FB-Test-S", "FB-Test-O"),
+        ("FB-Test-S-C", "FB-Test-O"),
+    ]
+    assert (data.divergences["kl_second_first"] > 0).all()
     assert split_evaluation(nations_dir).equals(
         evaluations[evaluations["evaluation"] == "test"].reset_index(drop=True)
     )
@@ -615,6 +621,42 @@ def test_real_depth_sets_span_sample_to_pooled(fb15k237_dir, capsys):
     names = data.counts.set_index(["file", "quantity"])["names"]
     assert names["FB-Test-S-C/annotations.txt", "unknown_entities"] == "/m/0jvq"
     assert (data.relations["category"] != "unknown").all()
+    divergences = data.divergences.set_index(["first", "second"])
+    assert divergences["first_triples"].to_dict() == {
+        ("FB-Test-S", "FB-Test-O"): 1023,
+        ("FB-Test-O", "train+valid+test"): 20466,
+        ("FB-Test-S-C", "FB-Test-O"): 2738,
+    }
+    assert divergences.loc[("FB-Test-O", "train+valid+test"), "second_triples"] == 310116
+    # the printed 0.0889, 0.2789 and 0.2386 (Sec. 3.2) under add-one smoothing: the claims judge them
+    kl = divergences["kl_second_first"].round(4).to_dict()
+    assert kl == {
+        ("FB-Test-S", "FB-Test-O"): 0.081,
+        ("FB-Test-O", "train+valid+test"): 0.279,
+        ("FB-Test-S-C", "FB-Test-O"): 0.2362,
+    }
+
+
+def test_relation_divergences_equal_the_sum_by_hand():
+    from kgrank.studies.ir.kgc_sparsity import relation_divergences
+
+    relations = {
+        "FB-Test-S": np.array(["a", "a", "b"], dtype=object),
+        "FB-Test-O": np.array(["a", "b", "b", "c"], dtype=object),
+    }
+    row = relation_divergences(relations, smoothing=1.0).iloc[0]
+    # counts + 1 over {a, b, c}: S (3, 2, 1) / 6, O (2, 3, 2) / 7
+    s, o = np.array([3, 2, 1]) / 6, np.array([2, 3, 2]) / 7
+    assert row["kl_second_first"] == pytest.approx(float(np.sum(o * np.log(o / s))), rel=1e-12)
+    assert row["kl_first_second"] == pytest.approx(float(np.sum(s * np.log(s / o))), rel=1e-12)
+    assert (row["first_triples"], row["second_triples"], row["relations"]) == (3, 4, 3)
+    # the pairs whose sets are not both given are left out; identical sets diverge by 0
+    assert relation_divergences({"FB-Test-S": relations["FB-Test-S"]}).empty
+    same = relation_divergences({"FB-Test-S": relations["FB-Test-O"], "FB-Test-O": relations["FB-Test-O"]})
+    assert same["kl_second_first"].iloc[0] == pytest.approx(0.0, abs=1e-15)
+    unsmoothed = relation_divergences(relations, smoothing=0.0).iloc[0]
+    # S lacks c: O || S is infinite, S || O is not
+    assert unsmoothed["kl_second_first"] == np.inf and np.isfinite(unsmoothed["kl_first_second"])
 
 
 def test_run_order_breaks_ties_by_id_at_the_cut():

@@ -270,26 +270,41 @@ def offline_refusal(name: str) -> Iterator[None]:
         ) from None
 
 
-def pykeen_test_triples(name: str) -> np.ndarray:
-    """The raw test triples of a PyKEEN dataset class (downloads unless the data ships with
-    pykeen): every line as published, in file order, before PyKEEN drops triples with
-    unseen entities. FB15k-237's class reads its files out of the downloaded zip; others
-    keep a plain test file."""
+# PyKEEN's attribute stem of each split's file (``training_path``, ``relative_training_path``)
+PYKEEN_SPLIT_STEMS = {"train": "training", "valid": "validation", "test": "testing"}
+
+
+def pykeen_raw_splits(name: str, splits: tuple[str, ...] = SPLITS) -> dict[str, np.ndarray]:
+    """The raw triples of ``splits`` of a PyKEEN dataset class (downloads unless the data
+    ships with pykeen): every line as published, in file order, before PyKEEN drops triples
+    with unseen entities. FB15k-237's class reads its files out of the downloaded zip;
+    others keep plain files."""
     import zipfile
 
     dataset = _pykeen_dataset(name)
     with offline_refusal(name):
         dataset.training  # noqa: B018 - PyKEEN downloads on first access
-    member = getattr(dataset, "relative_testing_path", None)
-    if member is not None:
-        with zipfile.ZipFile(dataset.path) as archive, archive.open(member.as_posix()) as handle:
-            return parse_triples(handle, f"{dataset.path}:{member.as_posix()}")
-    path = getattr(dataset, "testing_path", None)
-    if path is None:
-        raise KgrankInputError(
-            f"dataset {name!r}: PyKEEN's class keeps no test file; give the dataset a local 'archive' source"
-        )
-    return read_triples(path)
+    raw = {}
+    for split in splits:
+        stem = PYKEEN_SPLIT_STEMS[split]
+        member = getattr(dataset, f"relative_{stem}_path", None)
+        if member is not None:
+            with zipfile.ZipFile(dataset.path) as archive, archive.open(member.as_posix()) as handle:
+                raw[split] = parse_triples(handle, f"{dataset.path}:{member.as_posix()}")
+            continue
+        path = getattr(dataset, f"{stem}_path", None)
+        if path is None:
+            raise KgrankInputError(
+                f"dataset {name!r}: PyKEEN's class keeps no {split} file; give the dataset a local "
+                "'archive' source"
+            )
+        raw[split] = read_triples(path)
+    return raw
+
+
+def pykeen_test_triples(name: str) -> np.ndarray:
+    """The raw test triples of a PyKEEN dataset class (:func:`pykeen_raw_splits`)."""
+    return pykeen_raw_splits(name, ("test",))["test"]
 
 
 def _pykeen_root() -> Path:

@@ -74,6 +74,7 @@ rule ir_queries:
         evaluations=f"{IR_DATASET_DIR}/evaluations.parquet",
         counts=f"{IR_DATASET_DIR}/counts.tsv",
         relations=f"{IR_DATASET_DIR}/relations.tsv",
+        divergences=f"{IR_DATASET_DIR}/divergences.tsv",
         qrels=directory(f"{IR_DATASET_DIR}/qrels"),
         markdown=report(IR_COUNTS_TABLE["md"], caption="../../report/ir_counts.rst", category="ir"),
         latex=IR_COUNTS_TABLE["tex"],
@@ -92,6 +93,7 @@ rule ir_queries:
     shell:
         "kgrank ir-queries --dataset-dir {params.dataset_dir} --kgc-dir {params.kgc_dir} {params.raw_test}"
         " --out {output.evaluations} --counts {output.counts} --relations {output.relations}"
+        " --divergences {output.divergences}"
         " --qrels-dir {output.qrels} --export {params.export}"
         " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 

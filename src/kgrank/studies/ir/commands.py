@@ -141,6 +141,7 @@ def _queries(args: argparse.Namespace) -> None:
                 ("--raw-test", args.raw_test),
                 ("--counts", args.counts),
                 ("--relations", args.relations),
+                ("--divergences", args.divergences),
                 ("--markdown", args.markdown),
                 ("--latex", args.latex),
             )
@@ -152,6 +153,7 @@ def _queries(args: argparse.Namespace) -> None:
         evaluations = read.evaluations
         write_table(args.counts, read.counts)
         write_table(args.relations, read.relations)
+        write_table(args.divergences, read.divergences)
         write_report_table(
             counts_table(read.counts),
             args.markdown,
@@ -540,6 +542,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--counts", help="where to write the counts of every file read (TSV; with --kgc-dir)"
     )
     command.add_argument("--relations", help="where to write the relation categories (TSV; with --kgc-dir)")
+    command.add_argument(
+        "--divergences",
+        help="where to write the KL divergences of the sets' relation distributions (TSV; with --kgc-dir)",
+    )
     command.add_argument(
         "--qrels-dir", required=True, help="folder for one TREC qrels file per exported evaluation"
     )

@@ -15,6 +15,11 @@ triples with an entity absent from its training split; FB-Test-S drew one of the
 /m/0jvq), and FB-Test-S-C pooled and judged 45 more candidates of that entity. The counts
 table gives, per file, the rows dropped and the unknown entities and relations by number
 and by name, and one line on standard error names them once per run.
+
+The relation distributions the paper compares (Sec. 3.2: FB-Test-S against FB-Test-O,
+FB-Test-O against the whole graph, FB-Test-S-C against FB-Test-O) are read from the raw
+files, every row as published, and compared by Kullback-Leibler divergence
+(:func:`relation_divergences`).
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import entropy
 
-from kgrank.data.datasets import load_factories, pykeen_test_triples, read_archive_splits, read_triples
+from kgrank.data.datasets import SPLITS, load_factories, pykeen_raw_splits, read_archive_splits, read_triples
 from kgrank.data.io import text_lines
 from kgrank.errors import KgrankInputError
 
@@ -128,6 +134,7 @@ class KgcSparsity:
     evaluations: pd.DataFrame  # EVALUATION_COLUMNS
     counts: pd.DataFrame  # COUNT_COLUMNS
     relations: pd.DataFrame  # RELATION_COLUMNS
+    divergences: pd.DataFrame  # DIVERGENCE_COLUMNS
 
 
 def read_fields(
@@ -160,17 +167,69 @@ def read_fields(
 PYKEEN_SOURCE = "pykeen:"
 
 
-def raw_test_triples(source: str | Path) -> np.ndarray:
-    """The raw test triples (labels, file order, nothing dropped) of an archive holding
-    ``test.txt``, of a plain triple file, or of a PyKEEN dataset named `pykeen:<name>`."""
+def raw_splits(source: str | Path) -> dict[str, np.ndarray]:
+    """The raw triples (labels, file order, nothing dropped) of every split of an archive or
+    of a PyKEEN dataset named `pykeen:<name>`, or the test split alone of a plain triple file."""
     if str(source).startswith(PYKEEN_SOURCE):
-        return pykeen_test_triples(str(source).removeprefix(PYKEEN_SOURCE))
+        return pykeen_raw_splits(str(source).removeprefix(PYKEEN_SOURCE))
     source = Path(source)
     if not source.is_file():
         raise KgrankInputError(f"{source}: raw test file or archive not found; fix the path")
     if tarfile.is_tarfile(source):
-        return read_archive_splits(source, ("test",))["test"]
-    return read_triples(source)
+        return read_archive_splits(source, SPLITS)
+    return {"test": read_triples(source)}
+
+
+def raw_test_triples(source: str | Path) -> np.ndarray:
+    """The raw test triples of :func:`raw_splits`' source (FB-Test-S was drawn from them)."""
+    return raw_splits(source)["test"]
+
+
+# The relation distributions compared in Zhou et al. (2022), Sec. 3.2, as (first, second).
+SAMPLE_SET, POOLED_SET, TEST_SET, WHOLE_GRAPH = "FB-Test-S", "FB-Test-S-C", "FB-Test-O", "train+valid+test"
+DIVERGENCE_PAIRS = ((SAMPLE_SET, TEST_SET), (TEST_SET, WHOLE_GRAPH), (POOLED_SET, TEST_SET))
+DIVERGENCE_COLUMNS = (
+    *("first", "second", "first_triples", "second_triples", "relations"),
+    *("smoothing", "kl_second_first", "kl_first_second"),
+)
+# The paper prints the divergences without their smoothing, log base or direction. Add-one
+# smoothing over the relations of both sets, the natural log and KL(second || first) come
+# closest to all three printed values (0.2790 against 0.2789, 0.2362 against 0.2386, 0.0810
+# against 0.0889); no smoothing in {0, 1e-12 .. 1}, base in {e, 2, 10} or direction gives
+# all three (docs/studies/ir.md).
+DIVERGENCE_SMOOTHING = 1.0
+
+
+def relation_divergences(
+    relations: dict[str, np.ndarray], smoothing: float = DIVERGENCE_SMOOTHING
+) -> pd.DataFrame:
+    """KL divergences (natural log) between the relation distributions of the sets in
+    ``relations`` (set name -> the relation label of every row), for each pair of
+    :data:`DIVERGENCE_PAIRS` whose sets are both given; each count is raised by
+    ``smoothing`` over the union of the two sets' relations, so that neither divergence
+    is infinite."""
+    rows = []
+    for first, second in DIVERGENCE_PAIRS:
+        if first not in relations or second not in relations:
+            continue
+        union, inverse = np.unique(np.concatenate([relations[first], relations[second]]), return_inverse=True)
+        split = len(relations[first])
+        first_counts = np.bincount(inverse[:split], minlength=len(union)) + smoothing
+        second_counts = np.bincount(inverse[split:], minlength=len(union)) + smoothing
+        rows.append(
+            {
+                "first": first,
+                "second": second,
+                "first_triples": split,
+                "second_triples": len(relations[second]),
+                "relations": len(union),
+                "smoothing": smoothing,
+                # scipy's entropy(p, q) normalises both and sums p log(p / q)
+                "kl_second_first": float(entropy(second_counts, first_counts)),
+                "kl_first_second": float(entropy(first_counts, second_counts)),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(DIVERGENCE_COLUMNS))
 
 
 def check_sample(kgc_dir: str | Path, raw_test: np.ndarray) -> tuple[int, int]:
@@ -404,8 +463,8 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
     kgrank.data.datasets.pykeen_test_path("nations") for the Nations fixture.
     """
     kgc_dir, dataset_dir = Path(kgc_dir), Path(dataset_dir)
-    raw = raw_test_triples(raw_test)
-    num_test_lines, sample_size = check_sample(kgc_dir, raw)
+    raw = raw_splits(raw_test)
+    num_test_lines, sample_size = check_sample(kgc_dir, raw["test"])
     factories = load_factories(dataset_dir)
     vocabulary = _Vocabulary(factories.training)
     counts: list[dict] = [
@@ -413,8 +472,13 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
         *_count_rows(SAMPLE_INDICES, {"rows_read": sample_size}),
     ]
 
+    relation_labels = {TEST_SET: raw["test"][:, 1]}
+    if set(SPLITS) <= set(raw):
+        relation_labels[WHOLE_GRAPH] = np.concatenate([raw[split][:, 1] for split in SPLITS])
+
     def read_triple_file(file: str) -> np.ndarray:
         rows = read_fields(kgc_dir / file, 3, file)
+        relation_labels[file] = np.asarray([row[1].strip() for row in rows], dtype=object)
         ids, keep = vocabulary.map_triples(rows, file)
         counts.extend(_count_rows(file, {"rows_read": len(rows), "rows_kept": int(keep.sum())}))
         counts.extend(vocabulary.dropped_rows(file, len(rows), int(keep.sum())))
@@ -519,4 +583,13 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
         evaluations=evaluations[list(EVALUATION_COLUMNS)],
         counts=pd.DataFrame(counts, columns=list(COUNT_COLUMNS)),
         relations=relation_categories(kgc_dir, factories.training),
+        divergences=relation_divergences(
+            {
+                SAMPLE_SET: relation_labels[SAMPLES],
+                POOLED_SET: relation_labels[POOLED_TEST],
+                **{
+                    name: relation_labels[name] for name in (TEST_SET, WHOLE_GRAPH) if name in relation_labels
+                },
+            }
+        ),
     )

@@ -100,13 +100,14 @@ def pass_seconds(pipeline: Mapping[str, Any], size: DatasetSize, run_depth: int)
 
 def scorecard_made(path: str, datasets: Iterable[str], study_dataset: str) -> bool:
     """Whether the workflow writes ``path`` (under results/ir/) for the study's ``datasets``:
-    the sparsity, systems and counts tables only for the study's own dataset."""
+    the sparsity, systems, counts and divergences tables only for the study's own dataset."""
     parts = path.split("/")
     if len(parts) <= 2:
         return True
     if parts[1] not in datasets:
         return False
-    return parts[2] not in ("sparsity.tsv", "systems.tsv", "counts.tsv") or parts[1] == study_dataset
+    own_dataset_only = ("sparsity.tsv", "systems.tsv", "counts.tsv", "divergences.tsv")
+    return parts[2] not in own_dataset_only or parts[1] == study_dataset
 
 
 # the split every evaluation set of the study is drawn from (FB-Test-O, -S, -S-C, depths)
