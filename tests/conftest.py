@@ -129,10 +129,12 @@ TINY_SNAKEMAKE = [
 MAIN = ("--cores", "2")
 
 
-def snakemake(workdir: Path, *arguments: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *arguments: str, timeout: float | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Snakemake on the tiny config in ``workdir``, its output captured."""
     command = [*TINY_SNAKEMAKE, "--directory", str(workdir), *arguments]
-    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=timeout)
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=timeout, env=env)
 
 
 def planned_jobs(result: subprocess.CompletedProcess) -> dict[str, int]:
@@ -206,9 +208,23 @@ def debris(workdir: Path) -> list[str]:
     return partial + marks
 
 
+# tests/figure_audit/sitecustomize.py, on the main run's PYTHONPATH: each figure the run
+# saves also leaves its texts and legends in this folder beside the run (test_figures.py)
+FIGURE_AUDIT = REPO / "tests" / "figure_audit"
+
+
+def figure_audit_dir(workdir: Path) -> Path:
+    return workdir.parent / f"{workdir.name}-figures"
+
+
 def _run_tiny_dag(workdir: Path) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "KGRANK_FIGURE_AUDIT": str(figure_audit_dir(workdir)),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(FIGURE_AUDIT), os.environ.get("PYTHONPATH")])),
+    }
     # alone it takes about 3 minutes on 2 cores; beside the other end-to-end runs more
-    result = snakemake(workdir, *MAIN, timeout=1800)
+    result = snakemake(workdir, *MAIN, timeout=1800, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     return fingerprint(workdir)
 
@@ -232,6 +248,7 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
             workdir = shared / "local-run"
             # a worker whose run failed leaves a partial folder: start over
             shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(figure_audit_dir(workdir), ignore_errors=True)
             workdir.mkdir()
             found = _run_tiny_dag(workdir)
             record.write_text(json.dumps({"workdir": str(workdir), "fingerprint": found}), encoding="utf-8")

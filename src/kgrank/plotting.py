@@ -35,6 +35,18 @@ def system_styles(systems: list[str]) -> dict[str, tuple[tuple[float, float, flo
     }
 
 
+def log_scale(axis: plt.Axes, which: str = "x") -> None:
+    """A log scale labelled in plain numbers (3, 40, 500; 1e+04 beyond): matplotlib's
+    default writes 3×10⁰ at every minor tick of a view narrower than a decade, and those
+    labels run into each other; which minor ticks are labelled stays matplotlib's choice."""
+    from matplotlib.ticker import LogFormatter
+
+    getattr(axis, f"set_{which}scale")("log")
+    scaled = axis.xaxis if which == "x" else axis.yaxis
+    scaled.set_major_formatter(LogFormatter())
+    scaled.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+
+
 def set_style() -> None:
     sns.set_theme(context="paper", style="whitegrid", palette=PALETTE, font_scale=1.1)
 

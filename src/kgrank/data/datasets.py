@@ -417,8 +417,9 @@ def _split_members(
         if member.size > MAX_MEMBER_BYTES:
             raise KgrankInputError(
                 f"{archive}: member {member.name} declares {member.size:,} bytes, more than the "
-                f"{MAX_MEMBER_BYTES:,} bytes an archive's split may hold (MAX_MEMBER_BYTES); "
-                "check the archive, or unpack a graph this large and give its folder (source: folder)"
+                f"{MAX_MEMBER_BYTES:,} bytes an archive's split may hold "
+                "(kgrank.data.datasets.MAX_MEMBER_BYTES); check the archive, or unpack a graph this large "
+                "and give its folder (source: folder)"
             )
         found[split] = member
     for split in splits:

@@ -55,7 +55,7 @@ def plot_variants(
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from kgrank.plotting import PALETTE, set_style
+    from kgrank.plotting import PALETTE, log_scale, set_style
 
     set_style()
     frame = metrics[(metrics["side"] == "both") & metrics["metric"].isin(shown)]
@@ -95,7 +95,7 @@ def plot_variants(
                 metric_label(metric) + (" (log scale)" if metric == "arithmetic_mean_rank" else "")
             )
             if metric == "arithmetic_mean_rank":
-                axis.set_yscale("log")
+                log_scale(axis, "y")
             if row == 0:
                 axis.set_title(dataset_label(dataset))
     axes[0, 0].legend(title="rank definition", fontsize=7, title_fontsize=7)
@@ -110,7 +110,7 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
     model (the same in every figure), a marker per dataset."""
     import matplotlib.pyplot as plt
 
-    from kgrank.plotting import add_caption, save_figure, set_style, system_styles
+    from kgrank.plotting import add_caption, log_scale, save_figure, set_style, system_styles
 
     set_style()
     keys = [key for key in drift_metric_keys() if key in set(drift["metric"])]
@@ -148,9 +148,9 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
                 axis.fill_between(
                     summary["x"], summary["low"], summary["high"], color=colour, alpha=0.2, linewidth=0
                 )
-            axis.set_xscale("log")
+            log_scale(axis, "x")
             if key == "arithmetic_mean_rank":
-                axis.set_yscale("log")
+                log_scale(axis, "y")
             axis.set_title(metric_label(key), fontsize=9)
             axis.set_xlabel("mean candidates per task (log)", fontsize=7)
             if column == 0:

@@ -216,7 +216,7 @@ def plot_tau_by_depth(agreement: pd.DataFrame, pdf: str | Path, png: str | Path,
                     label=f"{AVERAGING_LABELS[averaging]}, {text}",
                 )
         axis.set_ylim(-1.05, 1.05)
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         axis.set_title(
             f"{metric_label(metric)}\n{protocol_label(protocol)}" if protocol else metric_label(metric),
             fontsize=8,
@@ -290,7 +290,7 @@ def plot_values_by_depth(
             )
         if column == "adjusted_index":
             axis.axhline(0.0, color="grey", linewidth=0.8)  # 0: the random model
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         axis.set_xlabel("pooling depth d (rank cut-off)")
         axis.set_ylabel(f"{label} (unitless)")
     _finish(
@@ -389,6 +389,7 @@ def plot_discrimination(
     panels = _panels(pairs)
     colours = _colours(list(AVERAGING_LABELS))
     figure, axes = _grid(len(panels), len(metrics), width=2.8, height=2.5)
+    most_pairs = len(pairs[["first", "second"]].drop_duplicates())
     for row, panel in enumerate(panels):
         for column, metric in enumerate(metrics):
             axis = axes[row, column]
@@ -416,8 +417,9 @@ def plot_discrimination(
                 axis.set_title(metric_label(metric), fontsize=9)
             if row == len(panels) - 1:
                 axis.set_xlabel("system pairs, sorted by p")
-            # pairs are counted: whole-number ticks only
-            axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+            # pairs are counted: whole-number ticks only, however few pairs there are
+            axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True, min_n_ticks=1))
+            axis.set_xlim(0.5, most_pairs + 0.5)
             if column == 0:
                 axis.set_ylabel(f"{_panel_label(panel)}\np-value (paired t, log)", fontsize=7)
     _finish(

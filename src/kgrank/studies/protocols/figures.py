@@ -9,7 +9,7 @@ import pandas as pd
 
 from kgrank.errors import KgrankInputError
 from kgrank.labels import dataset_label, model_label
-from kgrank.plotting import PALETTE, add_caption, save_figure, set_style
+from kgrank.plotting import PALETTE, add_caption, log_scale, save_figure, set_style
 from kgrank.studies.protocols.report import REPORTED_RANK_TYPE, REPORTED_SIDE, scheme_label
 from kgrank.studies.protocols.settings import SCORERS
 
@@ -186,7 +186,7 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
                 zorder=5,
                 label="naive, fixed set per query (one draw)",
             )
-        axis.set_xscale("log")
+        log_scale(axis, "x")
         axis.set_xlabel("k, sampled negatives per task (log scale)")
         if axis is axes[0, 0]:
             # on two lines: in one it ran past the panel's height into the x labels
