@@ -1619,12 +1619,12 @@ CASES = [
     ),
     Case(
         "compare",
-        "a-name-twice",
+        "a-run-twice",
         lambda tmp, nations: [
             *("compare", "--dataset", str(nations)),
-            *("--systems", f"a={tmp / 'a.csv'}", f"a={tmp / 'b.csv'}"),
+            *("--systems", f"a={tmp / 'a.csv'}", f"a={tmp / 'a.csv'}"),
         ],
-        ("the name 'a' is given twice", "name them apart"),
+        ("given twice", "the runs of a system are different files"),
         needs_nations=True,
     ),
     Case(

@@ -526,3 +526,151 @@ def test_the_latex_paper_table_escapes_metric_labels():
     latex = compare(frame, metrics=["mean_inverse_rank_power_1_2", "mrr"], **FAST).to_latex()
     header = next(line for line in latex.splitlines() if line.startswith("dataset & system"))
     assert r"r\^{}-1/2" in header and "^-" not in header.replace(r"\^{}-", "")
+
+
+# --- several runs (seeds) of a system --------------------------------------------------------
+
+
+def _runs(ranks_by_seed: list[np.ndarray], system: str, num_candidates, dataset: str | None = None):
+    return pd.concat(
+        [
+            long_frame({system: ranks}, num_candidates, dataset).assign(seed=str(seed))
+            for seed, ranks in enumerate(ranks_by_seed)
+        ],
+        ignore_index=True,
+    )
+
+
+def test_several_seeds_separate_the_seed_variance_from_the_test_sets():
+    generator = np.random.default_rng(11)
+    tasks, candidates = 300, 40
+    a = [np.minimum(generator.geometric(p, tasks), candidates).astype(float) for p in (0.30, 0.40, 0.35)]
+    b = [np.minimum(generator.geometric(p, tasks), candidates).astype(float) for p in (0.50, 0.52)]
+    frame = pd.concat([_runs(a, "a", candidates), _runs(b, "b", candidates)], ignore_index=True)
+    result = compare(frame, metrics=["mrr"], **FAST)
+    per_seed = {"a": [np.mean(1 / ranks) for ranks in a], "b": [np.mean(1 / ranks) for ranks in b]}
+    systems = result.systems.set_index("system")
+    for system, values in per_seed.items():
+        # the value is the mean over seeds of the per-task values: for MRR, the mean of per-seed MRRs
+        assert systems.loc[system, "value"] == pytest.approx(np.mean(values), rel=1e-12)
+        assert systems.loc[system, "seed_sd"] == pytest.approx(np.std(values, ddof=1), rel=1e-12)
+        assert systems.loc[system, "seeds"] == len(values)
+    crossed = kgrank.evaluation.stats.crossed_variance(np.column_stack([1 / ranks for ranks in a]))
+    half = scipy_stats.norm.ppf(0.975) * np.sqrt(crossed.variance)
+    assert (systems.loc["a", "ci_low"], systems.loc["a", "ci_high"]) == pytest.approx(
+        (crossed.mean - half, crossed.mean + half), rel=1e-12
+    )
+    assert systems.loc["a", "ci_method"] == comparison.CROSSED_METHOD
+    assert systems.loc["a", "seed_share"] == pytest.approx(crossed.seed_share)
+    pair = result.pairs.iloc[0]
+    # the paired tests take the per-task means over seeds (the seeds held fixed) ...
+    expected = scipy_stats.ttest_rel(np.mean([1 / r for r in a], axis=0), np.mean([1 / r for r in b], axis=0))
+    assert pair["t_p"] == pytest.approx(expected.pvalue, rel=1e-9)
+    # ... and Welch's test the per-seed values (the test set held fixed)
+    welch = scipy_stats.ttest_ind(per_seed["a"], per_seed["b"], equal_var=False)
+    assert (pair["seeds_t_statistic"], pair["seeds_t_p"]) == pytest.approx((welch.statistic, welch.pvalue))
+    assert (pair["seeds_first"], pair["seeds_second"]) == (3, 2)
+    # against random: the mean of R random runs
+    moments = kgrank.evaluation.metrics.moments_of([kgrank.lookup("mrr").metric], np.full(tasks, candidates))
+    expectation = moments["inverse_harmonic_mean_rank"].expectation
+    variance = moments["inverse_harmonic_mean_rank"].variance
+    z = (systems.loc["b", "value"] - expectation) / np.sqrt(variance / 2)
+    assert systems.loc["b", "z_score"] == pytest.approx(z, rel=1e-9)
+    report = result.report()
+    assert "seed share" in report and "Welch" in report and "crossed tasks x seeds" in report
+
+
+def test_one_run_each_keeps_the_tables_as_they_were():
+    generator = np.random.default_rng(2)
+    a, b = uniform_ranks(1, 50, 20), np.minimum(generator.geometric(0.4, 50), 20).astype(float)
+    plain = compare(long_frame({"a": a, "b": b}, 20), metrics=["mrr"], **FAST)
+    labelled = compare(long_frame({"a": a, "b": b}, 20).assign(seed="7"), metrics=["mrr"], **FAST)
+    assert list(plain.systems.columns) == list(SYSTEM_COLUMNS) and list(plain.pairs.columns) == list(
+        PAIR_COLUMNS
+    )
+    pd.testing.assert_frame_equal(plain.systems, labelled.systems)
+    pd.testing.assert_frame_equal(plain.pairs, labelled.pairs)
+    # a system of several runs beside one of one run: no seed test for their pair
+    mixed = compare(
+        pd.concat([_runs([a, a[::-1]], "a", 20), long_frame({"b": b}, 20).assign(seed="0")]),
+        metrics=["mrr"],
+        **FAST,
+    )
+    pair = mixed.pairs.iloc[0]
+    assert (pair["seeds_first"], pair["seeds_second"]) == (2, 1) and np.isnan(pair["seeds_t_p"])
+    assert not pair["seeds_t_significant"]
+
+
+def test_runs_that_rank_other_tasks_are_refused():
+    a = _runs([uniform_ranks(1, 10, 5), uniform_ranks(2, 10, 5)], "a", 5)
+    a = a.drop(index=a.index[-1])
+    with pytest.raises(KgrankInputError, match=r"system 'a': seed\(s\) \['1'\] do not rank every task"):
+        compare(pd.concat([a, long_frame({"b": uniform_ranks(3, 10, 5)}, 5).assign(seed="0")]), **FAST)
+    twice = pd.concat([long_frame({"a": uniform_ranks(1, 10, 5)}, 5)] * 2)
+    with pytest.raises(KgrankInputError, match="seed '0' appears twice"):
+        compare(twice, **FAST)
+
+
+def test_rank_frame_numbers_the_runs_of_a_list():
+    table = pd.DataFrame(
+        {"triple_id": [0, 0], "side": ["head", "tail"], "num_candidates": [5, 5], "realistic": [1.0, 2.0]}
+    )
+    frame = rank_frame({"a": [table, table.assign(realistic=[3.0, 1.0])], "b": table})
+    assert frame.groupby("system")["seed"].apply(lambda seeds: sorted(set(seeds))).to_dict() == {
+        "a": ["0", "1"],
+        "b": ["0"],
+    }
+
+
+def _seeded_rank_files(folder, dataset_dir, quality: dict[str, tuple[float, float]], generator) -> list[str]:
+    """NAME=PATH entries of two runs per system: long rank files by label whose ranks are
+    geometric with the run's success probability, within each task's candidates."""
+    from kgrank.systems import load_system
+
+    test = pd.read_csv(dataset_dir / "test.tsv", sep="\t", header=None, names=["head", "relation", "tail"])
+    tasks = pd.concat([test.assign(side="head"), test.assign(side="tail")], ignore_index=True)
+    probe = folder / "probe.csv"
+    tasks.assign(rank=1).to_csv(probe, index=False)
+    counts = load_system(probe, dataset_dir).sort_values(["triple_id", "side"])["num_candidates"].to_numpy()
+    ordered = tasks.assign(triple_id=np.tile(np.arange(len(test)), 2)).sort_values(["triple_id", "side"])
+    entries = []
+    for system, runs in quality.items():
+        for run, success in enumerate(runs):
+            ranks = np.minimum(generator.geometric(success, len(ordered)), counts)
+            path = folder / f"{dataset_dir.name}-{system}-{run}.csv"
+            ordered.drop(columns="triple_id").assign(rank=ranks).to_csv(path, index=False)
+            entries.append(f"{system}={path}")
+    return entries
+
+
+@pytest.mark.slow
+def test_compare_with_two_seeds_on_two_datasets_that_disagree(tmp_path, nations_dir, kinships_dir, capsys):
+    """Issue 47's done-when: `kgrank compare` with two seeds per system on two datasets
+    that disagree prints the flag and the paper-ready table."""
+    from kgrank.cli.main import main
+
+    generator = np.random.default_rng(47)
+    large = _seeded_rank_files(tmp_path, kinships_dir, {"a": (0.6, 0.55), "b": (0.15, 0.2)}, generator)
+    small = _seeded_rank_files(tmp_path, nations_dir, {"a": (0.15, 0.2), "b": (0.6, 0.55)}, generator)
+    argv = ["compare", "--metrics", "mrr", "--bootstrap-resamples", "100"]
+    argv += [
+        "--dataset",
+        str(kinships_dir),
+        "--systems",
+        *large,
+        "--dataset",
+        str(nations_dir),
+        "--systems",
+        *small,
+    ]
+    main([*argv, "--out-dir", str(tmp_path / "out")])
+    report = capsys.readouterr().out
+    systems = pd.read_csv(tmp_path / "out" / "systems.tsv", sep="\t")
+    assert set(systems["seeds"]) == {2} and systems["seed_share"].between(0, 1).all()
+    summary = pd.read_csv(tmp_path / "out" / "summary.tsv", sep="\t").iloc[0]
+    assert summary["better"] == "a" and summary["agreeing"] == "1 of 2"
+    assert summary["disagreeing"].startswith("nations (t -")
+    # the flag, the paper-ready table with its marks, and the seed test
+    assert "significantly against" in report and "nations (t -" in report
+    assert report.startswith("Systems\n") and "**" in report and "†" in report
+    assert "seeds t p (Holm)" in report and "seed share" in report

@@ -160,3 +160,50 @@ def test_a_name_is_one_key_of_a_seed_as_of_its_streams():
         seed_sequence([7, "head", "realistic"], "mrr").entropy
         == seed_sequence(7, "head", "realistic", "mrr").entropy
     )
+
+
+# --- several runs of a system: the crossed tasks x seeds design --------------------------
+
+
+def test_crossed_variance_components_match_simulation():
+    """The moment estimators are unbiased for the components, and the variance of the
+    grand mean they give equals the grand mean's variance over simulated designs."""
+    generator = np.random.default_rng(5)
+    tasks, runs, replications = 60, 4, 3000
+    sigma_seed, sigma_task, sigma_residual = 0.3, 1.0, 0.5
+    grand_means, estimates = [], []
+    for _ in range(replications):
+        values = (
+            generator.normal(0, sigma_seed, runs)[None, :]
+            + generator.normal(0, sigma_task, tasks)[:, None]
+            + generator.normal(0, sigma_residual, (tasks, runs))
+        )
+        crossed = stats.crossed_variance(values)
+        grand_means.append(crossed.mean)
+        estimates.append(
+            (crossed.seed * runs, crossed.task * tasks, crossed.residual * tasks * runs, crossed.variance)
+        )
+    estimates = np.asarray(estimates)
+    truth = sigma_seed**2 / runs + sigma_task**2 / tasks + sigma_residual**2 / (tasks * runs)
+    # the seed component's estimate is clipped at 0 now and then: a small upward bias
+    assert estimates[:, 0].mean() == pytest.approx(sigma_seed**2, rel=0.08)
+    assert estimates[:, 1].mean() == pytest.approx(sigma_task**2, rel=0.03)
+    assert estimates[:, 2].mean() == pytest.approx(sigma_residual**2, rel=0.02)
+    assert estimates[:, 3].mean() == pytest.approx(truth, rel=0.08)
+    assert np.var(grand_means, ddof=1) == pytest.approx(truth, rel=0.08)
+    # with seeds that do not matter, their share is small; with tasks alike, it is all
+    alike = stats.crossed_variance(np.tile(generator.normal(0, 1, 4), (30, 1)))
+    assert alike.seed_share == pytest.approx(1.0)
+    assert stats.crossed_variance(
+        np.tile(generator.normal(0, 1, (30, 1)), (1, 4))
+    ).seed_share == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="two runs"):
+        stats.crossed_variance(np.ones((5, 1)))
+
+
+def test_welch_test_equals_scipy_and_has_one_answer_where_degenerate():
+    first, second = np.array([0.31, 0.33, 0.30]), np.array([0.36, 0.35, 0.39, 0.37])
+    expected = scipy_stats.ttest_ind(first, second, equal_var=False)
+    assert stats.welch_test(first, second) == pytest.approx((expected.statistic, expected.pvalue), rel=1e-12)
+    assert np.isnan(stats.welch_test(first[:1], second)).all()
+    assert stats.welch_test(np.ones(3), np.ones(2)) == (0.0, 1.0)

@@ -42,7 +42,8 @@ def add_commands(commands: Any) -> None:
         required=True,
         metavar="NAME=PATH",
         help="the systems on the dataset named before: NAME=PATH or PATH (the name is then the file or "
-        "folder name); PATH is a rank table (.csv, .tsv, .parquet) or a PyKEEN pipeline folder",
+        "folder name); PATH is a rank table (.csv, .tsv, .parquet) or a PyKEEN pipeline folder; a NAME "
+        "given again adds a run (seed) of that system",
     )
     command.add_argument(
         "--metrics",
@@ -90,20 +91,21 @@ def add_commands(commands: Any) -> None:
     command.set_defaults(handler=_compare)
 
 
-def _named(entries: list[str]) -> dict[str, str]:
-    """NAME=PATH entries (or PATH alone) by name; a name given twice is refused."""
-    systems: dict[str, str] = {}
+def _named(entries: list[str]) -> dict[str, list[str]]:
+    """NAME=PATH entries (or PATH alone) by name: a name given more than once names the
+    runs (seeds) of one system, in the order given; a path given twice is refused."""
+    systems: dict[str, list[str]] = {}
     for entry in entries:
         name, separator, path = entry.partition("=")
         if not separator:
             name, path = Path(entry).resolve().name if Path(entry).is_dir() else Path(entry).stem, entry
         if not name or not path:
             raise KgrankInputError(f"--systems {entry!r}: write NAME=PATH (or PATH alone)")
-        if name in systems:
+        if path in systems.get(name, []):
             raise KgrankInputError(
-                f"--systems: the name {name!r} is given twice on one dataset; name them apart"
+                f"--systems {entry!r}: given twice; the runs of a system are different files"
             )
-        systems[name] = path
+        systems.setdefault(name, []).append(path)
     return systems
 
 
@@ -129,17 +131,24 @@ def _compare(args: argparse.Namespace) -> None:
                 raise KgrankInputError(
                     f"--dataset {spec}: given twice; list all its systems after one --dataset"
                 )
+            runs = {
+                system: [
+                    load_system(
+                        path,
+                        folder,
+                        filter_splits=args.filter_splits,
+                        seed=args.seed,
+                        progress=not args.quiet,
+                        tolerance=tolerance,
+                        trusted=args.trust_pickle,
+                    )
+                    for path in paths
+                ]
+                for system, paths in _named(entries).items()
+            }
+            # one run stays a table: a comparison without several runs keeps its columns
             tables[name] = {
-                system: load_system(
-                    path,
-                    folder,
-                    filter_splits=args.filter_splits,
-                    seed=args.seed,
-                    progress=not args.quiet,
-                    tolerance=tolerance,
-                    trusted=args.trust_pickle,
-                )
-                for system, path in _named(entries).items()
+                system: loaded[0] if len(loaded) == 1 else loaded for system, loaded in runs.items()
             }
     comparison = compare_rank_tables(
         tables,

@@ -47,6 +47,19 @@ The methods, each stated in :attr:`Comparison.caption`:
   difference; the two-sided p is 2 min(p, 1 - p) (that of |Z|). Holm over the summary
   rows. Where a per-dataset p-value underflows (|t| beyond about 40), Z is computed
   from log p instead (:func:`stouffer`), so that it stays finite.
+- Several runs (seeds) of a system: an optional ``seed`` column labels the run of each
+  row. A system's per-task value is then the mean over its runs, which the paired tests,
+  Holm and the summary take as they take one run's: they answer "is this system better
+  on this test set", the seeds held fixed. Its value is the metric of that mean; its
+  interval is normal on the variance of a crossed tasks x seeds design
+  (:func:`kgrank.evaluation.stats.crossed_variance`), which holds both sources: the
+  share that new seeds would move is ``seed_share``, the spread of the per-seed values
+  ``seed_sd``. Each pair also gets Welch's t-test of the two systems' per-seed values
+  (``seeds_t_*``, Holm over the pairs that have one): "is this system better whatever
+  the seed", the test set held fixed. Against random a system of R seeds is compared with
+  the mean of R random runs (variance Var[M] / R; exact for MR, MRR and Hits@k, whose
+  value is the mean of its per-task values). Tables without several runs keep their
+  columns as before.
 
 Tasks are taken in sorted order of their keys, so the result (bootstrap included) does
 not depend on the order of the input's rows. Cost: the bootstrap dominates; four systems
@@ -68,15 +81,18 @@ from scipy import stats as scipy_stats
 
 from kgrank.data.rank_table import RANK_COLUMNS
 from kgrank.errors import KgrankInputError
-from kgrank.evaluation.intervals import metric_interval
+from kgrank.evaluation.intervals import Interval, metric_interval
 from kgrank.evaluation.metrics import Metric, Variant, derive, lookup, moments_of
 from kgrank.evaluation.stats import (
+    CrossedVariance,
     SeedKey,
     bootstrap_interval,
+    crossed_variance,
     holm,
     mean_difference_interval,
     paired_tests,
     seed_sequence,
+    welch_test,
 )
 
 DEFAULT_METRICS = ("mrr", "hits@10")
@@ -84,6 +100,21 @@ DEFAULT_METRICS = ("mrr", "hits@10")
 DEFAULT_DATASET = "dataset"
 INPUT_COLUMNS = ("dataset", "system", "task", "rank", "num_candidates")
 REQUIRED_COLUMNS = INPUT_COLUMNS[1:]
+# The optional column that labels a system's run (a training seed): several runs of a system
+RUN_COLUMN = "seed"
+# The run of a frame without that column.
+SINGLE_RUN = "0"
+# Columns added where a system has several runs.
+SEED_PAIR_COLUMNS = (
+    "seeds_first",
+    "seeds_second",
+    "seeds_t_statistic",
+    "seeds_t_p",
+    "seeds_t_p_holm",
+    "seeds_t_significant",
+)
+SEED_SYSTEM_COLUMNS = ("seeds", "seed_sd", "seed_share")
+CROSSED_METHOD = "normal (tasks x seeds, crossed)"
 # The rank table columns rank_frame reads (the rank column is chosen by rank_type).
 RANK_TABLE_KEYS = ("triple_id", "side", "num_candidates")
 
@@ -259,15 +290,16 @@ def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
             "task": ranks["task"],
             "rank": pd.to_numeric(ranks["rank"], errors="coerce").astype(float),
             "num_candidates": pd.to_numeric(ranks["num_candidates"], errors="coerce").astype(float),
+            RUN_COLUMN: ranks[RUN_COLUMN] if RUN_COLUMN in ranks.columns else SINGLE_RUN,
         }
     ).reset_index(drop=True)
-    unnamed = frame[["dataset", "system", "task"]].isna().any(axis=1).to_numpy()
+    unnamed = frame[["dataset", "system", "task", RUN_COLUMN]].isna().any(axis=1).to_numpy()
     if unnamed.any():
         raise KgrankInputError(
-            f"compare: row {int(np.flatnonzero(unnamed)[0])} has no dataset, system or task; name each"
+            f"compare: row {int(np.flatnonzero(unnamed)[0])} has no dataset, system, task or seed; name each"
         )
-    frame["dataset"] = frame["dataset"].astype(str)
-    frame["system"] = frame["system"].astype(str)
+    for column in ("dataset", "system", RUN_COLUMN):
+        frame[column] = frame[column].astype(str)
     counts = frame["num_candidates"].to_numpy()
     bad = ~np.isfinite(counts) | (counts < 1) | (counts != np.round(counts))
     if bad.any():
@@ -284,21 +316,30 @@ def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
             f"compare: {_where(frame, index)}: rank {ranks['rank'].iloc[index]!r} is not in "
             f"[1, {int(counts[index])}] (its num_candidates); recompute the ranks"
         )
-    repeated = frame.duplicated(["dataset", "system", "task"]).to_numpy()
+    repeated = frame.duplicated(["dataset", "system", RUN_COLUMN, "task"]).to_numpy()
     if repeated.any():
-        where = _where(frame, int(np.flatnonzero(repeated)[0]))
-        raise KgrankInputError(f"compare: {where} appears twice; give one rank per task")
+        index = int(np.flatnonzero(repeated)[0])
+        raise KgrankInputError(
+            f"compare: {_where(frame, index)}, seed {frame[RUN_COLUMN].iloc[index]!r} appears twice; give "
+            "one rank per task (and a seed column to tell several runs of a system apart)"
+        )
     return frame
 
 
 @dataclass(frozen=True)
 class _Block:
-    """One dataset: its systems (in the input's order), tasks and ranks (tasks x systems)."""
+    """One dataset: its systems (in the input's order), tasks and ranks (tasks x systems,
+    a system's first run), and each system's runs (tasks x runs)."""
 
     dataset: str
     systems: list[str]
     ranks: np.ndarray
     num_candidates: np.ndarray
+    runs: tuple[np.ndarray, ...]
+
+    @property
+    def several_runs(self) -> bool:
+        return any(runs.shape[1] > 1 for runs in self.runs)
 
 
 def _block(dataset: str, rows: pd.DataFrame, order: Sequence[str]) -> _Block:
@@ -319,8 +360,28 @@ def _block(dataset: str, rows: pd.DataFrame, order: Sequence[str]) -> _Block:
         raise KgrankInputError(
             f"dataset {dataset!r}: {len(tasks[reference])} task; a paired test needs at least two"
         )
-    ranks = rows.pivot(index="task", columns="system", values="rank")[systems]
-    counts = rows.pivot(index="task", columns="system", values="num_candidates")[systems].to_numpy()
+    runs = []
+    for system in systems:
+        own = rows[rows["system"] == system]
+        table = own.pivot(index="task", columns=RUN_COLUMN, values="rank")
+        if table.isna().any().any():
+            lacking = table.columns[table.isna().any()].tolist()
+            raise KgrankInputError(
+                f"dataset {dataset!r}: system {system!r}: seed(s) {lacking} do not rank every task the "
+                "others do; every run of a system must rank the same tasks"
+            )
+        runs.append(table.sort_index().to_numpy(dtype=float))
+    first_runs = rows.drop_duplicates(["system", "task"])
+    ranks = first_runs.pivot(index="task", columns="system", values="rank")[systems]
+    counts = rows.pivot_table(index="task", columns="system", values="num_candidates", aggfunc="max")[
+        systems
+    ].to_numpy()
+    spread = rows.groupby(["task", "system"])["num_candidates"].nunique().to_numpy()
+    if (spread > 1).any():
+        raise KgrankInputError(
+            f"dataset {dataset!r}: the runs of a system rank a task against different numbers of "
+            "candidates; rank every run against the same candidates (the same filter)"
+        )
     differ = (counts != counts[:, :1]).any(axis=1)
     if differ.any():
         index = int(np.flatnonzero(differ)[0])
@@ -329,7 +390,7 @@ def _block(dataset: str, rows: pd.DataFrame, order: Sequence[str]) -> _Block:
             f"dataset {dataset!r}: task {ranks.index[index]!r} has num_candidates {seen} across systems; "
             "rank every system against the same candidates (the same filter)"
         )
-    return _Block(dataset, systems, ranks.to_numpy(dtype=float), counts[:, 0].astype(np.int64))
+    return _Block(dataset, systems, ranks.to_numpy(dtype=float), counts[:, 0].astype(np.int64), tuple(runs))
 
 
 # --- the engine: paired tests of per-query values, Holm within a family -------------------
@@ -492,21 +553,45 @@ def _dataset_rows(
     moments = moments_of(metrics, block.num_candidates)
     system_rows, pair_rows = [], []
     tasks = len(block.num_candidates)
+    seeds = np.array([runs.shape[1] for runs in block.runs])
     for metric in metrics:
         expectation, variance = moments[metric.key].expectation, moments[metric.key].variance
-        values = np.asarray(metric.value(block.ranks.T), dtype=float).reshape(-1)
-        derived = derive(metric, values, expectation, variance)
+        if block.several_runs:
+            per_run = [task_values(metric, runs) for runs in block.runs]
+            per_task = np.column_stack([values.mean(axis=1) for values in per_run])
+            values = np.asarray(from_task_mean(metric, per_task.mean(axis=0)), dtype=float)
+            run_values = {
+                system: np.asarray(from_task_mean(metric, values.mean(axis=0)), dtype=float).reshape(-1)
+                for system, values in zip(block.systems, per_run, strict=True)
+            }
+        else:
+            values = np.asarray(metric.value(block.ranks.T), dtype=float).reshape(-1)
+            per_task = task_values(metric, block.ranks)
+        # a system of R runs against the mean of R random runs
+        derived = derive(metric, values, expectation, variance / seeds)
         for index, system in enumerate(block.systems):
             z = float(derived[Variant.Z_SCORE].value[index])
-            spread = metric_interval(
-                metric,
-                block.ranks[:, index],
-                confidence=confidence,
-                resamples=resamples,
-                seed=[seed, "system", block.dataset, system, metric.key],
-            )
+            if seeds[index] > 1:
+                spread, crossed = _crossed_interval(metric, per_run[index], confidence)
+            else:
+                spread = metric_interval(
+                    metric,
+                    block.ranks[:, index],
+                    confidence=confidence,
+                    resamples=resamples,
+                    seed=[seed, "system", block.dataset, system, metric.key],
+                )
+            if block.several_runs:
+                several = {
+                    "seeds": int(seeds[index]),
+                    "seed_sd": float(np.std(run_values[system], ddof=1)) if seeds[index] > 1 else np.nan,
+                    "seed_share": crossed.seed_share if seeds[index] > 1 else np.nan,
+                }
+            else:
+                several = {}
             system_rows.append(
-                {
+                several
+                | {
                     "dataset": block.dataset,
                     "system": system,
                     "metric": metric.key,
@@ -522,7 +607,6 @@ def _dataset_rows(
                     "z_p": float(2.0 * scipy_stats.norm.sf(abs(z))) if np.isfinite(z) else float("nan"),
                 }
             )
-        per_task = task_values(metric, block.ranks)
 
         def interval(
             a: np.ndarray, b: np.ndarray, stream: np.random.SeedSequence, metric: Metric = metric
@@ -530,13 +614,39 @@ def _dataset_rows(
             return _difference_interval(metric, a, b, confidence=confidence, resamples=resamples, seed=stream)
 
         by_system = {system: float(value) for system, value in zip(block.systems, values, strict=True)}
-        pair_rows += [
+        rows = [
             _pair_row(metric, block.dataset, row, by_system, expectation)
             for row in paired_comparisons(
                 per_task, block.systems, interval=interval, seed=seed, stream=(block.dataset, metric.key)
             )
         ]
+        if block.several_runs:
+            for row in rows:
+                # per-seed values of the metric itself: t is signed like the difference
+                first, second = run_values[row["first"]], run_values[row["second"]]
+                t_statistic, t_p = welch_test(first, second)
+                row |= {
+                    "seeds_first": len(first),
+                    "seeds_second": len(second),
+                    "seeds_t_statistic": t_statistic,
+                    "seeds_t_p": t_p,
+                }
+        pair_rows += rows
     return system_rows, pair_rows
+
+
+def _crossed_interval(
+    metric: Metric, values: np.ndarray, confidence: float
+) -> tuple[Interval, CrossedVariance]:
+    """The normal interval of a system's value over its runs (``values``: per-task values,
+    tasks x runs) from the crossed design's variance of the grand mean, mapped to the
+    metric's scale (a monotone map of the mean)."""
+    crossed = crossed_variance(values)
+    half = scipy_stats.norm.ppf(0.5 + confidence / 2) * np.sqrt(crossed.variance)
+    ends = np.asarray(
+        from_task_mean(metric, np.array([crossed.mean - half, crossed.mean + half])), dtype=float
+    )
+    return Interval(float(ends.min()), float(ends.max()), CROSSED_METHOD), crossed
 
 
 # --- across datasets -----------------------------------------------------------------------
@@ -741,6 +851,21 @@ class Comparison:
             "significantly against: those whose paired t-test (Holm, as in the pairs table) finds the "
             "other system better, which a combined test can outweigh."
         )
+        if "seeds" in self.systems.columns:
+            runs = (
+                " Several runs (seeds) of a system: its per-task value is the mean over its runs, which "
+                "the tests above take (the seeds held fixed)"
+            )
+            pairs += (
+                f"{runs}; seeds t: Welch's t-test of the two systems' per-seed values (the test set held "
+                f"fixed), Holm at alpha = {self.alpha:g} over the pairs that have one."
+            )
+            systems += (
+                f"{runs}; its interval is normal on the variance of a crossed tasks x seeds design (method "
+                "of moments), seed share: the part of that variance new seeds would move, seed SD: the "
+                "spread of the per-seed values; a system of R seeds is compared with the mean of R random "
+                "runs (Var[M] / R)."
+            )
         return {"pairs": pairs, "systems": systems, "summary": summary}
 
     @property
@@ -821,6 +946,36 @@ class Comparison:
                 "better": self.summary["better"],
             }
         )
+        if "seeds" in self.systems.columns:
+            pairs.insert(
+                len(pairs.columns) - 1,
+                "seeds",
+                [
+                    f"{int(first)}/{int(second)}"
+                    for first, second in zip(
+                        self.pairs["seeds_first"], self.pairs["seeds_second"], strict=True
+                    )
+                ],
+            )
+            pairs.insert(
+                len(pairs.columns) - 1,
+                "seeds t p (Holm)",
+                [
+                    _p(p, significant)
+                    for p, significant in zip(
+                        self.pairs["seeds_t_p_holm"], self.pairs["seeds_t_significant"], strict=True
+                    )
+                ],
+            )
+            systems.insert(len(systems.columns) - 1, "seeds", self.systems["seeds"].astype(int).to_numpy())
+            systems.insert(
+                len(systems.columns) - 1, "seed SD", [_number(value) for value in self.systems["seed_sd"]]
+            )
+            systems.insert(
+                len(systems.columns) - 1,
+                "seed share",
+                [_number(value, 2) for value in self.systems["seed_share"]],
+            )
         return {"pairs": pairs, "systems": systems, "summary": summary}
 
     def paper_table(self, latex: bool = False) -> pd.DataFrame:
@@ -952,16 +1107,18 @@ def compare(
     "<triple_id>-<side>", the same across the systems of a dataset), ``rank`` (in
     [1, num_candidates]) and ``num_candidates`` (the same for a task across systems).
     Every system of a dataset must rank the same tasks; at least two systems must share
-    a dataset. ``metrics``: names :func:`kgrank.evaluation.metrics.lookup` takes whose base is a
-    power mean with finite p; a derived key compares its base metric.
+    a dataset. An optional ``seed`` column labels several runs of a system (module
+    docstring: several runs). ``metrics``: names :func:`kgrank.evaluation.metrics.lookup`
+    takes whose base is a power mean with finite p; a derived key compares its base metric.
 
     Or, as `kgrank compare` takes them, ``{dataset: {system: source}}``: each dataset as
     `kgrank evaluate --dataset` names it, each source a PyKEEN folder, a rank file, a pair
     (score matrix, query index) or a rank table of kgrank's format, compared on its
     ``rank_type`` ranks; ``system_options`` go to :func:`kgrank.systems.load_system`
     (``trusted=True`` for PyKEEN folders you trust, ``tolerance``, ``filter_splits`` ...).
+    A list of sources is several runs (seeds) of one system.
 
-    >>> compare({"nations": {"a": "a_folder", "b": "b.csv"}}, trusted=True)  # doctest: +SKIP
+    >>> compare({"nations": {"a": "a_folder", "b": ["b1.csv", "b2.csv"]}}, trusted=True)  # doctest: +SKIP
     """
     if isinstance(ranks, Mapping):
         ranks = rank_frame(_system_tables(ranks, seed, system_options), rank_type=rank_type)
@@ -994,15 +1151,25 @@ def compare(
     # one family per test: every (dataset, metric, pair) row; and every (dataset, system,
     # metric) row for the marks against random
     pairs = holm_within(pd.DataFrame(pair_rows), tests=TESTS, alpha=alpha)
+    several_runs = "seeds_t_p" in pairs.columns
+    if several_runs:
+        # datasets whose systems have one run each left NaN: not in the family
+        pairs = holm_within(pairs, tests=("seeds_t",), alpha=alpha)
     systems = holm_within(pd.DataFrame(system_rows), tests=("z",), alpha=alpha)
     systems["mark"] = np.where(
         ~systems["z_significant"],
         NOT_DISTINGUISHABLE,
         np.where(systems["z_score"].to_numpy() < 0, WORSE_THAN_RANDOM, ""),
     )
+    pairs = pairs.reindex(columns=[*PAIR_COLUMNS, *(SEED_PAIR_COLUMNS if several_runs else ())])
+    systems = systems.reindex(columns=[*SYSTEM_COLUMNS, *(SEED_SYSTEM_COLUMNS if several_runs else ())])
+    if several_runs:
+        # the systems of a dataset without several runs have one each
+        pairs = pairs.fillna({"seeds_first": 1, "seeds_second": 1, "seeds_t_significant": False})
+        systems = systems.fillna({"seeds": 1})
     return Comparison(
-        pairs=pairs[list(PAIR_COLUMNS)],
-        systems=systems[list(SYSTEM_COLUMNS)],
+        pairs=pairs,
+        systems=systems,
         summary=_summary(pairs, chosen, alpha),
         metrics=tuple(metric.key for metric in chosen),
         alpha=alpha,
@@ -1020,14 +1187,16 @@ def rank_frame(
     """The long-form frame :func:`compare` takes, from kgrank rank tables: either
     ``{dataset: {system: table}}`` or ``{system: table}`` (one dataset, no ``dataset``
     column). Each table needs ``triple_id``, ``side``, ``num_candidates`` and the
-    ``rank_type`` column (default: the realistic rank); task = "<triple_id>-<side>"."""
+    ``rank_type`` column (default: the realistic rank); task = "<triple_id>-<side>". A
+    list of tables is several runs (seeds) of one system: the ``seed`` column numbers them
+    from 0."""
     if rank_type not in RANK_COLUMNS:
         raise KgrankInputError(f"rank type {rank_type!r} is not one of {list(RANK_COLUMNS)}")
-    single = all(isinstance(table, pd.DataFrame) for table in tables.values())
+    single = not any(isinstance(entry, Mapping) for entry in tables.values())
     nested = {None: tables} if single else tables
     frames = []
     for dataset, systems in nested.items():
-        for system, table in systems.items():
+        for system, table, run in _runs_of(systems):
             where = f"system {system!r}" if dataset is None else f"dataset {dataset!r}, system {system!r}"
             if not isinstance(table, pd.DataFrame):
                 raise KgrankInputError(f"{where}: not a rank table; give {{dataset: {{system: table}}}}")
@@ -1046,10 +1215,26 @@ def rank_frame(
             )
             if dataset is not None:
                 frame.insert(0, "dataset", str(dataset))
+            if run is not None:
+                frame[RUN_COLUMN] = str(run)
             frames.append(frame)
     if not frames:
         raise KgrankInputError("compare: no rank table given")
-    return pd.concat(frames, ignore_index=True)
+    frame = pd.concat(frames, ignore_index=True)
+    if RUN_COLUMN in frame.columns:
+        frame[RUN_COLUMN] = frame[RUN_COLUMN].fillna(SINGLE_RUN)
+    return frame
+
+
+def _runs_of(systems: Mapping[str, Any]) -> list[tuple[str, Any, int | None]]:
+    """(system, table, run) of every run: a list is one run per entry, numbered from 0
+    (a tuple stays one source: a score matrix with its queries); anything else is the
+    system's one run (None)."""
+    return [
+        (system, entry, run)
+        for system, entries in systems.items()
+        for run, entry in (enumerate(entries) if isinstance(entries, list) else [(None, entries)])
+    ]
 
 
 def _system_tables(
@@ -1062,14 +1247,20 @@ def _system_tables(
     for dataset, entries in systems.items():
         if not isinstance(entries, Mapping):
             raise KgrankInputError(f"compare: dataset {dataset!r}: give {{system: source}}, got {entries!r}")
-        if all(isinstance(entry, pd.DataFrame) for entry in entries.values()):
+        if all(isinstance(table, pd.DataFrame) for _, table, _ in _runs_of(entries)):
             tables[str(dataset)] = dict(entries)
             continue
+
+        def loaded(entry: Any, folder: Path) -> pd.DataFrame:
+            return (
+                entry if isinstance(entry, pd.DataFrame) else load_system(entry, folder, seed=seed, **options)
+            )
+
         with dataset_folder(dataset) as folder:
             tables[Path(str(dataset)).name] = {
-                str(name): entry
-                if isinstance(entry, pd.DataFrame)
-                else load_system(entry, folder, seed=seed, **options)
+                str(name): [loaded(run, folder) for run in entry]
+                if isinstance(entry, list)
+                else loaded(entry, folder)
                 for name, entry in entries.items()
             }
     return tables

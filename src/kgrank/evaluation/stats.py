@@ -44,6 +44,73 @@ def seed_stream(seed: int | Sequence[SeedKey], *keys: SeedKey) -> np.random.Gene
 
 
 @dataclass(frozen=True)
+class CrossedVariance:
+    """The variance of the grand mean of a tasks x runs table (each run of a system, a
+    training seed, scored on every task), split by source (:func:`crossed_variance`)."""
+
+    mean: float
+    variance: float  # of the grand mean: seed + task + residual
+    seed: float  # sigma_seed^2 / runs
+    task: float  # sigma_task^2 / tasks
+    residual: float  # sigma_residual^2 / (tasks * runs)
+
+    @property
+    def seed_share(self) -> float:
+        """The share of the grand mean's variance that new seeds would move."""
+        return self.seed / self.variance if self.variance > 0 else float("nan")
+
+
+def crossed_variance(values: np.ndarray) -> CrossedVariance:
+    """The variance components of a two-way crossed random design without replication
+    (tasks x runs: every run scores every task once) by the method of moments, and the
+    variance of the grand mean they give:
+
+        MS_run  = T sum_r (mean_r - mean)^2 / (R - 1)
+        MS_task = R sum_t (mean_t - mean)^2 / (T - 1)
+        MS_res  = sum_tr (y_tr - mean_t - mean_r + mean)^2 / ((T - 1)(R - 1))
+        sigma_seed^2 = (MS_run - MS_res) / T,  sigma_task^2 = (MS_task - MS_res) / R,
+        sigma_res^2 = MS_res  (a negative estimate is set to 0)
+        Var[mean] = sigma_seed^2 / R + sigma_task^2 / T + sigma_res^2 / (T R)
+
+    Written here because no well-kept library gives it in closed form: statsmodels'
+    MixedLM fits crossed effects by iterative REML, which takes minutes on 40,000 tasks;
+    the moment estimators are those of any two-way ANOVA text (Searle, Casella and
+    McCulloch 1992, ch. 4) and tests/test_stats.py checks them against simulation."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2 or values.shape[0] < 2 or values.shape[1] < 2:
+        raise ValueError(f"a crossed design needs at least two tasks and two runs, got shape {values.shape}")
+    if not np.isfinite(values).all():
+        raise ValueError("a crossed design needs finite values")
+    tasks, runs = values.shape
+    mean = float(values.mean())
+    task_means, run_means = values.mean(axis=1), values.mean(axis=0)
+    residual = values - task_means[:, None] - run_means[None, :] + mean
+    ms_run = tasks * float(np.sum((run_means - mean) ** 2)) / (runs - 1)
+    ms_task = runs * float(np.sum((task_means - mean) ** 2)) / (tasks - 1)
+    ms_residual = float(np.sum(residual**2)) / ((tasks - 1) * (runs - 1))
+    seed = max(ms_run - ms_residual, 0.0) / tasks / runs
+    task = max(ms_task - ms_residual, 0.0) / runs / tasks
+    residual_part = ms_residual / (tasks * runs)
+    return CrossedVariance(mean, seed + task + residual_part, seed, task, residual_part)
+
+
+def welch_test(first: np.ndarray, second: np.ndarray) -> tuple[float, float]:
+    """Welch's two-sample t-test (scipy.stats.ttest_ind with unequal variances) of
+    ``first`` against ``second``: (t, two-sided p), t signed like mean(first) -
+    mean(second). NaN, not a warning, where either sample has fewer than two values or
+    neither varies (equal means: t 0 and p 1)."""
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if len(first) < 2 or len(second) < 2:
+        return float("nan"), float("nan")
+    if np.ptp(first) == 0 and np.ptp(second) == 0:
+        return (0.0, 1.0) if first[0] == second[0] else (float("nan"), float("nan"))
+    from scipy import stats
+
+    result = stats.ttest_ind(first, second, equal_var=False)
+    return float(result.statistic), float(result.pvalue)
+
+
+@dataclass(frozen=True)
 class PairedTest:
     """Paired two-sided tests of ``first - second`` over the same tasks."""
 
