@@ -286,10 +286,7 @@ def _long_from_wide(source: _Source) -> _Source:
         raise KgrankInputError(
             f"{source.path}: give both head_num_candidates and tail_num_candidates, or neither"
         )
-    print(
-        f"{source.path}: wide layout (head_rank, tail_rank per triple) read as one row per side",
-        file=sys.stderr,
-    )
+    _note(f"{source.path}: wide layout (head_rank, tail_rank per triple) read as one row per side")
     long = pd.concat(sides, ignore_index=True)
     return _Source(source.path, long, np.concatenate([source.lines, source.lines]), source.parquet)
 
@@ -380,7 +377,7 @@ def _sides(source: _Source) -> np.ndarray:
     if other:
         side_of = {value: side for side, values in SIDE_VALUES.items() for value in values}
         read = ", ".join(f"{value} as {side_of[value]}" for value in other)
-        print(f"{source.path}: side values read {read}", file=sys.stderr)
+        _note(f"{source.path}: side values read {read}")
     return sides
 
 
@@ -579,7 +576,35 @@ def load_rank_table(
     numbers within range as PyKEEN ids and anything else as labels, "ids" or "labels" say
     which.
     """
-    return _rank_table_of(_read_table(path, "ranks"), dataset_dir, filter_splits, allow_partial, identifiers)
+    with _notes_once_read():
+        return _rank_table_of(
+            _read_table(path, "ranks"), dataset_dir, filter_splits, allow_partial, identifiers
+        )
+
+
+# Notes on how a file was read (its layout, its side values), held until it has been read
+# whole: a file refused further on gets its one line of refusal, not the notes before it.
+_held_notes: list[str] | None = None
+
+
+@contextmanager
+def _notes_once_read() -> Iterator[None]:
+    global _held_notes
+    outer, _held_notes = _held_notes, []
+    try:
+        yield
+        notes = _held_notes
+    finally:
+        _held_notes = outer
+    for note in notes:
+        _note(note)
+
+
+def _note(text: str) -> None:
+    if _held_notes is None:
+        print(text, file=sys.stderr)
+    else:
+        _held_notes.append(text)
 
 
 def _rank_table_of(
@@ -1105,6 +1130,11 @@ def load_system(
     for split in filter_splits:
         if split not in SPLITS:
             raise KgrankInputError(f"filter split {split!r} is not one of {', '.join(SPLITS)}")
+    if not isinstance(source, str | os.PathLike | list | tuple):
+        raise KgrankInputError(
+            f"system {source!r} ({type(source).__name__}): give a path (a rank file, a PyKEEN folder) or a "
+            "(scores, queries) pair"
+        )
     kind = kind if kind is not None else detect_kind(source)
     if kind == "scores":
         if not (isinstance(source, (list, tuple)) and len(source) == 2):

@@ -17,10 +17,11 @@ from typing import Any
 from kgrank.cli.options import (
     add_filter_splits,
     add_header,
+    device_name,
     json_object,
-    non_negative_int,
     open_probability,
     positive_int,
+    seed_value,
 )
 from kgrank.errors import KgrankInputError
 
@@ -192,14 +193,16 @@ def add_commands(commands: Any) -> None:
     )
     command.add_argument(
         "--seed",
-        type=non_negative_int,
+        type=seed_value,
         default=0,
         help="seed of the non-deterministic rank (a model's tie breaking) and of bootstrap intervals",
     )
     command.add_argument(
         "--batch-size", type=positive_int, default=256, help="test triples a model scores at once"
     )
-    command.add_argument("--device", default="cpu", help="where a model scores: cpu, cuda, cuda:1 ...")
+    command.add_argument(
+        "--device", type=device_name, default="cpu", help="where a model scores: cpu, cuda, cuda:1 ..."
+    )
     command.add_argument(
         "--threads",
         type=positive_int,

@@ -14,6 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from kgrank.cli.compare import add_commands as add_compare_commands
 from kgrank.cli.evaluate import add_commands as add_evaluate_commands
@@ -25,6 +26,7 @@ from kgrank.cli.options import (
     add_quiet,
     add_seed,
     add_threads,
+    device_name,
     open_probability,
     positive_int,
 )
@@ -207,8 +209,17 @@ def _metrics(args: argparse.Namespace) -> None:
         write_table(out, table.assign(**budget))
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line, as kgrank's own are: argparse
+    prints its whole usage first (21 lines for kgrank evaluate), which buries the error.
+    Subcommands' parsers are of the parent's class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kgrank", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="kgrank", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     command = commands.add_parser("prepare-dataset", help="write a dataset's labelled splits and stats.json")
@@ -305,7 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_int,
         help="slice each training batch (bounds memory; same gradients)",
     )
-    command.add_argument("--device", default="auto", help="auto (GPU if present), cpu, cuda, cuda:1 ...")
+    command.add_argument(
+        "--device", type=device_name, default="auto", help="auto (GPU if present), cpu, cuda, cuda:1 ..."
+    )
     add_threads(command)
     add_quiet(command)
     command.set_defaults(handler=_train)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from kgrank.data.datasets import SPLITS
 from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
@@ -24,8 +25,32 @@ def positive_int(text: str) -> int:
 
 
 def non_negative_int(text: str) -> int:
-    """An argparse type: a whole number of at least 0 (numpy's seeds)."""
+    """An argparse type: a whole number of at least 0."""
     return int_at_least(text, 0, "is negative")
+
+
+# The config's bound on a seed (workflow/schemas/config.schema.yaml): torch's and numpy's
+# generators take 32-bit seeds.
+MAX_SEED = 2**32 - 1
+
+
+def seed_value(text: str) -> int:
+    """An argparse type: a seed, a whole number in [0, 2^32 - 1]."""
+    value = int_at_least(text, 0, "is negative")
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is above {MAX_SEED} (2^32 - 1); give a smaller seed")
+    return value
+
+
+# The config's device pattern (workflow/schemas/config.schema.yaml)
+DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?|mps)$")
+
+
+def device_name(text: str) -> str:
+    """An argparse type: where a model scores (auto, cpu, cuda, cuda:N, mps)."""
+    if not DEVICE_PATTERN.match(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a device; give auto, cpu, cuda, cuda:N or mps")
+    return text
 
 
 def open_probability(text: str) -> float:
@@ -98,7 +123,7 @@ def add_caption(command: argparse.ArgumentParser) -> None:
 
 def add_seed(command: argparse.ArgumentParser, what: str) -> None:
     command.add_argument(
-        "--seed", type=non_negative_int, required=True, help=f"seed of {what} (the same seed, the same bytes)"
+        "--seed", type=seed_value, required=True, help=f"seed of {what} (the same seed, the same bytes)"
     )
 
 
@@ -136,7 +161,10 @@ def add_filter_splits(command: argparse.ArgumentParser, *, required: bool = Fals
 def add_device(command: argparse.ArgumentParser) -> None:
     """``--device`` for a command that scores with a model (the config's ``device``)."""
     command.add_argument(
-        "--device", default="cpu", help="where the model scores: auto (a GPU if present), cpu, cuda:1 ..."
+        "--device",
+        type=device_name,
+        default="cpu",
+        help="where the model scores: auto (a GPU if present), cpu, cuda:1 ...",
     )
 
 

@@ -60,7 +60,15 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     the recovery. Two writers of one target at once are what Snakemake's lock forbids.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        from kgrank.errors import KgrankInputError
+
+        raise KgrankInputError(
+            f"{target}: cannot write it, a part of {target.parent} is a file, not a folder; "
+            "write it elsewhere"
+        ) from None
     temporary = partial_path(target)
     temporary.unlink(missing_ok=True)
     try:
