@@ -556,7 +556,7 @@ def test_several_seeds_separate_the_seed_variance_from_the_test_sets():
         assert systems.loc[system, "seed_sd"] == pytest.approx(np.std(values, ddof=1), rel=1e-12)
         assert systems.loc[system, "seeds"] == len(values)
     crossed = kgrank.evaluation.stats.crossed_variance(np.column_stack([1 / ranks for ranks in a]))
-    half = scipy_stats.norm.ppf(0.975) * np.sqrt(crossed.variance)
+    half = scipy_stats.t.ppf(0.975, crossed.degrees_of_freedom) * np.sqrt(crossed.variance)
     assert (systems.loc["a", "ci_low"], systems.loc["a", "ci_high"]) == pytest.approx(
         (crossed.mean - half, crossed.mean + half), rel=1e-12
     )
@@ -576,8 +576,17 @@ def test_several_seeds_separate_the_seed_variance_from_the_test_sets():
     variance = moments["inverse_harmonic_mean_rank"].variance
     z = (systems.loc["b", "value"] - expectation) / np.sqrt(variance / 2)
     assert systems.loc["b", "z_score"] == pytest.approx(z, rel=1e-9)
+    assert systems.loc["b", "random_variance"] == pytest.approx(variance / 2, rel=1e-12)
     report = result.report()
     assert "seed share" in report and "Welch" in report and "crossed tasks x seeds" in report
+
+
+def test_a_seed_interval_stays_within_the_metric_range():
+    """Hits@1 of a system right on nearly every task: the interval's upper end would pass 1."""
+    ranks = [np.ones(40), np.ones(40), np.r_[np.ones(38), [3.0, 4.0]]]
+    frame = pd.concat([_runs(ranks, "a", 10), _runs([np.full(40, 5.0)] * 2, "b", 10)], ignore_index=True)
+    systems = compare(frame, metrics=["hits@1"], **FAST).systems.set_index("system")
+    assert 0 <= systems.loc["a", "ci_low"] <= systems.loc["a", "value"] <= systems.loc["a", "ci_high"] <= 1
 
 
 def test_one_run_each_keeps_the_tables_as_they_were():
@@ -607,8 +616,10 @@ def test_runs_that_rank_other_tasks_are_refused():
     with pytest.raises(KgrankInputError, match=r"system 'a': seed\(s\) \['1'\] do not rank every task"):
         compare(pd.concat([a, long_frame({"b": uniform_ranks(3, 10, 5)}, 5).assign(seed="0")]), **FAST)
     twice = pd.concat([long_frame({"a": uniform_ranks(1, 10, 5)}, 5)] * 2)
-    with pytest.raises(KgrankInputError, match="seed '0' appears twice"):
+    with pytest.raises(KgrankInputError, match=r"task '0-head' appears twice; give one rank per task"):
         compare(twice, **FAST)
+    with pytest.raises(KgrankInputError, match="task '0-head', seed '0' appears twice"):
+        compare(twice.assign(seed=0), **FAST)
 
 
 def test_rank_frame_numbers_the_runs_of_a_list():

@@ -40,6 +40,14 @@ def _corners(text: dict) -> np.ndarray:
 def overlap(first: dict, second: dict, tolerance: float = TOLERANCE) -> bool:
     """Whether two texts' rectangles overlap by more than ``tolerance`` along every axis
     that could separate them (the separating axis theorem for two convex polygons)."""
+    hull_a, hull_b = first["box"], second["box"]
+    # apart hulls (most pairs) need no rotation
+    if min(hull_a[2], hull_b[2]) - max(hull_a[0], hull_b[0]) <= tolerance:
+        return False
+    if min(hull_a[3], hull_b[3]) - max(hull_a[1], hull_b[1]) <= tolerance:
+        return False
+    if min(*first["size"], *second["size"]) <= 0:
+        return False  # a text of no width or height covers nothing
     a, b = _corners(first), _corners(second)
     for polygon in (a, b):
         for index in range(2):

@@ -201,6 +201,26 @@ def test_crossed_variance_components_match_simulation():
         stats.crossed_variance(np.ones((5, 1)))
 
 
+def test_the_t_interval_on_satterthwaite_freedom_covers_with_few_seeds():
+    """Where the seeds dominate and there are two or three of them, the interval mean +- t
+    sqrt(Var) on Satterthwaite's degrees of freedom covers near its level (a normal
+    quantile covered about 70 % with two seeds)."""
+    from scipy import stats as scipy_stats
+
+    generator = np.random.default_rng(8)
+    for runs in (2, 3):
+        covered = normal_covered = 0
+        replications = 2000
+        for _ in range(replications):
+            values = generator.normal(0, 1.0, runs)[None, :] + generator.normal(0, 0.3, (50, runs))
+            crossed = stats.crossed_variance(values)
+            spread = np.sqrt(crossed.variance)
+            covered += abs(crossed.mean) <= scipy_stats.t.ppf(0.975, crossed.degrees_of_freedom) * spread
+            normal_covered += abs(crossed.mean) <= 1.96 * spread
+        assert 0.93 <= covered / replications <= 0.97, (runs, covered / replications)
+        assert normal_covered / replications < 0.85
+
+
 def test_welch_test_equals_scipy_and_has_one_answer_where_degenerate():
     first, second = np.array([0.31, 0.33, 0.30]), np.array([0.36, 0.35, 0.39, 0.37])
     expected = scipy_stats.ttest_ind(first, second, equal_var=False)

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from kgrank.cli.options import add_filter_splits, add_header, non_negative_int, open_probability, positive_int
+from kgrank.cli.options import add_filter_splits, add_header, open_probability, positive_int, seed_value
 from kgrank.errors import KgrankInputError
 
 DEFAULT_METRICS = ("mrr", "hits@10")
@@ -80,7 +80,7 @@ def add_commands(commands: Any) -> None:
     add_header(command)
     command.add_argument(
         "--seed",
-        type=non_negative_int,
+        type=seed_value,
         default=0,
         help="seed of the bootstrap and of a model's non-deterministic rank",
     )
@@ -92,19 +92,28 @@ def add_commands(commands: Any) -> None:
 
 
 def _named(entries: list[str]) -> dict[str, list[str]]:
-    """NAME=PATH entries (or PATH alone) by name: a name given more than once names the
-    runs (seeds) of one system, in the order given; a path given twice is refused."""
+    """NAME=PATH entries (or PATH alone) by name: a NAME given explicitly more than once
+    names the runs (seeds) of one system, in the order given. A name taken from a path
+    that repeats (two files called ranks.csv) is refused, as is one file given twice."""
     systems: dict[str, list[str]] = {}
+    implicit: set[str] = set()
     for entry in entries:
         name, separator, path = entry.partition("=")
         if not separator:
             name, path = Path(entry).resolve().name if Path(entry).is_dir() else Path(entry).stem, entry
         if not name or not path:
             raise KgrankInputError(f"--systems {entry!r}: write NAME=PATH (or PATH alone)")
-        if path in systems.get(name, []):
+        if name in systems and (not separator or name in implicit):
+            raise KgrankInputError(
+                f"--systems {entry!r}: the name {name!r} is taken twice from a path; name them apart "
+                "(NAME=PATH), or repeat NAME=PATH for the seeds of one system"
+            )
+        if Path(path).resolve() in {Path(given).resolve() for given in systems.get(name, [])}:
             raise KgrankInputError(
                 f"--systems {entry!r}: given twice; the runs of a system are different files"
             )
+        if not separator:
+            implicit.add(name)
         systems.setdefault(name, []).append(path)
     return systems
 

@@ -51,8 +51,9 @@ The methods, each stated in :attr:`Comparison.caption`:
   row. A system's per-task value is then the mean over its runs, which the paired tests,
   Holm and the summary take as they take one run's: they answer "is this system better
   on this test set", the seeds held fixed. Its value is the metric of that mean; its
-  interval is normal on the variance of a crossed tasks x seeds design
-  (:func:`kgrank.evaluation.stats.crossed_variance`), which holds both sources: the
+  interval is a t interval (Satterthwaite's degrees of freedom) on the variance of a
+  crossed tasks x seeds design (:func:`kgrank.evaluation.stats.crossed_variance`), which
+  holds both sources: the
   share that new seeds would move is ``seed_share``, the spread of the per-seed values
   ``seed_sd``. Each pair also gets Welch's t-test of the two systems' per-seed values
   (``seeds_t_*``, Holm over the pairs that have one): "is this system better whatever
@@ -69,6 +70,7 @@ on 40,000 tasks with three metrics (18 comparisons, 2,000 resamples) take about 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,7 +116,7 @@ SEED_PAIR_COLUMNS = (
     "seeds_t_significant",
 )
 SEED_SYSTEM_COLUMNS = ("seeds", "seed_sd", "seed_share")
-CROSSED_METHOD = "normal (tasks x seeds, crossed)"
+CROSSED_METHOD = "t (tasks x seeds, crossed; Satterthwaite)"
 # The rank table columns rank_frame reads (the rank column is chosen by rank_type).
 RANK_TABLE_KEYS = ("triple_id", "side", "num_candidates")
 
@@ -269,6 +271,10 @@ def _where(frame: pd.DataFrame, index: int) -> str:
     return f"dataset {row['dataset']!r}, system {row['system']!r}, task {row['task']!r}"
 
 
+def _run_of(frame: pd.DataFrame, ranks: pd.DataFrame, index: int) -> str:
+    return f", seed {frame[RUN_COLUMN].iloc[index]!r}" if RUN_COLUMN in ranks.columns else ""
+
+
 def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
     """The long-form frame with its values checked; dataset and system as text."""
     if not isinstance(ranks, pd.DataFrame):
@@ -320,7 +326,7 @@ def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
     if repeated.any():
         index = int(np.flatnonzero(repeated)[0])
         raise KgrankInputError(
-            f"compare: {_where(frame, index)}, seed {frame[RUN_COLUMN].iloc[index]!r} appears twice; give "
+            f"compare: {_where(frame, index)}{_run_of(frame, ranks, index)} appears twice; give "
             "one rank per task (and a seed column to tell several runs of a system apart)"
         )
     return frame
@@ -329,7 +335,7 @@ def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
 @dataclass(frozen=True)
 class _Block:
     """One dataset: its systems (in the input's order), tasks and ranks (tasks x systems,
-    a system's first run), and each system's runs (tasks x runs)."""
+    of a system with one run; read for those only), and each system's runs (tasks x runs)."""
 
     dataset: str
     systems: list[str]
@@ -601,7 +607,8 @@ def _dataset_rows(
                     "ci_high": spread.high,
                     "ci_method": spread.method,
                     "random_expectation": expectation,
-                    "random_variance": variance,
+                    # of the mean of as many random runs as the system has seeds (what z uses)
+                    "random_variance": variance / seeds[index],
                     "adjusted_index": float(derived[Variant.INDEX].value[index]),
                     "z_score": z,
                     "z_p": float(2.0 * scipy_stats.norm.sf(abs(z))) if np.isfinite(z) else float("nan"),
@@ -638,14 +645,15 @@ def _dataset_rows(
 def _crossed_interval(
     metric: Metric, values: np.ndarray, confidence: float
 ) -> tuple[Interval, CrossedVariance]:
-    """The normal interval of a system's value over its runs (``values``: per-task values,
-    tasks x runs) from the crossed design's variance of the grand mean, mapped to the
-    metric's scale (a monotone map of the mean)."""
+    """The interval of a system's value over its runs (``values``: per-task values, tasks x
+    runs) from the crossed design's variance of the grand mean, with a t quantile on its
+    Satterthwaite degrees of freedom (a normal one covered 70 % with two seeds where seeds
+    dominate), its ends kept within the per-task values (as the single-run normal interval
+    keeps them) and mapped to the metric's scale (a monotone map of the mean)."""
     crossed = crossed_variance(values)
-    half = scipy_stats.norm.ppf(0.5 + confidence / 2) * np.sqrt(crossed.variance)
-    ends = np.asarray(
-        from_task_mean(metric, np.array([crossed.mean - half, crossed.mean + half])), dtype=float
-    )
+    half = scipy_stats.t.ppf(0.5 + confidence / 2, crossed.degrees_of_freedom) * np.sqrt(crossed.variance)
+    ends = np.clip([crossed.mean - half, crossed.mean + half], values.min(), values.max())
+    ends = np.asarray(from_task_mean(metric, ends), dtype=float)
     return Interval(float(ends.min()), float(ends.max()), CROSSED_METHOD), crossed
 
 
@@ -861,10 +869,11 @@ class Comparison:
                 f"fixed), Holm at alpha = {self.alpha:g} over the pairs that have one."
             )
             systems += (
-                f"{runs}; its interval is normal on the variance of a crossed tasks x seeds design (method "
-                "of moments), seed share: the part of that variance new seeds would move, seed SD: the "
+                f"{runs}; its interval is a t interval on the variance of a crossed tasks x seeds design "
+                "(method of moments, Satterthwaite's degrees of freedom), seed share: the part of that "
+                "variance new seeds would move, seed SD: the "
                 "spread of the per-seed values; a system of R seeds is compared with the mean of R random "
-                "runs (Var[M] / R)."
+                "runs (Var[M] / R, the variance column)."
             )
         return {"pairs": pairs, "systems": systems, "summary": summary}
 
@@ -1020,7 +1029,8 @@ class Comparison:
         """What :meth:`paper_table` shows and which families its tests correct over."""
         methods = "; ".join(sorted(set(self.systems["ci_method"])))
         return (
-            f"Each system's value with its {self.confidence:.0%} interval over test sets like this one "
+            f"Each system's value with its {self.confidence:.0%} interval over test sets like this one"
+            f"{' (and over seeds, where a system has several)' if 'seeds' in self.systems.columns else ''} "
             f"({methods}); bold: the best of the dataset; †: worse than that best by a paired t-test, "
             f"Holm's correction at alpha = {self.alpha:g} over all {len(self.pairs)} (dataset, metric, pair) "
             f"rows; °: not distinguishable from random, ‡: worse than random (z-test, Holm over all "
@@ -1251,16 +1261,21 @@ def _system_tables(
             tables[str(dataset)] = dict(entries)
             continue
 
-        def loaded(entry: Any, folder: Path) -> pd.DataFrame:
-            return (
-                entry if isinstance(entry, pd.DataFrame) else load_system(entry, folder, seed=seed, **options)
-            )
+        def loaded(name: str, entry: Any, folder: Path, dataset: str = dataset) -> pd.DataFrame:
+            if isinstance(entry, pd.DataFrame):
+                return entry
+            if not isinstance(entry, str | os.PathLike | tuple):
+                raise KgrankInputError(
+                    f"compare: dataset {dataset!r}, system {name!r}: {entry!r} is not a source; give a path, "
+                    "a (scores, queries) pair, a rank table, or a list of them (its seeds)"
+                )
+            return load_system(entry, folder, seed=seed, **options)
 
         with dataset_folder(dataset) as folder:
             tables[Path(str(dataset)).name] = {
-                str(name): [loaded(run, folder) for run in entry]
+                str(name): [loaded(name, run, folder) for run in entry]
                 if isinstance(entry, list)
-                else loaded(entry, folder)
+                else loaded(name, entry, folder)
                 for name, entry in entries.items()
             }
     return tables

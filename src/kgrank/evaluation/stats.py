@@ -53,6 +53,7 @@ class CrossedVariance:
     seed: float  # sigma_seed^2 / runs
     task: float  # sigma_task^2 / tasks
     residual: float  # sigma_residual^2 / (tasks * runs)
+    degrees_of_freedom: float  # Satterthwaite's, of ``variance`` as a sum of mean squares
 
     @property
     def seed_share(self) -> float:
@@ -71,6 +72,11 @@ def crossed_variance(values: np.ndarray) -> CrossedVariance:
         sigma_seed^2 = (MS_run - MS_res) / T,  sigma_task^2 = (MS_task - MS_res) / R,
         sigma_res^2 = MS_res  (a negative estimate is set to 0)
         Var[mean] = sigma_seed^2 / R + sigma_task^2 / T + sigma_res^2 / (T R)
+
+    Var[mean] T R is a linear combination of the three mean squares (MS_run + MS_task -
+    MS_res where no component is set to 0); its degrees of freedom are Satterthwaite's
+    (sum c_i MS_i)^2 / sum (c_i MS_i)^2 / df_i, few where the seeds dominate (R - 1 at
+    the least), for a t quantile in place of the normal one.
 
     Written here because no well-kept library gives it in closed form: statsmodels'
     MixedLM fits crossed effects by iterative REML, which takes minutes on 40,000 tasks;
@@ -91,7 +97,13 @@ def crossed_variance(values: np.ndarray) -> CrossedVariance:
     seed = max(ms_run - ms_residual, 0.0) / tasks / runs
     task = max(ms_task - ms_residual, 0.0) / runs / tasks
     residual_part = ms_residual / (tasks * runs)
-    return CrossedVariance(mean, seed + task + residual_part, seed, task, residual_part)
+    # the coefficients of MS_run, MS_task, MS_res in Var[mean] T R (a component set to 0 drops out)
+    seed_kept, task_kept = float(ms_run > ms_residual), float(ms_task > ms_residual)
+    terms = np.array([seed_kept * ms_run, task_kept * ms_task, (1 - seed_kept - task_kept) * ms_residual])
+    freedom = np.array([runs - 1, tasks - 1, (tasks - 1) * (runs - 1)], dtype=float)
+    spread = float(np.sum(terms**2 / freedom))
+    degrees = float(np.sum(terms) ** 2 / spread) if spread > 0 else float("inf")
+    return CrossedVariance(mean, seed + task + residual_part, seed, task, residual_part, degrees)
 
 
 def welch_test(first: np.ndarray, second: np.ndarray) -> tuple[float, float]:

@@ -389,7 +389,14 @@ def plot_discrimination(
     panels = _panels(pairs)
     colours = _colours(list(AVERAGING_LABELS))
     figure, axes = _grid(len(panels), len(metrics), width=2.8, height=2.5)
-    most_pairs = len(pairs[["first", "second"]].drop_duplicates())
+    # the x range: the most pairs any cell plots
+    most_pairs = int(
+        pairs.groupby(
+            [*pairs.columns.intersection(["dataset", "protocol"]), "evaluation", "metric", "averaging"]
+        )
+        .size()
+        .max()
+    )
     for row, panel in enumerate(panels):
         for column, metric in enumerate(metrics):
             axis = axes[row, column]

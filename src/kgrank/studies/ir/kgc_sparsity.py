@@ -24,6 +24,7 @@ files, every row as published, and compared by Kullback-Leibler divergence
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import sys
@@ -168,16 +169,25 @@ PYKEEN_SOURCE = "pykeen:"
 
 
 def raw_splits(source: str | Path) -> dict[str, np.ndarray]:
-    """The raw triples (labels, file order, nothing dropped) of every split of an archive or
-    of a PyKEEN dataset named `pykeen:<name>`, or the test split alone of a plain triple file."""
+    """The raw triples (labels, file order, nothing dropped) of the test split of an archive
+    holding test.txt, of a PyKEEN dataset named `pykeen:<name>` or of a plain triple file,
+    and of the archive's or dataset's train and valid splits where it holds them (they
+    only feed the relation divergence against the whole graph)."""
     if str(source).startswith(PYKEEN_SOURCE):
-        return pykeen_raw_splits(str(source).removeprefix(PYKEEN_SOURCE))
-    source = Path(source)
-    if not source.is_file():
-        raise KgrankInputError(f"{source}: raw test file or archive not found; fix the path")
-    if tarfile.is_tarfile(source):
-        return read_archive_splits(source, SPLITS)
-    return {"test": read_triples(source)}
+        name = str(source).removeprefix(PYKEEN_SOURCE)
+        read = lambda splits: pykeen_raw_splits(name, splits)  # noqa: E731
+    else:
+        source = Path(source)
+        if not source.is_file():
+            raise KgrankInputError(f"{source}: raw test file or archive not found; fix the path")
+        if not tarfile.is_tarfile(source):
+            return {"test": read_triples(source)}
+        read = lambda splits: read_archive_splits(source, splits)  # noqa: E731
+    raw = read(("test",))
+    # no train or valid beside the test split: no whole graph to compare with
+    with contextlib.suppress(KgrankInputError):
+        raw |= read(tuple(split for split in SPLITS if split != "test"))
+    return raw
 
 
 def raw_test_triples(source: str | Path) -> np.ndarray:
@@ -460,7 +470,7 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
     ``raw_test``: the dataset archive (holding test.txt) or the raw test file from which
     FB-Test-S was drawn, in its published line order (the prepared test.tsv is not: it
     has dropped unseen triples and PyKEEN may reorder them), e.g.
-    kgrank.data.datasets.pykeen_test_path("nations") for the Nations fixture.
+    ``pykeen:nations`` for the Nations fixture.
     """
     kgc_dir, dataset_dir = Path(kgc_dir), Path(dataset_dir)
     raw = raw_splits(raw_test)
@@ -472,13 +482,16 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
         *_count_rows(SAMPLE_INDICES, {"rows_read": sample_size}),
     ]
 
-    relation_labels = {TEST_SET: raw["test"][:, 1]}
+    # stripped as the kgc-sparsity files' labels are: a stray space is no other relation
+    relation_labels = {TEST_SET: np.char.strip(raw["test"][:, 1].astype(str))}
     if set(SPLITS) <= set(raw):
-        relation_labels[WHOLE_GRAPH] = np.concatenate([raw[split][:, 1] for split in SPLITS])
+        relation_labels[WHOLE_GRAPH] = np.char.strip(
+            np.concatenate([raw[split][:, 1] for split in SPLITS]).astype(str)
+        )
 
     def read_triple_file(file: str) -> np.ndarray:
         rows = read_fields(kgc_dir / file, 3, file)
-        relation_labels[file] = np.asarray([row[1].strip() for row in rows], dtype=object)
+        relation_labels[file] = np.asarray([row[1].strip() for row in rows], dtype=str)
         ids, keep = vocabulary.map_triples(rows, file)
         counts.extend(_count_rows(file, {"rows_read": len(rows), "rows_kept": int(keep.sum())}))
         counts.extend(vocabulary.dropped_rows(file, len(rows), int(keep.sum())))
