@@ -162,7 +162,9 @@ def score_pass(
     (batch by batch, inside rounds of the size asked for)."""
     if batch_size <= 0:
         raise KgrankInputError(f"batch size must be positive, got {batch_size}; pass --batch-size 1 or more")
-    triples = np.asarray(triples, dtype=np.int64)
+    # a writable array: torch warns (UserWarning, once per process) on a read-only one, as
+    # the family tree's graphs are
+    triples = np.array(triples, dtype=np.int64)
     if known is not None:
         check_ids(triples, known.num_entities, known.num_relations)
     score, device, name, restore = _scorer(model, fast)
