@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from kgrank.cli.options import (
+    add_device,
     add_filter_splits,
     add_header,
-    device_name,
     json_object,
     open_probability,
     positive_int,
@@ -200,9 +200,7 @@ def add_commands(commands: Any) -> None:
     command.add_argument(
         "--batch-size", type=positive_int, default=256, help="test triples a model scores at once"
     )
-    command.add_argument(
-        "--device", type=device_name, default="cpu", help="where a model scores: cpu, cuda, cuda:1 ..."
-    )
+    add_device(command)
     command.add_argument(
         "--threads",
         type=positive_int,

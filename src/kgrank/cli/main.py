@@ -20,13 +20,13 @@ from kgrank.cli.compare import add_commands as add_compare_commands
 from kgrank.cli.evaluate import add_commands as add_evaluate_commands
 from kgrank.cli.options import (
     add_dataset_dir,
+    add_device,
     add_filter_splits,
     add_hits,
     add_model_dir,
     add_quiet,
     add_seed,
     add_threads,
-    device_name,
     open_probability,
     positive_int,
 )
@@ -316,9 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_int,
         help="slice each training batch (bounds memory; same gradients)",
     )
-    command.add_argument(
-        "--device", type=device_name, default="auto", help="auto (GPU if present), cpu, cuda, cuda:1 ..."
-    )
+    add_device(command, default="auto")
     add_threads(command)
     add_quiet(command)
     command.set_defaults(handler=_train)

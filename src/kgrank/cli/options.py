@@ -24,11 +24,6 @@ def positive_int(text: str) -> int:
     return int_at_least(text, 1, "is not positive")
 
 
-def non_negative_int(text: str) -> int:
-    """An argparse type: a whole number of at least 0."""
-    return int_at_least(text, 0, "is negative")
-
-
 # The config's bound on a seed (workflow/schemas/config.schema.yaml): torch's and numpy's
 # generators take 32-bit seeds.
 MAX_SEED = 2**32 - 1
@@ -158,12 +153,12 @@ def add_filter_splits(command: argparse.ArgumentParser, *, required: bool = Fals
     )
 
 
-def add_device(command: argparse.ArgumentParser) -> None:
+def add_device(command: argparse.ArgumentParser, default: str = "cpu") -> None:
     """``--device`` for a command that scores with a model (the config's ``device``)."""
     command.add_argument(
         "--device",
         type=device_name,
-        default="cpu",
+        default=default,
         help="where the model scores: auto (a GPU if present), cpu, cuda:1 ...",
     )
 

@@ -379,9 +379,7 @@ def _block(dataset: str, rows: pd.DataFrame, order: Sequence[str]) -> _Block:
         runs.append(table.sort_index().to_numpy(dtype=float))
     first_runs = rows.drop_duplicates(["system", "task"])
     ranks = first_runs.pivot(index="task", columns="system", values="rank")[systems]
-    counts = rows.pivot_table(index="task", columns="system", values="num_candidates", aggfunc="max")[
-        systems
-    ].to_numpy()
+    counts = first_runs.pivot(index="task", columns="system", values="num_candidates")[systems].to_numpy()
     spread = rows.groupby(["task", "system"])["num_candidates"].nunique().to_numpy()
     if (spread > 1).any():
         raise KgrankInputError(

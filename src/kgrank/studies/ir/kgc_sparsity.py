@@ -168,7 +168,7 @@ def read_fields(
 PYKEEN_SOURCE = "pykeen:"
 
 
-def raw_splits(source: str | Path) -> dict[str, np.ndarray]:
+def raw_splits(source: str | Path, test_only: bool = False) -> dict[str, np.ndarray]:
     """The raw triples (labels, file order, nothing dropped) of the test split of an archive
     holding test.txt, of a PyKEEN dataset named `pykeen:<name>` or of a plain triple file,
     and of the archive's or dataset's train and valid splits where it holds them (they
@@ -184,6 +184,8 @@ def raw_splits(source: str | Path) -> dict[str, np.ndarray]:
             return {"test": read_triples(source)}
         read = lambda splits: read_archive_splits(source, splits)  # noqa: E731
     raw = read(("test",))
+    if test_only:
+        return raw
     # no train or valid beside the test split: no whole graph to compare with
     with contextlib.suppress(KgrankInputError):
         raw |= read(tuple(split for split in SPLITS if split != "test"))
@@ -192,7 +194,7 @@ def raw_splits(source: str | Path) -> dict[str, np.ndarray]:
 
 def raw_test_triples(source: str | Path) -> np.ndarray:
     """The raw test triples of :func:`raw_splits`' source (FB-Test-S was drawn from them)."""
-    return raw_splits(source)["test"]
+    return raw_splits(source, test_only=True)["test"]
 
 
 # The relation distributions compared in Zhou et al. (2022), Sec. 3.2, as (first, second).
