@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe_bad_tables import grade, run_case  # noqa: E402
+from probe_bad_tables import captured, grade, run_case  # noqa: E402
 
 
 @dataclass
@@ -161,7 +161,7 @@ CASES = [
     Case("ragged-lines", _text("ragged.csv", "head,relation,tail,side,rank\nbrazil,x\n"), "ragged.csv"),
     Case("unknown-suffix", _ranks("r.xlsx"), "r.xlsx"),
     Case("missing-file", _cli("--ranks", "/nonexistent/ranks.csv"), "ranks.csv"),
-    Case("directory-as-file", lambda c: _cli("--ranks", _folder(c, {}))(c), "tmp"),
+    Case("directory-as-file", lambda c: _cli("--ranks", _folder(c, {}, "rankfolder"))(c), "rankfolder"),
     Case("broken-symlink", lambda c: _symlink(c), "dangling.csv"),
     Case("fifo", lambda c: _fifo(c), "fifo.csv"),
     Case("parquet-garbage", _text("r.parquet", "not parquet"), "r.parquet"),
@@ -204,7 +204,7 @@ CASES = [
     Case("unknown-metric", _cli("--ranks", "RANKS", "--metrics", "mrrr"), "mrrr"),
     Case("metric-without-weights", _cli("--ranks", "RANKS", "--metrics", "wgmr"), "--weights"),
     Case("tolerance-misspelt", _cli("--ranks", "RANKS", "--tie-tolerance", "loose"), "loose"),
-    Case("tolerance-negative", _cli("--ranks", "RANKS", "--tie-tolerance", "absolute:-1"), "-1"),
+    Case("tolerance-negative", _cli("--ranks", "RANKS", "--tie-tolerance", "absolute:-1"), "absolute:-1"),
     Case("tolerance-nan", _cli("--ranks", "RANKS", "--tie-tolerance", "relative:nan"), "nan"),
     Case(
         "tolerance-on-ranks", _cli("--ranks", "RANKS", "--tie-tolerance", "absolute:0.1"), "--tie-tolerance"
@@ -246,6 +246,10 @@ CASES = [
     Case("compare-out-dir-is-file", lambda c: [*_compare()(c), "--out-dir", _file(c)], "plain-file"),
     Case("compare-nan-rank", lambda c: _compare_with(c, lambda f: _with(f, 0, "rank", np.nan)), "bad.csv"),
     Case("compare-fewer-tasks", lambda c: _compare_with(c, lambda f: f.iloc[:-4]), "bad.csv"),
+    # a wide file read (its layout note held) before the refused one: the refusal alone
+    Case(
+        "compare-note-then-refusal", lambda c: _compare_with(c, lambda f: f.iloc[:-4], wide=True), "bad.csv"
+    ),
     # --- the Python API
     Case("api-evaluate-nan", _api(lambda c: _kgrank().evaluate([1, np.nan], num_candidates=5)), "rank"),
     Case(
@@ -355,8 +359,8 @@ def _labels(context: Context, count: int, bad: bool = False) -> str:
     return str(path)
 
 
-def _folder(context: Context, files: dict[str, bytes]) -> str:
-    folder = Path(tempfile.mkdtemp(dir=context.work))
+def _folder(context: Context, files: dict[str, bytes], prefix: str = "folder") -> str:
+    folder = Path(tempfile.mkdtemp(dir=context.work, prefix=prefix))
     for name, content in files.items():
         (folder / name).write_bytes(content)
     return str(folder)
@@ -368,8 +372,10 @@ def _file(context: Context) -> str:
     return str(path)
 
 
-def _compare_with(context: Context, change: Callable[[pd.DataFrame], pd.DataFrame]) -> list[str]:
-    context.rank_file("ranks.csv")
+def _compare_with(
+    context: Context, change: Callable[[pd.DataFrame], pd.DataFrame], wide: bool = False
+) -> list[str]:
+    context.rank_file("ranks.csv", _wide(context.tasks.drop(columns="num_candidates")) if wide else None)
     bad = context.rank_file("bad.csv", change(context.tasks.drop(columns="num_candidates")))
     return [
         *("compare", "--dataset", str(context.nations)),
@@ -399,7 +405,7 @@ def run_api(call: Callable[[], object]) -> tuple[int | str, str]:
     from kgrank.errors import KgrankInputError
 
     err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    with captured(err):
         try:
             call()
             return 0, err.getvalue()

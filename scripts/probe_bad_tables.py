@@ -24,11 +24,12 @@ import argparse
 import contextlib
 import io
 import json
+import logging
 import shutil
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -578,12 +579,27 @@ def damage(source: Path, target: Path, kind: str, nan_column: str, inf_column: s
     _write(frame, target)
 
 
+@contextlib.contextmanager
+def captured(err: io.StringIO) -> Iterator[None]:
+    """stderr, and the log records a command emits (PyKEEN warns through logging, whose
+    handlers may hold the real stderr), into ``err``; stdout dropped."""
+    handler = logging.StreamHandler(err)
+    handler.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        root.removeHandler(handler)
+
+
 def run_case(argv: list[str]) -> tuple[int | str, str]:
     """Exit code (or 'traceback') and stderr of ``kgrank argv`` in this process."""
     from kgrank.cli.main import main
 
     err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    with captured(err):
         try:
             code: int | str = main(argv)
         except SystemExit as exit:

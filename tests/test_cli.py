@@ -104,6 +104,16 @@ def test_missing_required_options(command, capsys):
     assert (first.option_strings[0] if first.option_strings else first.dest) in line
 
 
+def test_an_unknown_option_is_refused_by_its_subcommand(capsys):
+    """argparse leaves an argument no subcommand knows to the top parser, whose --help does
+    not list the subcommand's options; the subcommand's parser refuses it instead."""
+    code, out, err = _run(["evaluate", "--dataset", "x", "--ranks", "y.csv", "--no-such-option", "1"], capsys)
+    assert (code, out) == (2, "")
+    line = _error_line("evaluate", err)
+    assert "unrecognized arguments: --no-such-option 1" in line
+    assert "(kgrank evaluate --help lists the options)" in line
+
+
 CASES = [
     # --- stages
     Case(
@@ -588,7 +598,7 @@ CASES = [
             *("compare", "--dataset", str(nations)),
             *("--systems", str(tmp / "x" / "ranks.csv"), str(tmp / "y" / "ranks.csv")),
         ],
-        ("the name 'ranks' is taken twice from a path", "name them apart"),
+        ("the name 'ranks' is given twice, at least once taken from a path", "name them apart"),
         needs_nations=True,
     ),
     Case(

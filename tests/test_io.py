@@ -66,9 +66,13 @@ def test_write_table_round_trips_tsv_and_parquet(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.tsv", sep="\t"), frame, rtol=1e-9)
     write_table(tmp_path / "t.parquet", frame)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "t.parquet"), frame)
-    with pytest.raises(ValueError, match=r"unsupported table format '\.csv'"):
+    with pytest.raises(KgrankInputError, match=r"t.csv: a table is written as .tsv or .parquet, not .csv"):
         write_table(tmp_path / "t.csv", frame)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["t.parquet", "t.tsv"]
+    (tmp_path / "folder.tsv").mkdir()
+    with pytest.raises(KgrankInputError, match=r"folder.tsv: a folder is there; give the path of a file"):
+        write_table(tmp_path / "folder.tsv", frame)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder.tsv", "t.parquet", "t.tsv"]
+    assert not any((tmp_path / "folder.tsv").iterdir())
 
 
 def test_atomic_path_keeps_the_old_file_on_failure(tmp_path):

@@ -201,6 +201,8 @@ def _read_parquet(path: Path) -> _Source:
 
 def _read_table(path: str | os.PathLike[str], what: str = "ranks") -> _Source:
     path = Path(path)
+    if path.is_dir():
+        raise KgrankInputError(f"{path}: a folder, not a file of {what}; give the file")
     suffix = path.suffix.lower()
     allowed = RANK_TABLE_SUFFIXES if what == "ranks" else {s: d for s, d in RANK_TABLE_SUFFIXES.items() if d}
     if suffix not in allowed:
@@ -451,6 +453,16 @@ def _rank_columns(source: _Source) -> dict[str, np.ndarray]:
 # --- assembling a rank table ------------------------------------------------------------
 
 
+def _labelled(factory: Any, triple: np.ndarray) -> tuple[str, str, str]:
+    """A triple of ids in the factory's labels (through its id maps: reading
+    ``factory.triples`` would rebuild every labelled triple, and PyKEEN warns that it does)."""
+    head, relation, tail = (int(value) for value in triple)
+    entity = getattr(factory, "entity_id_to_label", None)
+    if entity is None:
+        return str(head), str(relation), str(tail)
+    return entity[head], factory.relation_id_to_label[relation], entity[tail]
+
+
 def _test_index(factories: Any) -> tuple[np.ndarray, dict[tuple[int, int, int], list[int]]]:
     test = np.asarray(factories.testing.mapped_triples, dtype=np.int64)
     index: dict[tuple[int, int, int], list[int]] = {}
@@ -507,9 +519,7 @@ def _assemble(
     missing = sorted(wanted - position.keys(), key=lambda pair: (SIDES.index(pair[1]), pair[0]))
     if missing and not allow_partial:
         triple_id, side = missing[0]
-        example = (
-            factories.testing.triples[triple_id] if hasattr(factories.testing, "triples") else test[triple_id]
-        )
+        example = _labelled(factories.testing, test[triple_id])
         raise KgrankInputError(
             f"{source.path}: {len(missing)} of {len(wanted)} (test triple, side) pairs have no row, e.g. the "
             f"{side} side of ({', '.join(map(str, example))}); add them, or accept a partial evaluation "
@@ -576,7 +586,7 @@ def load_rank_table(
     numbers within range as PyKEEN ids and anything else as labels, "ids" or "labels" say
     which.
     """
-    with _notes_once_read():
+    with notes_held():
         return _rank_table_of(
             _read_table(path, "ranks"), dataset_dir, filter_splits, allow_partial, identifiers
         )
@@ -588,7 +598,9 @@ _held_notes: list[str] | None = None
 
 
 @contextmanager
-def _notes_once_read() -> Iterator[None]:
+def notes_held() -> Iterator[None]:
+    """Hold the notes on how files were read until the block (or the decorated function)
+    ends without an error; a refusal inside it prints its one line alone."""
     global _held_notes
     outer, _held_notes = _held_notes, []
     try:
@@ -905,6 +917,7 @@ def _load_scores(path: Path) -> Any:
     return scores
 
 
+@notes_held()
 def rank_score_matrix(
     scores_path: str | os.PathLike[str],
     queries_path: str | os.PathLike[str],

@@ -680,3 +680,28 @@ def test_fixture_is_what_the_script_writes(tmp_path):
     assert written == sorted(path.relative_to(FIXTURE) for path in FIXTURE.rglob("*.txt"))
     for relative in written:
         assert (tmp_path / relative).read_bytes() == (FIXTURE / relative).read_bytes(), relative
+
+
+def test_raw_splits_leave_out_a_missing_split_and_refuse_a_damaged_one(tmp_path):
+    """The whole graph of the relation divergences is read where the archive holds train
+    and valid, left out where it lacks one, and a malformed train split is refused, never
+    passed over as if it were missing."""
+    import tarfile
+
+    from kgrank.studies.ir.kgc_sparsity import raw_splits
+
+    def archive(name: str, members: dict[str, bytes]) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as tar:
+            for member, data in members.items():
+                (tmp_path / member).write_bytes(data)
+                tar.add(tmp_path / member, arcname=f"data/{member}")
+        return path
+
+    test = NATIONS_RAW_TEST.read_bytes()
+    whole = raw_splits(archive("whole.tar.gz", {"test.txt": test, "train.txt": test, "valid.txt": test}))
+    assert sorted(whole) == ["test", "train", "valid"] and len(whole["train"]) == len(whole["test"])
+    assert sorted(raw_splits(archive("test-only.tar.gz", {"test.txt": test, "valid.txt": test}))) == ["test"]
+    damaged = archive("damaged.tar.gz", {"test.txt": test, "train.txt": b"a\tb\n", "valid.txt": test})
+    with pytest.raises(KgrankInputError, match=r"damaged.tar.gz:data/train.txt"):
+        raw_splits(damaged)

@@ -105,8 +105,9 @@ def _named(entries: list[str]) -> dict[str, list[str]]:
             raise KgrankInputError(f"--systems {entry!r}: write NAME=PATH (or PATH alone)")
         if name in systems and (not separator or name in implicit):
             raise KgrankInputError(
-                f"--systems {entry!r}: the name {name!r} is taken twice from a path; name them apart "
-                "(NAME=PATH), or repeat NAME=PATH for the seeds of one system"
+                f"--systems {entry!r}: the name {name!r} is given twice, at least once taken from a path "
+                "(its file or folder name); name them apart (NAME=PATH), or repeat NAME=PATH for the "
+                "seeds of one system"
             )
         if Path(path).resolve() in {Path(given).resolve() for given in systems.get(name, [])}:
             raise KgrankInputError(
@@ -119,11 +120,9 @@ def _named(entries: list[str]) -> dict[str, list[str]]:
 
 
 def _compare(args: argparse.Namespace) -> None:
-    from kgrank.data.datasets import HEADER_OPTION
-    from kgrank.data.io import write_table
     from kgrank.engine.ties import parse_tolerance
-    from kgrank.evaluation.comparison import comparable_metrics, compare_rank_tables
-    from kgrank.systems import dataset_folder, load_system
+    from kgrank.evaluation.comparison import comparable_metrics
+    from kgrank.systems import notes_held
 
     tolerance = parse_tolerance(args.tie_tolerance)  # a misspelt tolerance stops before any ranking
     if len(args.dataset) != len(args.systems):
@@ -132,6 +131,18 @@ def _compare(args: argparse.Namespace) -> None:
             "by the --systems ranked on it"
         )
     comparable_metrics(args.metrics)  # a metric that cannot be compared stops before any ranking
+    with notes_held():  # a file refused after another was read prints its refusal alone
+        comparison = _comparison(args, tolerance)
+    print(comparison.report())
+    _write(args, comparison)
+
+
+def _comparison(args: argparse.Namespace, tolerance: Any) -> Any:
+    """Every dataset's systems loaded, and their comparison."""
+    from kgrank.data.datasets import HEADER_OPTION
+    from kgrank.evaluation.comparison import compare_rank_tables
+    from kgrank.systems import dataset_folder, load_system
+
     tables: dict[str, dict[str, Any]] = {}
     for spec, entries in zip(args.dataset, args.systems, strict=True):
         with dataset_folder(spec, HEADER_OPTION[args.header]) as folder:
@@ -159,7 +170,7 @@ def _compare(args: argparse.Namespace) -> None:
             tables[name] = {
                 system: loaded[0] if len(loaded) == 1 else loaded for system, loaded in runs.items()
             }
-    comparison = compare_rank_tables(
+    return compare_rank_tables(
         tables,
         rank_type=args.rank_type,
         metrics=args.metrics,
@@ -168,7 +179,11 @@ def _compare(args: argparse.Namespace) -> None:
         bootstrap_resamples=args.bootstrap_resamples,
         seed=args.seed,
     )
-    print(comparison.report())
+
+
+def _write(args: argparse.Namespace, comparison: Any) -> None:
+    from kgrank.data.io import write_table
+
     if args.out_dir is not None:
         for table in ("pairs", "systems", "summary"):
             write_table(Path(args.out_dir) / f"{table}.tsv", getattr(comparison, table))

@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kgrank.cli.compare import add_commands as add_compare_commands
 from kgrank.cli.evaluate import add_commands as add_evaluate_commands
@@ -216,6 +216,20 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        self.commands = super().add_subparsers(**kwargs)
+        return self.commands
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, but an argument the subcommand does not know is refused by the
+        subcommand's parser, whose --help lists the options it does know."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            commands = getattr(self, "commands", None)
+            parser = commands.choices.get(parsed.command, self) if commands is not None else self
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
 def build_parser() -> argparse.ArgumentParser:

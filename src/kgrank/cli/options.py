@@ -43,7 +43,7 @@ DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?|mps)$")
 
 def device_name(text: str) -> str:
     """An argparse type: where a model scores (auto, cpu, cuda, cuda:N, mps)."""
-    if not DEVICE_PATTERN.match(text):
+    if not DEVICE_PATTERN.fullmatch(text):  # "$" of match would let "cpu\n" through
         raise argparse.ArgumentTypeError(f"{text!r} is not a device; give auto, cpu, cuda, cuda:N or mps")
     return text
 

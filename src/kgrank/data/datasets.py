@@ -274,11 +274,14 @@ def offline_refusal(name: str) -> Iterator[None]:
 PYKEEN_SPLIT_STEMS = {"train": "training", "valid": "validation", "test": "testing"}
 
 
-def pykeen_raw_splits(name: str, splits: tuple[str, ...] = SPLITS) -> dict[str, np.ndarray]:
+def pykeen_raw_splits(
+    name: str, splits: tuple[str, ...] = SPLITS, missing_ok: bool = False
+) -> dict[str, np.ndarray]:
     """The raw triples of ``splits`` of a PyKEEN dataset class (downloads unless the data
     ships with pykeen): every line as published, in file order, before PyKEEN drops triples
     with unseen entities. FB15k-237's class reads its files out of the downloaded zip;
-    others keep plain files."""
+    others keep plain files. A split the class keeps no file of is refused, or left out
+    where ``missing_ok``."""
     import zipfile
 
     dataset = _pykeen_dataset(name)
@@ -293,6 +296,8 @@ def pykeen_raw_splits(name: str, splits: tuple[str, ...] = SPLITS) -> dict[str, 
                 raw[split] = parse_triples(handle, f"{dataset.path}:{member.as_posix()}")
             continue
         path = getattr(dataset, f"{stem}_path", None)
+        if path is None and missing_ok:
+            continue
         if path is None:
             raise KgrankInputError(
                 f"dataset {name!r}: PyKEEN's class keeps no {split} file; give the dataset a local "
@@ -387,7 +392,7 @@ def _splits_from_archive(
 
 
 def _split_members(
-    tar: tarfile.TarFile, archive: Path, splits: tuple[str, ...]
+    tar: tarfile.TarFile, archive: Path, splits: tuple[str, ...], missing_ok: bool = False
 ) -> dict[str, tarfile.TarInfo]:
     """The member of each split (``train.txt`` ... in any folder of the archive). Two members
     of one split would leave the choice to their order, so they are refused; so are a member
@@ -423,27 +428,30 @@ def _split_members(
             )
         found[split] = member
     for split in splits:
-        if split not in found:
+        if split not in found and not missing_ok:
             raise KgrankInputError(f"{archive}: no {ARCHIVE_MEMBERS[split]} inside the archive")
     return found
 
 
 def read_archive_splits(
-    archive: str | Path, splits: tuple[str, ...] = SPLITS, header: Any = False
+    archive: str | Path, splits: tuple[str, ...] = SPLITS, header: Any = False, missing_ok: bool = False
 ) -> dict[str, np.ndarray]:
     """The raw labelled triples of ``splits`` inside a dataset archive, as the files hold
-    them (file order, nothing dropped), read without extracting anything; a missing,
-    doubled or oversized member, a damaged archive or a malformed line names the archive.
-    ``header`` as in ``parse_triples``."""
-    return {split: parsed.rows for split, parsed in _read_archive(archive, splits, header).items()}
+    them (file order, nothing dropped), read without extracting anything; a missing (unless
+    ``missing_ok``: left out), doubled or oversized member, a damaged archive or a malformed
+    line names the archive. ``header`` as in ``parse_triples``."""
+    read = _read_archive(archive, splits, header, missing_ok)
+    return {split: parsed.rows for split, parsed in read.items()}
 
 
-def _read_archive(archive: str | Path, splits: tuple[str, ...], header: Any) -> dict[str, TripleLines]:
+def _read_archive(
+    archive: str | Path, splits: tuple[str, ...], header: Any, missing_ok: bool = False
+) -> dict[str, TripleLines]:
     archive = Path(archive)
     result: dict[str, TripleLines] = {}
     try:
         with tarfile.open(archive) as tar:
-            for split, member in _split_members(tar, archive, splits).items():
+            for split, member in _split_members(tar, archive, splits, missing_ok).items():
                 extracted = tar.extractfile(member)
                 assert extracted is not None  # a regular file (_split_members)
                 # never more than the size checked above, whatever the stream holds

@@ -59,16 +59,18 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     overwrites the same temporary file and moves it into place, so no debris survives
     the recovery. Two writers of one target at once are what Snakemake's lock forbids.
     """
+    from kgrank.errors import KgrankInputError
+
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        from kgrank.errors import KgrankInputError
-
         raise KgrankInputError(
             f"{target}: cannot write it, a part of {target.parent} is a file, not a folder; "
             "write it elsewhere"
         ) from None
+    if target.is_dir():
+        raise KgrankInputError(f"{target}: a folder is there; give the path of a file to write")
     temporary = partial_path(target)
     temporary.unlink(missing_ok=True)
     try:
@@ -92,13 +94,16 @@ def write_json(path: str | os.PathLike[str], data: Any) -> None:
 def write_table(path: str | os.PathLike[str], frame: Any) -> None:
     """Write a pandas DataFrame as TSV or parquet, chosen by the file's suffix."""
     target = Path(path)
+    if target.suffix not in (".parquet", ".tsv"):
+        from kgrank.errors import KgrankInputError
+
+        given = target.suffix or "no suffix"
+        raise KgrankInputError(f"{target}: a table is written as .tsv or .parquet, not {given}; name it so")
     with atomic_path(target) as temporary:
         if target.suffix == ".parquet":
             frame.to_parquet(temporary, index=False)
-        elif target.suffix == ".tsv":
-            frame.to_csv(temporary, sep="\t", index=False, float_format="%.10g")
         else:
-            raise ValueError(f"{target}: unsupported table format {target.suffix!r}; use .tsv or .parquet")
+            frame.to_csv(temporary, sep="\t", index=False, float_format="%.10g")
 
 
 def write_report_table(

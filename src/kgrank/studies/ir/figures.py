@@ -392,7 +392,8 @@ def plot_discrimination(
     # the x range: the most pairs any cell plots
     most_pairs = int(
         pairs.groupby(
-            [*pairs.columns.intersection(["dataset", "protocol"]), "evaluation", "metric", "averaging"]
+            [*pairs.columns.intersection(["dataset", "protocol"]), "evaluation", "metric", "averaging"],
+            dropna=False,
         )
         .size()
         .max()

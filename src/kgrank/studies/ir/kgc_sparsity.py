@@ -24,7 +24,6 @@ files, every row as published, and compared by Kullback-Leibler divergence
 
 from __future__ import annotations
 
-import contextlib
 import random
 import re
 import sys
@@ -175,21 +174,21 @@ def raw_splits(source: str | Path, test_only: bool = False) -> dict[str, np.ndar
     only feed the relation divergence against the whole graph)."""
     if str(source).startswith(PYKEEN_SOURCE):
         name = str(source).removeprefix(PYKEEN_SOURCE)
-        read = lambda splits: pykeen_raw_splits(name, splits)  # noqa: E731
+        read = lambda splits, missing_ok=False: pykeen_raw_splits(name, splits, missing_ok)  # noqa: E731
     else:
         source = Path(source)
         if not source.is_file():
             raise KgrankInputError(f"{source}: raw test file or archive not found; fix the path")
         if not tarfile.is_tarfile(source):
             return {"test": read_triples(source)}
-        read = lambda splits: read_archive_splits(source, splits)  # noqa: E731
+        read = lambda splits, missing_ok=False: read_archive_splits(source, splits, missing_ok=missing_ok)  # noqa: E731
     raw = read(("test",))
     if test_only:
         return raw
-    # no train or valid beside the test split: no whole graph to compare with
-    with contextlib.suppress(KgrankInputError):
-        raw |= read(tuple(split for split in SPLITS if split != "test"))
-    return raw
+    # no train or valid beside the test split: no whole graph to compare with; a damaged one
+    # is refused as the test split would be
+    others = read(tuple(split for split in SPLITS if split != "test"), True)
+    return raw | others if len(others) == len(SPLITS) - 1 else raw
 
 
 def raw_test_triples(source: str | Path) -> np.ndarray:
