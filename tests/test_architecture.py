@@ -423,10 +423,10 @@ def test_every_study_has_rules_and_a_schema_fragment():
     )
     rule_files = sorted(path.stem for path in (REPO / "workflow/rules/studies").glob("*.smk"))
     assert rule_files == studies
-    assert sorted(study_schemas(REPO / "workflow/schemas/studies")) == studies
+    assert sorted(study_schemas(REPO / "src/kgrank/schemas/studies")) == studies
     for name in studies:
         assert (REPO / f"workflow/rules/studies/{name}.smk").is_file()
-        assert (REPO / f"workflow/schemas/studies/{name}.schema.yaml").is_file()
+        assert (REPO / f"src/kgrank/schemas/studies/{name}.schema.yaml").is_file()
 
 
 # --- every study has the same shape ---------------------------------------------------

@@ -22,7 +22,7 @@ from kgrank.workflow.config import (
 )
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
-STUDY_SCHEMAS = REPO / "workflow/schemas/studies"
+STUDY_SCHEMAS = REPO / "src/kgrank/schemas/studies"
 SHIPPED = [REPO / "config/config.yaml", REPO / "config/paper.yaml", REPO / ".test/config.yaml"]
 
 

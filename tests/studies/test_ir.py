@@ -123,7 +123,7 @@ def test_montecarlo_alpha_is_a_setting():
 
     from kgrank.studies.ir.commands import add_commands
 
-    schema = yaml.safe_load((REPO / "workflow/schemas/studies/ir.schema.yaml").read_text())
+    schema = yaml.safe_load((REPO / "src/kgrank/schemas/studies/ir.schema.yaml").read_text())
     assert schema["properties"]["montecarlo_alpha"]["default"] == 0.01
     assert schema["properties"]["alpha"]["default"] == 0.05
     parser = argparse.ArgumentParser()

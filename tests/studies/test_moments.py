@@ -182,7 +182,7 @@ def _check_moments(section: dict) -> None:
     check_config(
         config,
         REPO / "workflow/schemas/config.schema.yaml",
-        study_schema_dir=REPO / "workflow/schemas/studies",
+        study_schema_dir=REPO / "src/kgrank/schemas/studies",
     )
 
 
@@ -203,35 +203,6 @@ def test_config_refuses_the_old_names_of_the_settings(old, new, value):
         match=rf"key studies\.moments\.{old}: renamed; write studies\.moments\.{new} instead",
     ):
         _check_moments({old: value})
-
-
-def test_every_setting_of_a_command_is_required():
-    """The defaults live in the schema: a command not given a setting refuses to run."""
-    import argparse
-
-    from kgrank.studies.moments.commands import add_commands
-
-    parser = argparse.ArgumentParser()
-    add_commands(parser.add_subparsers())
-    commands = {
-        "moments-table": (
-            ["--dataset-dir", "d", "--dataset", "nations", "--out", "m.tsv"],
-            ["--splits", "test"],
-        ),
-        "moments-montecarlo": (
-            ["--dataset-dir", "d", "--dataset", "nations", "--seed", "1", "--out", "m.tsv"],
-            ["--montecarlo-replicates", "200", "--montecarlo-alpha", "0.01"],
-        ),
-        "moments-errata": (
-            ["--seed", "1", "--check", "c.tsv", "--errata", "e.tsv", "--markdown", "e.md"],
-            ["--formula-montecarlo-replicates", "1000"],
-        ),
-    }
-    for command, (base, settings) in commands.items():
-        parser.parse_args([command, *base, *settings])
-        for position in range(0, len(settings), 2):
-            with pytest.raises(SystemExit):
-                parser.parse_args([command, *base, *settings[:position], *settings[position + 2 :]])
 
 
 def test_settings_module_is_light():

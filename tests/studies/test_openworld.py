@@ -534,7 +534,7 @@ def _check_openworld(section: dict) -> None:
     check_config(
         config,
         REPO / "workflow/schemas/config.schema.yaml",
-        study_schema_dir=REPO / "workflow/schemas/studies",
+        study_schema_dir=REPO / "src/kgrank/schemas/studies",
     )
 
 

@@ -13,6 +13,7 @@ from kgrank.data.datasets import SPLITS
 from kgrank.errors import KgrankInputError
 from kgrank.studies import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE
+from kgrank.workflow.settings import STUDY_SCHEMA_DIR, settings_json
 from kgrank.workflow.config import (
     budget_caption,
     check_budget,
@@ -43,10 +44,10 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 CONFIG_SCHEMA = SCHEMAS / "config.schema.yaml"
-STUDY_SCHEMAS = study_schemas(SCHEMAS / "studies")
+STUDY_SCHEMAS = study_schemas(STUDY_SCHEMA_DIR)
 # Errors name the config file(s) the keys came from.
 CONFIG_SOURCE = " + ".join(map(str, workflow.configfiles)) or "the config"
-check_config(config, CONFIG_SCHEMA, source=CONFIG_SOURCE, study_schema_dir=SCHEMAS / "studies")
+check_config(config, CONFIG_SCHEMA, source=CONFIG_SOURCE, study_schema_dir=STUDY_SCHEMA_DIR)
 validate(config, str(CONFIG_SCHEMA))
 check_datasets(config["datasets"], source=CONFIG_SOURCE)
 # Every study gets its settings with the schema's defaults, listed or not: a study that
@@ -116,6 +117,12 @@ def enabled(study):
 
 def settings(study):
     return config["studies"][study]
+
+
+def command_settings(study, command):
+    """A rule's `--settings {params.settings:q}`: the settings of `study` that the command
+    reads (kgrank.workflow.settings), so that a job reruns when one of them changes."""
+    return settings_json(study, command, settings(study))
 
 
 # --- paths: called without arguments they give the wildcard pattern -----------------

@@ -34,7 +34,7 @@ STUDY_SCHEMA_SUFFIX = ".schema.yaml"
 
 
 def study_schemas(study_schema_dir: str | Path) -> dict[str, Path]:
-    """Each study's schema fragment by study name (workflow/schemas/studies/<study>.schema.yaml)."""
+    """Each study's schema fragment by study name (src/kgrank/schemas/studies/<study>.schema.yaml)."""
     return {
         path.name.removesuffix(STUDY_SCHEMA_SUFFIX): path
         for path in sorted(Path(study_schema_dir).glob(f"*{STUDY_SCHEMA_SUFFIX}"))
@@ -60,7 +60,7 @@ def _check_renamed(data: Any, schema: Mapping[str, Any], source: str, path: str,
             _check_renamed(data[key], child, source, f"{path}{key}.", schema_path)
 
 
-def _check_against(data: Any, schema_path: Path, source: str, prefix: str = "") -> None:
+def check_against(data: Any, schema_path: Path, source: str, prefix: str = "") -> None:
     schema = parse_schema(schema_path.read_text(encoding="utf-8"))
     _check_renamed(data, schema, source, prefix, schema_path)
     # an integer key refuses 7.0 (JSON Schema counts it an integer; the jobs' argparse does not)
@@ -109,7 +109,7 @@ def check_config(
     found = first_non_finite(dict(config))
     if found is not None:
         raise KgrankInputError(f"{source}: key {found[0]}: {found[1]} is not a finite number; give one")
-    _check_against(dict(config), Path(schema_path), source)
+    check_against(dict(config), Path(schema_path), source)
     if study_schema_dir is None:
         return
     known = study_schemas(study_schema_dir)
@@ -119,7 +119,7 @@ def check_config(
                 f"{source}: key studies.{name}: no such study; the studies are {sorted(known)} "
                 f"(one schema each in {study_schema_dir})"
             )
-        _check_against(section if section is not None else {}, known[name], source, prefix=f"studies.{name}.")
+        check_against(section if section is not None else {}, known[name], source, prefix=f"studies.{name}.")
 
 
 # The keys a dataset entry may have beyond `source` and `train`, by source. A PyKEEN entry

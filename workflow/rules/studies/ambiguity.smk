@@ -3,7 +3,7 @@
 # (sampled candidates; test subsets with their own entities as candidates), the paper's
 # Table 1 regenerated, and pairwise model tests.
 # Logic: src/kgrank/studies/ambiguity/. Settings: studies.ambiguity
-# (workflow/schemas/studies/ambiguity.schema.yaml).
+# (src/kgrank/schemas/studies/ambiguity.schema.yaml).
 import kgrank.studies.ambiguity.settings as ambiguity_settings
 
 AMBIGUITY = settings("ambiguity")

@@ -2,7 +2,7 @@
 # retrieval on FB15k-237 (micro vs macro metrics, MAP@20 and nDCG@20 through trec_eval's
 # measures, FB-Test-S against its TREC-pooled relabelling FB-Test-S-C, ranking stability,
 # discriminative power) and the macro metrics' expectation under the random model.
-# Logic: src/kgrank/studies/ir/. Settings: studies.ir (workflow/schemas/studies/ir.schema.yaml).
+# Logic: src/kgrank/studies/ir/. Settings: studies.ir (src/kgrank/schemas/studies/ir.schema.yaml).
 import kgrank.studies.ir.settings as ir_settings
 
 IR_SETTINGS = settings("ir")

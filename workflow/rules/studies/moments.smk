@@ -2,10 +2,8 @@
 # metric's expectation and variance under the random model per dataset, split and side;
 # the Monte Carlo check of each; and the errata of the published closed forms.
 # Logic: src/kgrank/studies/moments/. Settings: studies.moments
-# (workflow/schemas/studies/moments.schema.yaml).
-import kgrank.studies.moments.settings as moments_settings
+# (src/kgrank/schemas/studies/moments.schema.yaml).
 
-MOMENTS_SETTINGS = settings("moments")
 # common.smk's hook: the scorecard reads the tables of the run's datasets only.
 SCORECARD_MADE["moments"] = lambda path: path.split("/")[1] in DATASETS
 
@@ -17,7 +15,7 @@ rule moments_table:
         moments_file(),
     params:
         dataset_dir=of_wildcards(dataset_dir),
-        splits=moments_settings.splits_arguments(MOMENTS_SETTINGS),
+        settings=command_settings("moments", "moments-table"),
         filter_splits=FILTER_SPLITS,
         hits=HITS,
     log:
@@ -28,7 +26,7 @@ rule moments_table:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank moments-table --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
-        " {params.splits} --filter-splits {params.filter_splits} --hits {params.hits}"
+        " --settings {params.settings:q} --filter-splits {params.filter_splits} --hits {params.hits}"
         " --out {output} 2>&1 | tee {log}"
 
 
@@ -39,7 +37,7 @@ rule moments_montecarlo:
         montecarlo_file(),
     params:
         dataset_dir=of_wildcards(dataset_dir),
-        montecarlo=moments_settings.montecarlo_arguments(MOMENTS_SETTINGS),
+        settings=command_settings("moments", "moments-montecarlo"),
         seed=config["seed"],
         filter_splits=FILTER_SPLITS,
         hits=HITS,
@@ -51,7 +49,7 @@ rule moments_montecarlo:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank moments-montecarlo --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
-        " {params.montecarlo} --seed {params.seed}"
+        " --settings {params.settings:q} --seed {params.seed}"
         " --filter-splits {params.filter_splits} --hits {params.hits} --out {output} 2>&1 | tee {log}"
 
 
@@ -80,7 +78,7 @@ rule moments_errata:
         markdown=report(table_files("errata")["md"], caption="../../report/errata.rst", category="moments"),
     params:
         seed=config["seed"],
-        replicates=moments_settings.errata_arguments(MOMENTS_SETTINGS),
+        settings=command_settings("moments", "moments-errata"),
     log:
         log_file("moments", "errata"),
     benchmark:
@@ -88,7 +86,7 @@ rule moments_errata:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank moments-errata {params.replicates} --seed {params.seed} --check {output.check}"
+        "kgrank moments-errata --settings {params.settings:q} --seed {params.seed} --check {output.check}"
         " --errata {output.errata} --markdown {output.markdown} 2>&1 | tee {log}"
 
 

@@ -2,7 +2,7 @@
 # form, the probability of an inverted comparison, which metrics saturate, and the
 # family-tree experiment (trained models on sparse and on full test answers).
 # Logic: src/kgrank/studies/openworld/. Settings: studies.openworld
-# (workflow/schemas/studies/openworld.schema.yaml).
+# (src/kgrank/schemas/studies/openworld.schema.yaml).
 import kgrank.studies.openworld.settings as openworld_settings
 
 OPENWORLD = settings("openworld")

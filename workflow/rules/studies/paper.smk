@@ -1,7 +1,7 @@
 # Study `paper` (Hoyt, Berrendorf et al. 2022): Figure 1 and Tables 1-4, the audit of
 # the case study's published values, and our test metrics next to the published ones.
 # Logic: src/kgrank/studies/paper/. Settings: studies.paper
-# (workflow/schemas/studies/paper.schema.yaml). The audit reads the lookup tables and
+# (src/kgrank/schemas/studies/paper.schema.yaml). The audit reads the lookup tables and
 # Monte Carlo checks of the `moments` study's rules.
 import kgrank.studies.paper.settings as paper_settings
 

@@ -4,7 +4,7 @@
 # Bansal & Rivero 2021) with exact moments and its Monte Carlo check on each dataset's
 # candidate counts; part 1, sampled negatives; part 2, ties.
 # Logic: src/kgrank/studies/protocols/. Settings: studies.protocols
-# (workflow/schemas/studies/protocols.schema.yaml).
+# (src/kgrank/schemas/studies/protocols.schema.yaml).
 import kgrank.studies.protocols.settings as protocols_settings
 
 PROTOCOLS = settings("protocols")

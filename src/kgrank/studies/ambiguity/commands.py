@@ -1,7 +1,7 @@
 """The ambiguity study's commands (``kgrank ambiguity-...``): argparse, and handlers that
 read the inputs, call the analysis and report modules and write the outputs. Every
 option that is a setting of the study is required: its default lives in the schema
-(workflow/schemas/studies/ambiguity.schema.yaml) and the rule passes it."""
+(src/kgrank/schemas/studies/ambiguity.schema.yaml) and the rule passes it."""
 
 from __future__ import annotations
 

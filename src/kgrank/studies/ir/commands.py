@@ -1,7 +1,7 @@
 """The ir study's subcommands (`kgrank ir-*`): argparse, and handlers that read the
 inputs, call the analyses and write what they return. Report tables and captions come
 from :mod:`kgrank.studies.ir.report`; every option that is a setting of the study is
-required (its default lives in workflow/schemas/studies/ir.schema.yaml)."""
+required (its default lives in src/kgrank/schemas/studies/ir.schema.yaml)."""
 
 from __future__ import annotations
 

@@ -12,10 +12,8 @@ from kgrank.cli.options import (
     add_hits,
     add_quiet,
     add_seed,
-    open_probability,
-    positive_int,
 )
-from kgrank.data.datasets import SPLITS
+from kgrank.workflow.settings import add_settings
 
 
 def _moments_table(args: argparse.Namespace) -> None:
@@ -23,8 +21,9 @@ def _moments_table(args: argparse.Namespace) -> None:
     from kgrank.evaluation.metrics import default_metrics
     from kgrank.studies.moments.montecarlo import dataset_moments_table
 
+    splits = args.settings["splits"]
     table = dataset_moments_table(
-        args.dataset_dir, args.dataset, args.splits, default_metrics(args.hits), args.filter_splits
+        args.dataset_dir, args.dataset, splits, default_metrics(args.hits), args.filter_splits
     )
     write_table(args.out, table)
 
@@ -38,9 +37,9 @@ def _montecarlo(args: argparse.Namespace) -> None:
     result = check_dataset(
         candidate_counts(args.dataset_dir, "test", args.filter_splits),
         default_metrics(args.hits),
-        replicates=args.montecarlo_replicates,
+        replicates=args.settings["montecarlo_replicates"],
         seed=args.seed,
-        alpha=args.montecarlo_alpha,
+        alpha=args.settings["montecarlo_alpha"],
         progress=not args.quiet,
     )
     result.insert(0, "dataset", args.dataset)
@@ -58,7 +57,7 @@ def _errata(args: argparse.Namespace) -> None:
     from kgrank.data.io import write_report_table, write_table
     from kgrank.studies.moments.errata import ERRATA_FLOATFMT, check_formulas, errata
 
-    check = check_formulas(replicates=args.formula_montecarlo_replicates, seed=args.seed)
+    check = check_formulas(replicates=args.settings["formula_montecarlo_replicates"], seed=args.seed)
     write_table(args.check, check)
     found = errata(check)
     write_table(args.errata, found)
@@ -69,9 +68,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("moments-table", help="E and Var of every metric per split and side")
     add_dataset_dir(command)
     command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
-    command.add_argument(
-        "--splits", nargs="+", choices=SPLITS, required=True, help="splits whose ranks are described"
-    )
+    add_settings(command, "moments")
     add_filter_splits(command)
     add_hits(command)
     command.add_argument("--out", required=True, help="where to write the moments as TSV")
@@ -80,13 +77,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("moments-montecarlo", help="check every analytic moment by simulation")
     add_dataset_dir(command)
     command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
-    command.add_argument(
-        "--montecarlo-replicates", type=positive_int, required=True, help="replicate rank vectors per side"
-    )
+    add_settings(command, "moments")
     add_seed(command, "the simulated rank vectors")
-    command.add_argument(
-        "--montecarlo-alpha", type=open_probability, required=True, help="family-wise level (Bonferroni)"
-    )
     add_filter_splits(command)
     add_hits(command)
     command.add_argument("--out", required=True, help="where to write the checks as TSV")
@@ -99,12 +91,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.set_defaults(handler=_montecarlo_figure)
 
     command = commands.add_parser("moments-errata", help="published closed forms against simulation")
-    command.add_argument(
-        "--formula-montecarlo-replicates",
-        type=positive_int,
-        required=True,
-        help="simulated rank sets per formula",
-    )
+    add_settings(command, "moments")
     add_seed(command, "the simulation")
     command.add_argument("--check", required=True, help="TSV of every formula checked")
     command.add_argument("--errata", required=True, help="TSV of the disagreements")

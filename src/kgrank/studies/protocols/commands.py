@@ -1,7 +1,7 @@
 """The protocols study's commands (``kgrank protocols-...``): argparse, and handlers that
 read the inputs, call the analysis and report modules and write the outputs. Every option
 that is a setting of the study is required: its default lives in the schema
-(workflow/schemas/studies/protocols.schema.yaml) and the rule passes it.
+(src/kgrank/schemas/studies/protocols.schema.yaml) and the rule passes it.
 
 One group of commands per part of the study (issue #31): part 3, the weighted geometric
 mean rank, is ``protocols-weighted``, ``protocols-weighted-check`` and

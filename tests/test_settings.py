@@ -1,0 +1,100 @@
+"""A study's settings reach its commands as one JSON object (kgrank.workflow.settings):
+every key names commands that exist and take it, a command gets exactly the keys marked
+for it with the schema's defaults, and a bad object is one line naming the key."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from kgrank.cli.main import build_parser
+from kgrank.errors import KgrankInputError
+from kgrank.workflow.config import study_schemas
+from kgrank.workflow.settings import (
+    COMMANDS_KEYWORD,
+    STUDY_SCHEMA_DIR,
+    command_keys,
+    parse_settings,
+    settings_json,
+    study_schema,
+)
+
+STUDIES = sorted(study_schemas(STUDY_SCHEMA_DIR))
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    return dict(parser.commands.choices)
+
+
+def _defaults(schema: dict) -> dict:
+    """Every default of a schema object, nested objects' own defaults filled in, as
+    Snakemake's validate fills the config (written out here, not through the module)."""
+    filled = {}
+    for key, child in schema.get("properties", {}).items():
+        if "default" in child:
+            value = json.loads(json.dumps(child["default"]))
+            filled[key] = {**_defaults(child), **value} if isinstance(value, dict) else value
+    return filled
+
+
+def _marked() -> list[tuple[str, str]]:
+    """(study, command) for every command a study schema's key names."""
+    return sorted(
+        {
+            (study, command)
+            for study in STUDIES
+            for child in study_schema(study)["properties"].values()
+            for command in child.get(COMMANDS_KEYWORD, ())
+        }
+    )
+
+
+def test_every_marked_command_exists_and_takes_settings():
+    commands = _subcommands()
+    for study, command in _marked():
+        assert command in commands, f"{study}: {COMMANDS_KEYWORD} names {command}, no such command"
+        options = {option for action in commands[command]._actions for option in action.option_strings}
+        assert "--settings" in options, f"kgrank {command} reads studies.{study} but has no --settings"
+
+
+def test_every_command_with_settings_reads_some():
+    marked = {command for _, command in _marked()}
+    for name, parser in _subcommands().items():
+        options = {option for action in parser._actions for option in action.option_strings}
+        if "--settings" in options:
+            assert name in marked, f"kgrank {name} takes --settings, but no study key names it"
+
+
+@pytest.mark.parametrize(("study", "command"), _marked())
+def test_the_workflow_json_round_trips_and_an_empty_object_takes_the_defaults(study, command):
+    defaults = _defaults(study_schema(study))
+    keys = command_keys(study, command)
+    expected = {key: defaults[key] for key in keys if key in defaults}
+    assert parse_settings(study, command, "{}") == expected
+    assert parse_settings(study, command, settings_json(study, command, defaults)) == expected
+    assert sorted(json.loads(settings_json(study, command, defaults))) == sorted(keys)
+
+
+def test_a_bad_settings_object_is_one_line_naming_the_key():
+    keys = command_keys("moments", "moments-montecarlo")
+    assert keys == ["montecarlo_replicates", "montecarlo_alpha"]
+    refusals = [
+        ("[1", "not JSON"),
+        ("[1]", "list, not a JSON object"),
+        ('{"splits": ["test"]}', "key splits is not a setting kgrank moments-montecarlo reads"),
+        ('{"bogus": 1}', "key bogus is not a setting"),
+        ('{"montecarlo_alpha": 1}', "key montecarlo_alpha: 1 is greater than or equal to the maximum"),
+        ('{"montecarlo_replicates": 7.0}', "key montecarlo_replicates: 7.0 is not of type 'integer'"),
+    ]
+    for text, message in refusals:
+        with pytest.raises(KgrankInputError, match=message) as raised:
+            parse_settings("moments", "moments-montecarlo", text)
+        assert "\n" not in str(raised.value)
+    # a key given keeps its value, the one left out takes its default
+    assert parse_settings("moments", "moments-montecarlo", '{"montecarlo_alpha": 0.2}') == {
+        "montecarlo_replicates": study_schema("moments")["properties"]["montecarlo_replicates"]["default"],
+        "montecarlo_alpha": 0.2,
+    }
