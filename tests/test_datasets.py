@@ -289,15 +289,15 @@ def test_raw_test_triples_come_out_of_a_pykeen_zip(tmp_path, monkeypatch):
         handle.writestr("Release/test.txt", "b\tr\tc\na\tr\tunseen\n")
     stub = _ZipKeptDataset(archive)
     monkeypatch.setattr(datasets, "_pykeen_dataset", lambda name: stub)
-    triples = datasets.pykeen_test_triples("fb15k237")
+    triples = datasets.pykeen_raw_splits("fb15k237", ("test",))["test"]
     assert stub.loaded
     assert triples.tolist() == [["b", "r", "c"], ["a", "r", "unseen"]]
 
 
 def test_raw_test_triples_of_a_pykeen_dataset_with_a_file():
-    from kgrank.data.datasets import pykeen_test_triples
+    from kgrank.data.datasets import pykeen_raw_splits
 
-    triples = pykeen_test_triples("nations")
+    triples = pykeen_raw_splits("nations", ("test",))["test"]
     assert len(triples) == 201  # Nations' test.txt as shipped, in its order
 
 

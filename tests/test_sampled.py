@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,19 @@ def mixture_ranks(num_tasks: int, low: int, high: int, seed: int) -> sm.FullRank
     tied = np.where(np.arange(num_tasks) % 10 == 0, 2, 0)
     pessimistic = np.minimum(num_candidates, optimistic + tied)
     return sm.FullRanks.of(optimistic, pessimistic, num_candidates)
+
+
+def estimator_quality(estimates: np.ndarray, full_value: float) -> SimpleNamespace:
+    """Mean, bias (with its standard error over replicates) and variance of replicate
+    estimates of ``full_value``."""
+    estimates = np.asarray(estimates, dtype=float).ravel()
+    variance = float(np.var(estimates, ddof=1))
+    return SimpleNamespace(
+        mean=float(estimates.mean()),
+        bias=float(estimates.mean() - full_value),
+        bias_standard_error=float(np.sqrt(variance / estimates.size)),
+        variance=variance,
+    )
 
 
 def enumerated_law(scores_above: int, scores_tied: int, negatives: int, draws: int) -> dict:
@@ -188,8 +202,9 @@ def test_exact_moments_equal_brute_force(estimator, regularisation, block, monke
 @pytest.mark.parametrize("regularisation", [0.0, 0.2, 0.7, 1.0])
 @pytest.mark.parametrize("metric", ["mrr", "hits_at_2"])
 def test_correction_minimises_krichene_rendles_criterion(metric, regularisation):
-    """The solved vector against a generic optimiser of sum_r p(r) [bias_r^2 + gamma Var_r],
-    with the matrix P(S = s | r) enumerated over every subset, under a non-uniform prior."""
+    """The solver against a generic optimiser of sum_r p(r) [bias_r^2 + gamma Var_r], with
+    the matrix P(S = s | r) enumerated over every subset, under a non-uniform prior (the
+    uniform one of :func:`correction` is a special case)."""
     num_candidates, draws = 9, 3
     prior_weights = np.linspace(3.0, 1.0, num_candidates)
     transform = sm.mean_metric(metric).transform.function
@@ -206,9 +221,7 @@ def test_correction_minimises_krichene_rendles_criterion(metric, regularisation)
         return float(weights @ ((mean - target) ** 2 + regularisation * variance))
 
     best = optimize.minimize(criterion, np.zeros(draws + 1), method="BFGS", options={"gtol": 1e-12})
-    solved = sm.correction(
-        metric, num_candidates, draws, regularisation=regularisation, prior=lambda n: prior_weights
-    )
+    solved = sm._solve_correction(transform, num_candidates, draws, regularisation, prior_weights)
     assert criterion(solved) <= best.fun + 1e-10
     np.testing.assert_allclose(solved, best.x, atol=1e-5)
 
@@ -246,7 +259,7 @@ def test_naive_expectation_exact_versus_simulation():
     ):
         for metric in ("mrr", "hits_at_10"):
             exact = sm.exact_moments(metric, full, 25, estimator, rank_type=rank_type)
-            quality = sm.estimator_quality(
+            quality = estimator_quality(
                 sm.estimate(metric, sampled, estimator, rank_type=rank_type), exact.full_value
             )
             standard_error = np.sqrt(exact.variance / replicates)
@@ -268,27 +281,14 @@ def test_corrected_estimator_is_nearly_unbiased_where_the_theory_says():
     naive = sm.exact_moments("mrr", full, draws, "naive")
     assert abs(corrected.bias) < 1e-3 * abs(naive.bias)
     sampled = sm.sample_ranks_from_full(full, draws, seed=9, replicates=replicates)
-    quality = sm.estimator_quality(sm.estimate("mrr", sampled, "corrected"), corrected.full_value)
+    quality = estimator_quality(sm.estimate("mrr", sampled, "corrected"), corrected.full_value)
     assert abs(quality.bias) < 4 * quality.bias_standard_error
-    naive_quality = sm.estimator_quality(sm.estimate("mrr", sampled, "naive"), naive.full_value)
+    naive_quality = estimator_quality(sm.estimate("mrr", sampled, "naive"), naive.full_value)
     assert naive_quality.bias > 30 * naive_quality.bias_standard_error
     # the bias-variance trade-off: gamma buys variance with bias, monotonically
     moments = [sm.exact_moments("mrr", full, draws, "corrected", regularisation=g) for g in (0.0, 0.1, 1.0)]
     assert moments[0].variance > moments[1].variance > moments[2].variance
     assert abs(moments[0].bias) < abs(moments[1].bias) < abs(moments[2].bias) < abs(naive.bias)
-
-
-def test_adaptive_prior_is_uniform_for_uniform_ranks_and_follows_the_ranks():
-    num_candidates = np.full(2000, 50)
-    uniform = sm.FullRanks.of(np.tile(np.arange(1, 51), 40), None, num_candidates)
-    sampled = sm.sample_ranks_from_full(uniform, 9, seed=0, replicates=5)
-    weights = sm.adaptive_prior(sampled, smoothing=0.1)(50)
-    assert weights.sum() == pytest.approx(1.0)
-    np.testing.assert_allclose(weights, 1 / 50, rtol=0.15)
-    top = sm.FullRanks.of(np.ones(2000, dtype=int), None, num_candidates)
-    weights = sm.adaptive_prior(sm.sample_ranks_from_full(top, 9, seed=0), smoothing=0.1)(50)
-    # every sampled rank is 1: the relative positions [0, 1/10) hold 90% + the uniform share
-    assert weights[:5].sum() == pytest.approx(0.9 + 0.1 * 5 / 50)
 
 
 # --- comparing systems, and the adjusted index ----------------------------------------------------

@@ -97,14 +97,6 @@ def test_kendall_tau_is_nan_on_missing_values():
     assert np.isnan(stats.kendall_tau_b_rows(np.array([1.0, 2.0]), np.array([[np.nan, 1.0]]))[0])
 
 
-def test_mean_interval_covers_the_mean_and_is_seeded():
-    values = np.random.default_rng(1).random(200)
-    low, high = stats.mean_interval(values, seed=3)
-    assert low < values.mean() < high
-    assert (low, high) == stats.mean_interval(values, seed=3)
-    assert stats.mean_interval(np.full(4, 0.25)) == (0.25, 0.25)
-
-
 def test_mean_difference_interval_is_scipys_paired_percentile_bootstrap():
     generator = np.random.default_rng(2)
     first, second = generator.random(80), generator.random(80)

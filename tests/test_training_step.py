@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kgrank.engine.scoring import product_form_family
 from kgrank.training.lcwa_loss import lcwa_loss_from_positives
-from kgrank.training.step import _collate, dense_labels, fast_family, fast_scores, sparse_label_batches
+from kgrank.training.step import _collate, dense_labels, fast_scores, sparse_label_batches
 
 FAMILIES = {
     "transe-l1": ("transe", {"embedding_dim": 24, "scoring_fct_norm": 1}),
@@ -90,7 +91,7 @@ def _step(factory, model_name, model_kwargs, *, fast: bool, direction: str, loss
     if fast:
         with fast_scores(model) as family:
             scores = getattr(model, method)(pairs)
-        assert family == fast_family(model) is not None
+        assert family is not None and family == product_form_family(model)[0]
     else:
         scores = getattr(model, method)(pairs)
     value = model.loss.process_lcwa_scores(
@@ -144,7 +145,7 @@ def test_other_models_are_left_to_pykeen():
     from pykeen.models import model_resolver
 
     model = model_resolver.make("simple", triples_factory=_random_graph(), embedding_dim=4, random_seed=0)
-    assert fast_family(model) is None
+    assert product_form_family(model) is None
     with fast_scores(model) as family:
         assert family is None
         assert "score_t" not in model.__dict__

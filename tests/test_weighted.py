@@ -18,9 +18,11 @@ from kgrank.errors import KgrankInputError
 from kgrank.evaluation.metrics import (
     TIDY_COLUMNS,
     Variant,
+    check_weights,
     default_metrics,
     derive,
     evaluate_rank_table,
+    evaluate_ranks,
     lookup,
     moments_of,
 )
@@ -30,13 +32,10 @@ from kgrank.evaluation.weighted import (
     WEIGHTED_GEOMETRIC_MEAN_RANK,
     WEIGHTED_METRICS,
     evaluate_weighted_rank_table,
-    inverse_weighted_geometric_mean_rank,
-    iwgmr_moments,
     negative_count_weights,
     relation_balanced_weights,
     scheme_weights,
     weighted_geometric_mean_rank,
-    weighted_metric_rows,
     wgmr_at_expected_ranks,
     wgmr_moments,
     wgmr_montecarlo,
@@ -44,6 +43,20 @@ from kgrank.evaluation.weighted import (
 
 WGMR = WEIGHTED_GEOMETRIC_MEAN_RANK.key
 IWGMR = INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.key
+
+
+def inverse_weighted_geometric_mean_rank(ranks, weights):
+    return INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.value(ranks, weights)
+
+
+def iwgmr_moments(num_candidates, weights):
+    return INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.moments(np.asarray(num_candidates), weights)
+
+
+def weighted_metric_rows(ranks, num_candidates, weights):
+    """The rows of the weighted metrics as the one evaluator gives them with weights."""
+    ranks = np.asarray(ranks, dtype=float)
+    return evaluate_ranks(ranks, num_candidates, WEIGHTED_METRICS, weights=check_weights(weights, len(ranks)))
 
 
 def ranks_and_weights(max_size: int = 30, max_rank: int = 10_000):

@@ -307,11 +307,6 @@ def pykeen_raw_splits(
     return raw
 
 
-def pykeen_test_triples(name: str) -> np.ndarray:
-    """The raw test triples of a PyKEEN dataset class (:func:`pykeen_raw_splits`)."""
-    return pykeen_raw_splits(name, ("test",))["test"]
-
-
 def _pykeen_root() -> Path:
     import pykeen
 

@@ -88,6 +88,7 @@ from kgrank.evaluation.metrics import Metric, Variant, derive, lookup, moments_o
 from kgrank.evaluation.stats import (
     CrossedVariance,
     SeedKey,
+    bootstrap_batch,
     bootstrap_interval,
     crossed_variance,
     holm,
@@ -186,9 +187,6 @@ SUMMARY_METHOD = (
     "Stouffer's weighted Z (weights sqrt(tasks)) of the per-dataset one-sided paired t-test p-values "
     "in the direction of the pooled difference; two-sided p = 2 min(p, 1 - p)"
 )
-
-# about 20 MB of resampled indices held at once by one bootstrap
-_BATCH_BYTES = 20_000_000
 
 
 # --- metrics -------------------------------------------------------------------------------
@@ -502,7 +500,7 @@ def _difference_interval(
         confidence=confidence,
         resamples=resamples,
         seed=seed,
-        batch=max(1, _BATCH_BYTES // (8 * len(first))),
+        batch=bootstrap_batch(len(first)),
     )
 
 
@@ -1084,14 +1082,6 @@ class Comparison:
                 )
             )
         return "\n".join(tables)
-
-    def write_report(self, markdown_path: str | Path, latex_path: str | Path | None = None) -> None:
-        """Write :meth:`to_markdown` (and :meth:`to_latex`) atomically."""
-        from kgrank.data.io import write_text
-
-        write_text(markdown_path, self.to_markdown())
-        if latex_path is not None:
-            write_text(latex_path, self.to_latex())
 
 
 # --- the entry points ----------------------------------------------------------------------

@@ -39,7 +39,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from kgrank.defaults import DEFAULT_CONFIDENCE
-from kgrank.evaluation.stats import bootstrap_interval, seed_sequence
+from kgrank.evaluation.stats import bootstrap_batch, bootstrap_interval, seed_sequence
 
 if TYPE_CHECKING:
     from kgrank.evaluation.metrics import Metric
@@ -54,8 +54,6 @@ MIN_NORMAL_TASKS = 30
 # The bootstrap's cost bound (module docstring).
 MAX_RESAMPLED_RANKS = 10_000_000
 MIN_RESAMPLES = 200
-# about 20 MB of resampled ranks held at once
-_BATCH_BYTES = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ def _resampled_interval(
         confidence=confidence,
         resamples=resamples,
         seed=seed_sequence(seed, metric.key),
-        batch=max(1, _BATCH_BYTES // (8 * len(ranks))),
+        batch=bootstrap_batch(len(ranks)),
     )
     return Interval(low, high, f"{method} bootstrap (R={resamples})")
 

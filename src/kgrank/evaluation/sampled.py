@@ -42,11 +42,10 @@ any arithmetic mean of a rank transformation), each a mean over tasks of f~_i(S_
   [(1 - gamma) A' D A + gamma diag(A' p)] f~ = A' D f,  D = diag(p).
   gamma = 0 is their minimal-bias (least squares) estimator, 0 < gamma < 1 their
   bias-variance trade-off, and gamma = 1 gives f~(s) = E_p[f(r) | S = s], the posterior mean
-  of f. The prior is uniform, or :func:`adaptive_prior` (the empirical distribution of the
-  rescaled sampled ranks mixed with a uniform one).
+  of f. The prior is uniform.
 
-The correction vector depends on (f, N_i, k_i, gamma, prior) only: tasks are grouped by
-(N_i, k_i) and each vector is computed once (cached for the uniform prior).
+The correction vector depends on (f, N_i, k_i, gamma) only: tasks are grouped by (N_i, k_i)
+and each vector is computed once (cached).
 """
 
 from __future__ import annotations
@@ -305,37 +304,23 @@ def _check_regularisation(regularisation: float) -> float:
     return float(regularisation)
 
 
-Prior = Callable[[int], np.ndarray]
-
-
 def correction(
     metric: str | Metric,
     num_candidates: int,
     draws: int,
     *,
     regularisation: float = 0.0,
-    prior: Prior | None = None,
 ) -> np.ndarray:
     """Krichene & Rendle's corrected values f~(s), s = 1..draws + 1, for tasks with
     ``num_candidates`` candidates ranked against ``draws`` of their negatives.
 
     Solves [(1 - gamma) A' D A + gamma diag(A' p)] f~ = A' D f over full ranks r = 1..N with
-    A[r, s] = P(S = s | r) and D = diag(p); ``prior`` maps N to weights over 1..N (uniform
-    when None). See the module docstring.
+    A[r, s] = P(S = s | r), p the uniform prior over 1..N and D = diag(p). See the module
+    docstring.
     """
     metric = mean_metric(metric)
     regularisation = _check_regularisation(regularisation)
-    if prior is None:
-        return _uniform_correction(metric.key, int(num_candidates), int(draws), regularisation)
-    weights = np.asarray(prior(int(num_candidates)), dtype=float)
-    if weights.shape != (num_candidates,) or (weights < 0).any() or not weights.sum() > 0:
-        raise KgrankInputError(
-            f"prior for {num_candidates} candidates must give {num_candidates} non-negative weights, "
-            f"got shape {weights.shape}; fix the prior"
-        )
-    return _solve_correction(
-        metric.transform.function, int(num_candidates), int(draws), regularisation, weights
-    )
+    return _uniform_correction(metric.key, int(num_candidates), int(draws), regularisation)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -351,6 +336,7 @@ def _uniform_correction(key: str, num_candidates: int, draws: int, regularisatio
 def _solve_correction(
     function: Callable, num_candidates: int, draws: int, regularisation: float, weights: np.ndarray
 ) -> np.ndarray:
+    # weights: the prior over full ranks 1..N (uniform in :func:`correction`), any scale
     weights = weights / weights.sum()
     negatives = num_candidates - 1
     size = draws + 1
@@ -382,38 +368,12 @@ def _solve_correction(
     return vectors[:, keep] @ ((vectors[:, keep].T @ right) / values[keep])
 
 
-def adaptive_prior(sampled: SampledRanks, rank_type: str = "optimistic", smoothing: float = 0.1) -> Prior:
-    """A prior over full ranks from the sampled ranks themselves: each sampled task's relative
-    position (S - 1)/(k + 1) .. S/(k + 1) spread uniformly, pooled over tasks and replicates,
-    mixed with ``smoothing`` of a uniform prior (so that no full rank has weight 0), then
-    cut into N cells for N candidates. Under a uniform full rank S is uniform on 1..k + 1, so
-    a uniform rank distribution gives back the uniform prior."""
-    _check_rank_type(rank_type, CORRECTABLE_RANK_TYPES)
-    if not 0.0 < smoothing <= 1.0:
-        raise KgrankInputError(f"smoothing {smoothing} is outside (0, 1]; pass a share in (0, 1]")
-    sampled_tasks = sampled.draws == sampled.num_samples
-    if not sampled_tasks.any():
-        raise KgrankInputError("no task drew num_samples negatives; an adaptive prior needs sampled tasks")
-    size = sampled.num_samples + 1
-    ranks = sampled.ranks(rank_type)[:, sampled_tasks].ravel()
-    shares = np.bincount(ranks - 1, minlength=size) / ranks.size
-    knots = np.concatenate([[0.0], np.cumsum(shares)])  # the CDF of the relative position at s/(k+1)
-
-    def prior(num_candidates: int) -> np.ndarray:
-        edges = np.arange(num_candidates + 1) / num_candidates * size
-        cdf = np.interp(edges, np.arange(size + 1), knots)
-        return (1.0 - smoothing) * np.diff(cdf) + smoothing / num_candidates
-
-    return prior
-
-
 def _estimator_values(
     metric: Metric,
     estimator: str,
     num_candidates: int,
     draws: int,
     regularisation: float,
-    prior: Prior | None,
 ) -> np.ndarray:
     """f~(s) for s = 1..draws + 1 of one (N, k) group."""
     sampled = np.arange(1, draws + 2, dtype=float)
@@ -426,7 +386,7 @@ def _estimator_values(
         return function(1.0 + (sampled - 1.0) * scale)
     if estimator == "posterior-rank":
         return function((num_candidates + 1.0) * sampled / (draws + 2.0))
-    return correction(metric, num_candidates, draws, regularisation=regularisation, prior=prior)
+    return correction(metric, num_candidates, draws, regularisation=regularisation)
 
 
 def _check_estimator(estimator: str, rank_type: str) -> None:
@@ -445,7 +405,6 @@ def estimate(
     *,
     rank_type: str = "optimistic",
     regularisation: float = 0.0,
-    prior: Prior | None = None,
 ) -> np.ndarray:
     """The estimate of the full-ranking ``metric`` from each replicate's sampled ranks: the mean
     over tasks of f~_i(S_i), one value per replicate (see the module docstring)."""
@@ -462,7 +421,7 @@ def estimate(
     values = np.empty(ranks.shape)
     for count, draw in _groups(sampled.full_num_candidates, sampled.draws):
         tasks = (sampled.full_num_candidates == count) & (sampled.draws == draw)
-        vector = _estimator_values(metric, estimator, count, draw, regularisation, prior)
+        vector = _estimator_values(metric, estimator, count, draw, regularisation)
         values[:, tasks] = vector[ranks[:, tasks].astype(np.int64) - 1]
     return values.mean(axis=-1)
 
@@ -500,7 +459,6 @@ def estimator_moments(
     *,
     rank_type: str = "optimistic",
     regularisation: float = 0.0,
-    prior: Prior | None = None,
 ) -> dict[tuple[str, str], ExactMoments]:
     """E and Var of :func:`estimate` of every (estimator, metric) over the draw of
     ``num_samples`` negatives per task, summed exactly over every sampled rank with its
@@ -535,7 +493,7 @@ def estimator_moments(
             values = np.zeros_like(probabilities)
             for count, draw in _groups(counts, draws):
                 rows = (counts == count) & (draws == draw)
-                vector = _estimator_values(chosen[key], estimator, count, draw, regularisation, prior)
+                vector = _estimator_values(chosen[key], estimator, count, draw, regularisation)
                 values[rows, : draw + 1] = vector
             task_mean = np.sum(probabilities * values, axis=1)
             # about the mean, not E[x^2] - E[x]^2, which cancels to noise where a value is sure
@@ -560,56 +518,17 @@ def exact_moments(
     *,
     rank_type: str = "optimistic",
     regularisation: float = 0.0,
-    prior: Prior | None = None,
 ) -> ExactMoments:
     """E and Var of one estimator's :func:`estimate` of ``metric`` over the draw of
     negatives (:func:`estimator_moments` for one pair)."""
     chosen = mean_metric(metric)
     moments = estimator_moments(
-        full,
-        num_samples,
-        [estimator],
-        [chosen],
-        rank_type=rank_type,
-        regularisation=regularisation,
-        prior=prior,
+        full, num_samples, [estimator], [chosen], rank_type=rank_type, regularisation=regularisation
     )
     return moments[(estimator, chosen.key)]
 
 
 # --- evaluation of the estimators ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EstimatorQuality:
-    """An estimator's replicate estimates against the full-ranking value: mean, bias (with its
-    standard error over replicates), variance over replicates and root mean squared error."""
-
-    mean: float
-    bias: float
-    bias_standard_error: float
-    variance: float
-    rmse: float
-    replicates: int
-
-
-def estimator_quality(estimates: np.ndarray, full_value: float) -> EstimatorQuality:
-    """Bias, variance and RMSE of replicate estimates of ``full_value``."""
-    estimates = np.asarray(estimates, dtype=float).ravel()
-    if estimates.size < 2:
-        raise KgrankInputError(
-            f"{estimates.size} replicate estimate(s): a variance needs 2 or more replicates"
-        )
-    variance = float(np.var(estimates, ddof=1))
-    bias = float(estimates.mean() - full_value)
-    return EstimatorQuality(
-        mean=float(estimates.mean()),
-        bias=bias,
-        bias_standard_error=float(np.sqrt(variance / estimates.size)),
-        variance=variance,
-        rmse=float(np.sqrt(np.mean((estimates - full_value) ** 2))),
-        replicates=int(estimates.size),
-    )
 
 
 def order_agreement(full_a: float, full_b: float, estimates_a: np.ndarray, estimates_b: np.ndarray) -> float:

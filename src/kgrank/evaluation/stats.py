@@ -257,39 +257,14 @@ def bootstrap_interval(
     return float(interval.low), float(interval.high)
 
 
-def _mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
-    return values.mean(axis=axis)
+def bootstrap_batch(tasks: int) -> int:
+    """The resamples of ``tasks`` values each that one batch of :func:`bootstrap_interval`
+    holds: about 20 MB of resampled values at once."""
+    return max(1, 20_000_000 // (8 * tasks))
 
 
 def _mean_difference(first: np.ndarray, second: np.ndarray, axis: int = -1) -> np.ndarray:
     return first.mean(axis=axis) - second.mean(axis=axis)
-
-
-# about 20 MB of resampled indices held at once
-_BATCH_BYTES = 20_000_000
-
-
-def mean_interval(
-    values: np.ndarray,
-    *,
-    confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int | Sequence[int] | np.random.SeedSequence = 0,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` over tasks: the sampling
-    uncertainty of a model's metric (not the random model's variance). A constant vector
-    gives its value at both ends."""
-    values = np.asarray(values, dtype=float)
-    if np.ptp(values) == 0:
-        return float(values[0]), float(values[0])
-    return bootstrap_interval(
-        (values,),
-        _mean,
-        confidence=confidence,
-        resamples=resamples,
-        seed=seed,
-        batch=max(1, _BATCH_BYTES // (8 * len(values))),
-    )
 
 
 def mean_difference_interval(
@@ -312,5 +287,5 @@ def mean_difference_interval(
         confidence=confidence,
         resamples=resamples,
         seed=seed,
-        batch=max(1, _BATCH_BYTES // (8 * len(first))),
+        batch=bootstrap_batch(len(first)),
     )

@@ -72,7 +72,6 @@ from kgrank.evaluation.metrics import (
     WeightedMetric,
     check_weights,
     evaluate_rank_table,
-    evaluate_ranks,
     log_weighted_mean,
 )
 from kgrank.evaluation.moments import Moments
@@ -128,13 +127,6 @@ def weighted_geometric_mean_rank(
     return WEIGHTED_GEOMETRIC_MEAN_RANK.value(ranks, weights)
 
 
-def inverse_weighted_geometric_mean_rank(
-    ranks: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[float]
-) -> np.ndarray | float:
-    """1 / WGMR = exp(-sum_i w_i ln r_i / sum_i w_i)."""
-    return INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.value(ranks, weights)
-
-
 # --- moments -------------------------------------------------------------------------------
 
 
@@ -143,13 +135,6 @@ def wgmr_moments(
 ) -> Moments:
     """Exact E and Var of the weighted geometric mean rank under the random model."""
     return WEIGHTED_GEOMETRIC_MEAN_RANK.moments(np.asarray(num_candidates), weights)
-
-
-def iwgmr_moments(
-    num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float]
-) -> Moments:
-    """Exact E and Var of the inverse weighted geometric mean rank under the random model."""
-    return INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.moments(np.asarray(num_candidates), weights)
 
 
 def wgmr_at_expected_ranks(
@@ -161,22 +146,7 @@ def wgmr_at_expected_ranks(
     return float(weighted_geometric_mean_rank(expected_ranks, weights))
 
 
-# --- the metrics, their rows and tables ---------------------------------------------------
-
-
-def weighted_metric_rows(
-    ranks: np.ndarray | Sequence[float],
-    num_candidates: np.ndarray | Sequence[int],
-    weights: np.ndarray | Sequence[float],
-    metrics: Sequence[WeightedMetric] = WEIGHTED_METRICS,
-) -> list[dict]:
-    """Rows like :func:`kgrank.evaluation.metrics.rows_for` for each weighted metric
-    (:func:`kgrank.evaluation.metrics.evaluate_ranks` with weights): the base value with its exact E,
-    Var and method, then the expectation-normalised value, the adjusted index and the
-    z-score with theirs (keys ``weighted_geometric_mean_rank``,
-    ``adjusted_weighted_geometric_mean_rank_index``, ``z_inverse_weighted_geometric_mean_rank`` ...)."""
-    ranks = np.asarray(ranks, dtype=float)
-    return evaluate_ranks(ranks, num_candidates, metrics, weights=check_weights(weights, len(ranks)))
+# --- the metrics of a rank table -----------------------------------------------------------
 
 
 def evaluate_weighted_rank_table(

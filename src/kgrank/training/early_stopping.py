@@ -109,9 +109,7 @@ class LearningCurve(TrainingCallback):
     def post_train(self, losses: list[float], **kwargs: Any) -> None:
         # the curve ends on a validated epoch even without early stopping
         if self.rows and np.isnan(self.rows[-1]["valid_mrr"]):
-            started = time.perf_counter()
             self.rows[-1]["valid_mrr"] = validation_mrr(self.model, self.factories, self.known)
-            self._validation_seconds += time.perf_counter() - started
 
     def restore_best(self) -> None:
         """Load the best weights seen, if validation ran."""

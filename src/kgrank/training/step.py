@@ -131,12 +131,6 @@ TRAINING_SCORES: dict[str, ScoreFunction] = {
 }
 
 
-def fast_family(model: Any) -> str | None:
-    """The family whose fast step fits ``model``, or None where PyKEEN's scores stay."""
-    family = product_form_family(model)
-    return family[0] if family is not None else None
-
-
 def _scores_against_all(model: Any, score: ScoreFunction, anchors, relations, direction: str) -> torch.Tensor:
     if direction == "tail":
         anchor, relation, entities = model._get_representations(h=anchors, r=relations, t=None, mode=None)
