@@ -191,7 +191,8 @@ SLOTS = [
             inf_column,
             lambda i, o: [
                 *("openworld-saturation", "--grid", i["grid"], "--inversions", i["inversions"]),
-                *("--low", "0.4", "--high", "0.9", "--half-width", "0.1", "--comparison-queries", "10"),
+                "--settings",
+                '{"saturation": {"low": 0.4, "high": 0.9, "half_width": 0.1, "comparison_queries": 10}}',
                 *("--out", str(o / "s.tsv"), *_tables(o)),
             ],
         )
@@ -326,7 +327,7 @@ SLOTS = [
             *("ir-evaluate", "--model-dir", i["model_dir"], "--dataset-dir", i["data_dir"] + "/nations"),
             *("--dataset", "nations", "--model", "transe", "--evaluations", i["evaluations"]),
             *("--filter-splits", "train", "valid", "test", "--hits", "1", "3", "5", "10"),
-            *("--run-depth", "20", "--seed", "1", "--quiet"),
+            *("--settings", '{"run_depth": 20}', "--seed", "1", "--quiet"),
             *(
                 "--items",
                 str(o / "items.parquet"),
@@ -356,7 +357,8 @@ SLOTS = [
                 "ir-montecarlo",
                 lambda i, o: [
                     *("--pairs", "nations/transe", "nations/complex", "--evaluations", "nations:test"),
-                    *("--hits", "1", "3", "5", "10", "--replicates", "20", "--alpha", "0.05", "--seed", "1"),
+                    *("--hits", "1", "3", "5", "10", "--seed", "1"),
+                    *("--settings", '{"montecarlo_replicates": 100, "montecarlo_alpha": 0.05}'),
                     *("--quiet", "--out", str(o / "mc.tsv"), *_tables(o)),
                 ],
             ),
@@ -395,7 +397,7 @@ SLOTS = [
                 "ir-stability",
                 lambda i, o: [
                     *("--systems", "transe", "complex", "--dataset", "nations", "--evaluations", "test"),
-                    *("--fractions", "0.5", "--repetitions", "2", "--seed", "1"),
+                    *("--settings", '{"stability": {"fractions": [0.5], "repetitions": 2}}', "--seed", "1"),
                     *("--out", str(o / "s.tsv"), "--summary", str(o / "ss.tsv")),
                 ],
             ),
@@ -403,7 +405,8 @@ SLOTS = [
                 "ir-discrimination",
                 lambda i, o: [
                     *("--pairs", "nations/transe", "nations/complex", "--evaluations", "nations:test"),
-                    *("--alpha", "0.05", "--out", str(o / "d.tsv"), "--summary", str(o / "ds.tsv")),
+                    *("--settings", '{"alpha": 0.05}'),
+                    *("--out", str(o / "d.tsv"), "--summary", str(o / "ds.tsv")),
                     *_tables(o),
                     *_fig(o),
                 ],
@@ -448,7 +451,8 @@ SLOTS = [
         "num_candidates",
         "realistic",
         lambda i, o: [
-            *("protocols-weighted", "--ranks", i["ranks"], "--schemes", "negatives", "uniform"),
+            *("protocols-weighted", "--ranks", i["ranks"]),
+            *("--settings", '{"weighted": {"schemes": ["negatives", "uniform"]}}'),
             *("--out", str(o / "w.tsv"), *_tables(o)),
         ],
     ),
@@ -458,8 +462,8 @@ SLOTS = [
         "num_candidates",
         "realistic",
         lambda i, o: [
-            *("protocols-weighted-check", "--ranks", i["ranks"], "--schemes", "negatives", "uniform"),
-            *("--montecarlo-replicates", "20", "--seed", "1", "--alpha", "0.01"),
+            *("protocols-weighted-check", "--ranks", i["ranks"], "--seed", "1", "--settings"),
+            '{"weighted": {"schemes": ["negatives", "uniform"], "montecarlo_replicates": 20, "alpha": 0.01}}',
             *("--out", str(o / "c.tsv"), *_tables(o)),
         ],
     ),
@@ -476,8 +480,9 @@ SLOTS = [
         "num_candidates",
         "optimistic",
         lambda i, o: [
-            *("protocols-sampled", "--ranks", i["ranks"], "--num-samples", "3", "--estimators", "naive"),
-            *("--regularisation", "0.1", "--corrected-max-k", "none", "--replicates", "3", "--seed", "1"),
+            *("protocols-sampled", "--ranks", i["ranks"], "--seed", "1", "--settings"),
+            '{"sampled": {"num_samples": [3], "estimators": ["naive"], "regularisation": 0.1, '
+            '"corrected_max_k": null, "replicates": 3}}',
             *("--profile", "probe", "--out", str(o / "s.tsv"), "--agreement", str(o / "a.tsv"), *_tables(o)),
         ],
     ),

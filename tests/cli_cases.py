@@ -107,28 +107,6 @@ def _figure(tmp: Path) -> list[str]:
     return ["--pdf", str(tmp / "f.pdf"), "--png", str(tmp / "f.png")]
 
 
-def _openworld_simulate(tmp: Path, *, density: str, strength: tuple[str, str, str]) -> list[str]:
-    """A small openworld-simulate call with the density and strength grid given."""
-    outputs = {"--out": "g.tsv", "--markdown": "a.md", "--latex": "a.tex", "--precision-out": "p.tsv"}
-    return [
-        "openworld-simulate",
-        *("--entities", "400", "--answers", "8", "--densities", density, "--seed", "1"),
-        *("--strength", *strength),
-        *("--correlations", "0", "--queries", "10", "--precision-queries", "10", "--precision-step", "0.5"),
-        *(item for option, name in outputs.items() for item in (option, str(tmp / name))),
-        "--quiet",
-    ]
-
-
-def _openworld_family_tree(tmp: Path, *, folders: str, configuration: str, pipeline: str) -> list[str]:
-    """An openworld-family-tree call with the graph folders and pipeline given."""
-    return [
-        "openworld-family-tree",
-        *("--graph-folders", folders, "--density", "65", "--configuration", configuration),
-        *("--evaluate-every", "1", "--seed", "1", "--out", str(tmp / "c.tsv"), "--pipeline", pipeline),
-    ]
-
-
 TRANSE = str(REPO / "config/hyperparameters/nations/transe.yaml")
 
 # A hyperparameter value the receiving class refuses: (file, section, keyword, value).

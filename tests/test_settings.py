@@ -41,14 +41,17 @@ def _defaults(schema: dict) -> dict:
 
 
 def _marked() -> list[tuple[str, str]]:
-    """(study, command) for every command a study schema's key names."""
-    return sorted(
-        {
-            (study, command)
-            for study in STUDIES
-            for child in study_schema(study)["properties"].values()
-            for command in child.get(COMMANDS_KEYWORD, ())
+    """(study, command) for every command a study schema's key names, at any depth."""
+
+    def commands(properties: dict) -> set[str]:
+        return {
+            command
+            for child in properties.values()
+            for command in (*child.get(COMMANDS_KEYWORD, ()), *commands(child.get("properties", {})))
         }
+
+    return sorted(
+        {(study, command) for study in STUDIES for command in commands(study_schema(study)["properties"])}
     )
 
 
@@ -72,10 +75,17 @@ def test_every_command_with_settings_reads_some():
 def test_the_workflow_json_round_trips_and_an_empty_object_takes_the_defaults(study, command):
     defaults = _defaults(study_schema(study))
     keys = command_keys(study, command)
-    expected = {key: defaults[key] for key in keys if key in defaults}
+    expected = {}
+    for key in keys:
+        *parents, last = key.split(".")
+        value, holder = defaults, expected
+        for parent in parents:
+            value, holder = value.get(parent, {}), holder.setdefault(parent, {})
+        if last in value:
+            holder[last] = value[last]
     assert parse_settings(study, command, "{}") == expected
     assert parse_settings(study, command, settings_json(study, command, defaults)) == expected
-    assert sorted(json.loads(settings_json(study, command, defaults))) == sorted(keys)
+    assert json.loads(settings_json(study, command, defaults)) == expected
 
 
 def test_a_bad_settings_object_is_one_line_naming_the_key():
@@ -98,3 +108,37 @@ def test_a_bad_settings_object_is_one_line_naming_the_key():
         "montecarlo_replicates": study_schema("moments")["properties"]["montecarlo_replicates"]["default"],
         "montecarlo_alpha": 0.2,
     }
+
+
+def test_a_nested_selection_passes_the_marked_keys_only_and_only_narrows_a_mapping():
+    """A key marked inside an object travels alone: protocols-weighted reads the schemes of
+    its part, not its Monte Carlo settings, so changing those reruns only the check; a
+    family-tree job gets its own configuration, so adding one reruns none of the others."""
+    weighted = {
+        "enabled": True,
+        "schemes": ["negatives", "uniform"],
+        "montecarlo_replicates": 9,
+        "alpha": 0.2,
+    }
+    assert json.loads(settings_json("protocols", "protocols-weighted", {"weighted": weighted})) == {
+        "weighted": {"schemes": ["negatives", "uniform"]}
+    }
+    with pytest.raises(
+        KgrankInputError, match="key weighted.alpha is not a setting kgrank protocols-weighted"
+    ):
+        parse_settings("protocols", "protocols-weighted", '{"weighted": {"alpha": 0.2}}')
+    family_tree = {
+        "evaluate_every": 3,
+        "densities": [0.65],
+        "configurations": {"a": {"model": "transe"}, "b": {"model": "rotate"}},
+    }
+    narrowed = settings_json(
+        "openworld",
+        "openworld-family-tree",
+        {"family_tree": family_tree},
+        only={"family_tree.configurations": "b"},
+    )
+    assert json.loads(narrowed) == {
+        "family_tree": {"evaluate_every": 3, "configurations": {"b": {"model": "rotate"}}}
+    }
+    assert family_tree["configurations"].keys() == {"a", "b"}  # the config itself is left whole

@@ -115,25 +115,19 @@ def test_subset_draws_keep_their_seeds():
 
 
 def test_montecarlo_alpha_is_a_setting():
-    """The Monte Carlo level is a schema setting (default 0.01) that the command requires."""
-    import argparse
-
+    """The Monte Carlo level is a schema setting (default 0.01) that the command reads
+    through --settings, next to its replicates."""
     import yaml
     from conftest import REPO
 
-    from kgrank.studies.ir.commands import add_commands
+    from kgrank.workflow.settings import command_keys, parse_settings
 
     schema = yaml.safe_load((REPO / "src/kgrank/schemas/studies/ir.schema.yaml").read_text())
     assert schema["properties"]["montecarlo_alpha"]["default"] == 0.01
     assert schema["properties"]["alpha"]["default"] == 0.05
-    parser = argparse.ArgumentParser()
-    add_commands(parser.add_subparsers())
-    commands = {
-        action.dest: action
-        for action in parser._subparsers._group_actions[0].choices["ir-montecarlo"]._actions
-    }
-    assert commands["alpha"].required and commands["alpha"].default is None
-    assert commands["replicates"].required and commands["hits"].required
+    assert command_keys("ir", "ir-montecarlo") == ["montecarlo_replicates", "montecarlo_alpha"]
+    assert parse_settings("ir", "ir-montecarlo", "{}")["montecarlo_alpha"] == 0.01
+    assert command_keys("ir", "ir-discrimination") == ["alpha"]
 
 
 def test_the_analyses_import_without_torch():

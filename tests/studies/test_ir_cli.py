@@ -37,7 +37,17 @@ CASES = [
             "ir-evaluate",
             *("--model-dir", str(tmp / "nomodel"), "--dataset-dir", str(nations)),
             *("--dataset", "nations", "--model", "transe", "--evaluations", _bad_tsv(tmp), "--seed", "1"),
-            *("--filter-splits", "train", "valid", "test", "--hits", "1", "10", "--run-depth", "20"),
+            *(
+                "--filter-splits",
+                "train",
+                "valid",
+                "test",
+                "--hits",
+                "1",
+                "10",
+                "--settings",
+                '{"run_depth": 20}',
+            ),
             *(
                 "--items",
                 str(tmp / "i.parquet"),
@@ -95,10 +105,11 @@ CASES = [
         lambda tmp, _: [
             "ir-stability",
             *("--items", str(tmp / "a.parquet"), "--systems", "transe", "--dataset", "nations"),
-            *("--evaluations", "test", "--fractions", "0", "--repetitions", "3", "--seed", "1"),
+            *("--evaluations", "test", "--seed", "1"),
+            *("--settings", '{"stability": {"fractions": [0], "repetitions": 3}}'),
             *("--out", str(tmp / "s.tsv"), "--summary", str(tmp / "m.tsv")),
         ],
-        ("--fractions",),
+        ("argument --settings: key stability.fractions.0: 0 is less than or equal to the minimum of 0",),
     ),
     Case(
         "ir-stability-figure",
@@ -112,7 +123,7 @@ CASES = [
         lambda tmp, _: [
             "ir-discrimination",
             *("--items", str(tmp / "a.parquet"), "--pairs", "nations", "--evaluations", "nations:test"),
-            *("--alpha", "0.05", "--out", str(tmp / "d.tsv"), "--summary", str(tmp / "s.tsv")),
+            *("--settings", '{"alpha": 0.05}', "--out", str(tmp / "d.tsv"), "--summary", str(tmp / "s.tsv")),
             *("--markdown", str(tmp / "d.md"), "--latex", str(tmp / "d.tex"), *_figure(tmp)),
         ],
         ("--pairs nations", "dataset/model"),
@@ -123,7 +134,8 @@ CASES = [
         lambda tmp, _: [
             "ir-montecarlo",
             *("--items", str(tmp / "a.parquet"), "--pairs", "nations/transe", "nations/complex"),
-            *("--evaluations", "nations:test", "--hits", "1", "--replicates", "100", "--alpha", "0.01"),
+            *("--evaluations", "nations:test", "--hits", "1"),
+            *("--settings", '{"montecarlo_replicates": 100, "montecarlo_alpha": 0.01}'),
             *("--seed", "1", "--out", str(tmp / "m.tsv")),
             *("--markdown", str(tmp / "m.md"), "--latex", str(tmp / "m.tex")),
         ],

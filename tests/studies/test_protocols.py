@@ -9,6 +9,7 @@ settings the rule file reads."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -240,7 +241,7 @@ def test_commands_end_to_end(tmp_path, capsys):
         _write_pair(tmp_path / "ranks", "d2", "m1", _rank_table(13)),
     ]
     out = tmp_path / "out"
-    schemes = ["--schemes", "negatives", "relation", "uniform"]
+    schemes = ["--settings", json.dumps({"weighted": {"schemes": ["negatives", "relation", "uniform"]}})]
     code = main(
         [
             *("protocols-weighted", "--ranks", *ranks, *schemes),
@@ -257,8 +258,11 @@ def test_commands_end_to_end(tmp_path, capsys):
     assert "AWGMRI" in (out / "w.md").read_text() and "\\begin{table}" in (out / "w.tex").read_text()
     code = main(
         [
-            *("protocols-weighted-check", "--ranks", ranks[0], ranks[2], *schemes),
-            *("--montecarlo-replicates", "500", "--seed", "3", "--alpha", "0.01"),
+            *("protocols-weighted-check", "--ranks", ranks[0], ranks[2], "--settings"),
+            json.dumps(
+                {"weighted": {"schemes": ["negatives", "relation", "uniform"], "montecarlo_replicates": 500}}
+            ),
+            *("--seed", "3"),
             *("--out", str(out / "c.tsv"), "--markdown", str(out / "c.md"), "--latex", str(out / "c.tex")),
         ]
     )
@@ -277,16 +281,25 @@ def test_commands_end_to_end(tmp_path, capsys):
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):
+    from kgrank.data.io import write_table
+    from kgrank.data.tables import read_pair_tables
+
     ranks = _write_pair(tmp_path, "d1", "m1", _rank_table(14))
+    # the settings list uniform, the figure's reference, among the schemes
+    with pytest.raises(SystemExit) as refused:
+        main(
+            [
+                *("protocols-weighted", "--ranks", ranks, "--settings"),
+                json.dumps({"weighted": {"schemes": ["negatives", "relation"]}}),
+                *("--out", str(tmp_path / "w.tsv"), "--markdown", str(tmp_path / "w.md")),
+                *("--latex", str(tmp_path / "w.tex")),
+            ]
+        )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert refused.value.code == 2 and len(err) == 1 and "key weighted.schemes" in err[0]
+    assert not (tmp_path / "w.tsv").exists()
     # a figure without the uniform reference: one line naming the fix, nothing written
-    main(
-        [
-            *("protocols-weighted", "--ranks", ranks, "--schemes", "negatives", "relation"),
-            *("--out", str(tmp_path / "w.tsv"), "--markdown", str(tmp_path / "w.md")),
-            *("--latex", str(tmp_path / "w.tex")),
-        ]
-    )
-    capsys.readouterr()
+    write_table(tmp_path / "w.tsv", weighted_table(read_pair_tables([ranks]), ["negatives", "relation"]))
     code = main(
         [
             *("protocols-weighted-figure", "--weighted", str(tmp_path / "w.tsv")),
@@ -299,7 +312,8 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     # a rank table not named <dataset>/<model>.parquet
     code = main(
         [
-            *("protocols-weighted", "--ranks", str(tmp_path / "w.tsv"), "--schemes", "uniform", "negatives"),
+            *("protocols-weighted", "--ranks", str(tmp_path / "w.tsv"), "--settings"),
+            json.dumps({"weighted": {"schemes": ["uniform", "negatives"]}}),
             *("--out", str(tmp_path / "x.tsv"), "--markdown", str(tmp_path / "x.md")),
             *("--latex", str(tmp_path / "x.tex")),
         ]
@@ -328,7 +342,6 @@ def test_settings():
     with pytest.raises(KgrankInputError, match="no part 'bogus'"):
         settings.part_enabled({"weighted": {}}, "bogus")
     assert settings.dataset_representatives(["a", "b"], ["x", "y"]) == [("a", "x"), ("b", "x")]
-    assert settings.scheme_arguments(["negatives", "uniform"]) == "negatives uniform"
 
 
 # --- part 1: sampled negatives ------------------------------------------------------------------
@@ -481,10 +494,6 @@ def test_settings_and_file_names_of_part_1():
         settings.fixed_set_pairs({"nations": 13}, ["nations"], ["transe"], {"nations": 14})
     with pytest.raises(KgrankInputError, match="not trained here"):
         settings.fixed_set_pairs({"wn18rr": 5}, ["nations"], ["transe"], {"nations": 14})
-    arguments = settings.sampled_arguments(
-        {"num_samples": [3, 5], "estimators": ["naive"], "corrected_max_k": None}
-    )
-    assert arguments == {"num_samples": "3 5", "estimators": "naive", "corrected_max_k": "none"}
 
 
 def test_sampled_commands_end_to_end(tmp_path, capsys):
@@ -496,11 +505,12 @@ def test_sampled_commands_end_to_end(tmp_path, capsys):
         _fixed_set_table(table, 4, index).to_parquet(path)
         fixed.append(str(path))
     out = tmp_path / "out"
+    sampled = dict(num_samples=[3, 20], estimators=ALL_ESTIMATORS, regularisation=0.1, corrected_max_k=3)
     code = main(
         [
-            *("protocols-sampled", "--ranks", *ranks, "--fixed-set", *fixed, "--num-samples", "3", "20"),
-            *("--estimators", *ALL_ESTIMATORS, "--regularisation", "0.1", "--corrected-max-k", "3"),
-            *("--replicates", "4", "--seed", "1", "--profile", "laptop (test)"),
+            *("protocols-sampled", "--ranks", *ranks, "--fixed-set", *fixed, "--settings"),
+            json.dumps({"sampled": {**sampled, "replicates": 4}}),
+            *("--seed", "1", "--profile", "laptop (test)"),
             *("--out", str(out / "s.tsv"), "--agreement", str(out / "a.tsv")),
             *("--markdown", str(out / "s.md"), "--latex", str(out / "s.tex")),
         ]
@@ -522,8 +532,10 @@ def test_sampled_commands_end_to_end(tmp_path, capsys):
 
 def test_sampled_command_bad_inputs_are_one_line(tmp_path, capsys):
     rank = _write_pair(tmp_path, "nations", "transe", _rank_table(13))
-    common = ["--num-samples", "3", "--estimators", "naive", "--regularisation", "0.1"]
-    common += ["--corrected-max-k", "none", "--replicates", "3", "--seed", "1", "--profile", "p"]
+    sampled = dict(
+        num_samples=[3], estimators=["naive"], regularisation=0.1, corrected_max_k=None, replicates=3
+    )
+    common = ["--settings", json.dumps({"sampled": sampled}), "--seed", "1", "--profile", "p"]
     common += ["--out", str(tmp_path / "s.tsv"), "--agreement", str(tmp_path / "a.tsv")]
     common += ["--markdown", str(tmp_path / "s.md"), "--latex", str(tmp_path / "s.tex")]
     assert main(["protocols-sampled", "--ranks", rank, "--fixed-set", rank, *common]) == 2
@@ -764,15 +776,3 @@ def test_tie_neutral_and_trec_values_agree_without_ties():
     neutral = tie_neutral_measures(run, qrels, ["nDCG@20"])["value"].iloc[0]
     assert neutral == pytest.approx(trec_values(run, qrels, ["nDCG@20"])["value"].iloc[0])
     assert neutral == pytest.approx(1 / np.log2(4))
-
-
-def test_settings_wire_the_ties_part():
-    assert "ties" in settings.PARTS
-    arguments = settings.ties_arguments(
-        {"scorers": ["model", "constant"], "tolerances": ["exact"], "measures": ["RR"],
-         "max_test_triples": None, "max_queries": 5}
-    )  # fmt: skip
-    assert arguments == {
-        "scorers": "model constant", "tolerances": "exact", "measures": "RR",
-        "max_test_triples": "none", "max_queries": "5",
-    }  # fmt: skip

@@ -3,6 +3,8 @@ written (the check and the shared helpers: tests/cli_cases.py)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from cli_cases import (
     Case,
@@ -14,22 +16,44 @@ from cli_cases import (
     check_bad_input,
 )
 
+
+def _settings(part: str, **values) -> tuple[str, str]:
+    """``--settings`` with ``values`` as studies.protocols.<part>."""
+    return ("--settings", json.dumps({part: values}))
+
+
+# part 1's and part 2's settings, small
+SAMPLED = dict(num_samples=[3], estimators=["naive"], regularisation=0.1, corrected_max_k=None, replicates=3)
+TIES = dict(
+    scorers=["model"],
+    decimals=2,
+    tolerances=["exact"],
+    max_test_triples=None,
+    depth=20,
+    measures=["nDCG@20"],
+    renamings=2,
+    max_queries=None,
+    max_run_rows=1000,
+)
+
 CASES = [
     Case(
         "protocols-weighted",
         "unknown-scheme",
         lambda tmp, _: [
-            *("protocols-weighted", "--ranks", _damaged_rank_table(tmp, "none"), "--schemes", "negative"),
+            *("protocols-weighted", "--ranks", _damaged_rank_table(tmp, "none")),
+            *_settings("weighted", schemes=["negative", "uniform"]),
             *("--out", str(tmp / "w.tsv"), "--markdown", str(tmp / "w.md"), "--latex", str(tmp / "w.tex")),
         ],
-        ("--schemes", "invalid choice: 'negative'"),
+        ("argument --settings: key weighted.schemes.0: 'negative' is not one of",),
     ),
     Case(
         "protocols-weighted",
         "rank-above-candidates",
         lambda tmp, _: [
             *("protocols-weighted", "--ranks", _damaged_rank_table(tmp, "rank-above-candidates")),
-            *("--schemes", "negatives", "uniform", "--out", str(tmp / "w.tsv")),
+            *_settings("weighted", schemes=["negatives", "uniform"]),
+            *("--out", str(tmp / "w.tsv")),
             *("--markdown", str(tmp / "w.md"), "--latex", str(tmp / "w.tex")),
         ],
         ("ranks.parquet", "realistic 9.0"),
@@ -39,11 +63,11 @@ CASES = [
         "one-replicate",
         lambda tmp, _: [
             *("protocols-weighted-check", "--ranks", _damaged_rank_table(tmp, "none")),
-            *("--schemes", "negatives", "uniform", "--montecarlo-replicates", "1", "--seed", "1"),
-            *("--alpha", "0.01", "--out", str(tmp / "c.tsv")),
+            *_settings("weighted", schemes=["negatives", "uniform"], montecarlo_replicates=1, alpha=0.01),
+            *("--seed", "1", "--out", str(tmp / "c.tsv")),
             *("--markdown", str(tmp / "c.md"), "--latex", str(tmp / "c.tex")),
         ],
-        ("--montecarlo-replicates", "give at least 2"),
+        ("argument --settings: key weighted.montecarlo_replicates: 1 is less than the minimum of 2",),
     ),
     Case(
         "protocols-weighted-check",
@@ -51,8 +75,8 @@ CASES = [
         lambda tmp, _: [
             "protocols-weighted-check",
             *("--ranks", *_two_rank_tables_of_one_dataset(tmp)),
-            *("--schemes", "negatives", "uniform", "--montecarlo-replicates", "20", "--seed", "1"),
-            *("--alpha", "0.01", "--out", str(tmp / "c.tsv")),
+            *_settings("weighted", schemes=["negatives", "uniform"], montecarlo_replicates=20, alpha=0.01),
+            *("--seed", "1", "--out", str(tmp / "c.tsv")),
             *("--markdown", str(tmp / "c.md"), "--latex", str(tmp / "c.tex")),
         ],
         ("two rank tables of dataset nations", "pass one per dataset"),
@@ -68,9 +92,8 @@ CASES = [
         "fixed-set-not-a-sampled-table",
         lambda tmp, _: [
             *("protocols-sampled", "--ranks", _damaged_rank_table(tmp, "none")),
-            *("--fixed-set", _damaged_rank_table(tmp, "none"), "--num-samples", "3"),
-            *("--estimators", "naive", "--regularisation", "0.1", "--corrected-max-k", "none"),
-            *("--replicates", "3", "--seed", "1", "--profile", "p", "--out", str(tmp / "s.tsv")),
+            *("--fixed-set", _damaged_rank_table(tmp, "none"), *_settings("sampled", **SAMPLED)),
+            *("--seed", "1", "--profile", "p", "--out", str(tmp / "s.tsv")),
             *(
                 "--agreement",
                 str(tmp / "a.tsv"),
@@ -86,9 +109,9 @@ CASES = [
         "protocols-sampled",
         "regularisation-above-one",
         lambda tmp, _: [
-            *("protocols-sampled", "--ranks", _damaged_rank_table(tmp, "none"), "--num-samples", "3"),
-            *("--estimators", "naive", "--regularisation", "2", "--corrected-max-k", "none"),
-            *("--replicates", "3", "--seed", "1", "--profile", "p", "--out", str(tmp / "s.tsv")),
+            *("protocols-sampled", "--ranks", _damaged_rank_table(tmp, "none")),
+            *_settings("sampled", **{**SAMPLED, "regularisation": 2}),
+            *("--seed", "1", "--profile", "p", "--out", str(tmp / "s.tsv")),
             *(
                 "--agreement",
                 str(tmp / "a.tsv"),
@@ -98,7 +121,7 @@ CASES = [
                 str(tmp / "s.tex"),
             ),
         ],
-        ("--regularisation", "not a number in [0, 1]"),
+        ("argument --settings: key sampled.regularisation: 2 is greater than the maximum of 1",),
     ),
     Case(
         "protocols-sampled-figure",
@@ -112,12 +135,22 @@ CASES = [
         lambda tmp, nations: [
             *("protocols-ties-pair", "--dataset", "nations", "--model", "transe"),
             *("--dataset-dir", str(nations), "--model-dir", str(tmp / "nomodel")),
-            *("--scorers", "model", "--decimals", "2", "--tolerances", "loose"),
-            *("--max-test-triples", "none", "--depth", "20", "--measures", "nDCG@20"),
-            *("--renamings", "2", "--max-queries", "none", "--max-run-rows", "1000", "--seed", "1"),
-            *("--profile", "p", "--batch-size", "16", "--out", str(tmp / "t.tsv")),
+            *_settings("ties", **{**TIES, "tolerances": ["loose"]}),
+            *("--seed", "1", "--profile", "p", "--batch-size", "16", "--out", str(tmp / "t.tsv")),
         ],
-        ("--tolerances", "loose", "relative:<r>"),
+        ("argument --settings: key ties.tolerances.0: 'loose' does not match",),
+        needs_nations=True,
+    ),
+    Case(
+        "protocols-ties-pair",
+        "tolerance-not-positive",
+        lambda tmp, nations: [
+            *("protocols-ties-pair", "--dataset", "nations", "--model", "transe"),
+            *("--dataset-dir", str(nations), "--model-dir", str(tmp / "nomodel")),
+            *_settings("ties", **{**TIES, "tolerances": ["exact", "relative:0"]}),
+            *("--seed", "1", "--profile", "p", "--batch-size", "16", "--out", str(tmp / "t.tsv")),
+        ],
+        ("relative:0", "relative:<r> with a positive number"),
         needs_nations=True,
     ),
     Case(
@@ -126,10 +159,8 @@ CASES = [
         lambda tmp, nations: [
             *("protocols-ties-pair", "--dataset", "nations", "--model", "transe"),
             *("--dataset-dir", str(nations), "--model-dir", str(tmp / "nomodel")),
-            *("--scorers", "model", "--decimals", "2", "--tolerances", "exact"),
-            *("--max-test-triples", "none", "--depth", "20", "--measures", "nDCG@20"),
-            *("--renamings", "2", "--max-queries", "none", "--max-run-rows", "1000", "--seed", "1"),
-            *("--profile", "p", "--batch-size", "16", "--out", str(tmp / "t.tsv")),
+            *_settings("ties", **TIES),
+            *("--seed", "1", "--profile", "p", "--batch-size", "16", "--out", str(tmp / "t.tsv")),
         ],
         ("nomodel",),
         needs_nations=True,

@@ -119,10 +119,11 @@ def settings(study):
     return config["studies"][study]
 
 
-def command_settings(study, command):
+def command_settings(study, command, only=None):
     """A rule's `--settings {params.settings:q}`: the settings of `study` that the command
-    reads (kgrank.workflow.settings), so that a job reruns when one of them changes."""
-    return settings_json(study, command, settings(study))
+    reads (kgrank.workflow.settings), so that a job reruns when one of them changes;
+    `only` narrows a mapping to the entry the job reads (settings_json)."""
+    return settings_json(study, command, settings(study), only)
 
 
 # --- paths: called without arguments they give the wildcard pattern -----------------

@@ -34,16 +34,57 @@ def study_schema(study: str) -> dict[str, Any]:
     return parse_schema((STUDY_SCHEMA_DIR / f"{study}.schema.yaml").read_text(encoding="utf-8"))
 
 
+def selection(study: str, command: str) -> dict[str, Any]:
+    """What ``command`` reads of ``study``'s settings: key -> True (the whole value) or the
+    selection within an object whose own keys are marked (``x-commands`` at any depth)."""
+
+    def select(properties: Mapping[str, Any]) -> dict[str, Any]:
+        chosen: dict[str, Any] = {}
+        for key, child in properties.items():
+            if command in child.get(COMMANDS_KEYWORD, ()):
+                chosen[key] = True
+            elif within := select(child.get("properties", {})):
+                chosen[key] = within
+        return chosen
+
+    return select(study_schema(study)["properties"])
+
+
 def command_keys(study: str, command: str) -> list[str]:
-    """The top-level settings of ``study`` that the `kgrank` ``command`` reads."""
-    properties = study_schema(study)["properties"]
-    return [key for key, child in properties.items() if command in child.get(COMMANDS_KEYWORD, ())]
+    """The settings of ``study`` that the `kgrank` ``command`` reads, as dotted keys."""
+
+    def paths(chosen: Mapping[str, Any], prefix: str) -> list[str]:
+        return [
+            path
+            for key, within in chosen.items()
+            for path in ([prefix + key] if within is True else paths(within, f"{prefix}{key}."))
+        ]
+
+    return paths(selection(study, command), "")
 
 
-def settings_json(study: str, command: str, settings: Mapping[str, Any]) -> str:
+def _selected(value: Mapping[str, Any], chosen: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: value[key] if within is True else _selected(value[key], within)
+        for key, within in chosen.items()
+        if key in value
+    }
+
+
+def settings_json(
+    study: str, command: str, settings: Mapping[str, Any], only: Mapping[str, str] | None = None
+) -> str:
     """The resolved ``settings`` (the config's studies.<study>, defaults filled) that
-    ``command`` reads, as the JSON its ``--settings`` takes."""
-    return json.dumps({key: settings[key] for key in command_keys(study, command)}, sort_keys=True)
+    ``command`` reads, as the JSON its ``--settings`` takes. ``only`` narrows a mapping to
+    the one entry a job reads (dotted key -> entry: one family-tree configuration), so
+    that adding another entry reruns none of the jobs that read this one."""
+    # a copy: narrowing must not reach into the config's own objects
+    chosen = json.loads(json.dumps(_selected(settings, selection(study, command))))
+    for path, entry in (only or {}).items():
+        *parents, last = path.split(".")
+        holder = functools.reduce(lambda value, key: value[key], parents, chosen)
+        holder[last] = {entry: holder[last][entry]}
+    return json.dumps(chosen, sort_keys=True)
 
 
 def add_settings(parser: argparse.ArgumentParser, study: str) -> None:
@@ -83,31 +124,45 @@ def parse_settings(study: str, command: str, text: str) -> dict[str, Any]:
         raise KgrankInputError(f"--settings: not JSON ({error}); pass one JSON object") from None
     if not isinstance(given, dict):
         raise KgrankInputError(f"--settings: {type(given).__name__}, not a JSON object; pass one")
-    keys = command_keys(study, command)
-    unread = sorted(set(given) - set(keys))
+    chosen = selection(study, command)
+    unread = _unread(given, chosen, "")
     if unread:
         raise KgrankInputError(
-            f"--settings: key {unread[0]} is not a setting kgrank {command} reads; it reads "
-            f"{', '.join(keys) or 'none'} (studies.{study})"
+            f"--settings: key {unread} is not a setting kgrank {command} reads; it reads "
+            f"{', '.join(command_keys(study, command)) or 'none'} (studies.{study})"
         )
     schema_path = STUDY_SCHEMA_DIR / f"{study}.schema.yaml"
     check_against(given, schema_path, "--settings")
-    properties = study_schema(study)["properties"]
-    return {key: _with_defaults(given.get(key, _missing), properties[key]) for key in keys}
+    return _with_defaults(given, study_schema(study), chosen)
+
+
+def _unread(given: Mapping[str, Any], chosen: Mapping[str, Any], prefix: str) -> str | None:
+    """The first key of ``given`` outside the selection, dotted; None if there is none."""
+    for key in sorted(given):
+        within = chosen.get(key)
+        if within is None:
+            return prefix + key
+        if within is not True and isinstance(given[key], dict):
+            unread = _unread(given[key], within, f"{prefix}{key}.")
+            if unread is not None:
+                return unread
+    return None
 
 
 _missing = object()
 
 
-def _with_defaults(value: Any, schema: Mapping[str, Any]) -> Any:
+def _with_defaults(value: Any, schema: Mapping[str, Any], chosen: Any = True) -> Any:
     """``value`` (or the schema's default where it is missing), an object's missing keys
-    given their defaults, as Snakemake's validate fills the config."""
+    given their defaults, as Snakemake's validate fills the config; within a selection
+    (``chosen``), its keys only."""
     if value is _missing:
-        value = json.loads(json.dumps(schema.get("default")))
+        value = json.loads(json.dumps(schema.get("default", {} if chosen is not True else None)))
     if isinstance(value, dict) and "properties" in schema:
         return {
-            key: _with_defaults(value.get(key, _missing), child)
+            key: _with_defaults(value.get(key, _missing), child, True if chosen is True else chosen[key])
             for key, child in schema["properties"].items()
-            if key in value or "default" in child
+            if (chosen is True and (key in value or "default" in child))
+            or (chosen is not True and key in chosen)
         }
     return value

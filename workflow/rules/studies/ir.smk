@@ -143,7 +143,7 @@ rule ir_evaluate:
         export=lambda wildcards: " ".join(ir_settings.exported_evaluations(wildcards.dataset, IR_DATASET)),
         filter_splits=FILTER_SPLITS,
         hits=IR_HITS,
-        run_depth=IR_SETTINGS["run_depth"],
+        settings=command_settings("ir", "ir-evaluate"),
         seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
@@ -161,7 +161,7 @@ rule ir_evaluate:
     shell:
         "kgrank ir-evaluate --device {params.device} --model-dir {params.model_dir} --dataset-dir {params.dataset_dir}"
         " --dataset {wildcards.dataset} --model {wildcards.model} --evaluations {input.evaluations}"
-        " --filter-splits {params.filter_splits} --hits {params.hits} --run-depth {params.run_depth}"
+        " --filter-splits {params.filter_splits} --hits {params.hits} --settings {params.settings:q}"
         " --export {params.export} --seed {params.seed} --threads {threads} --quiet"
         " --items {output.item_table} --metrics {output.metrics} --runs-dir {output.runs} 2>&1 | tee {log}"
 
@@ -248,8 +248,7 @@ rule ir_stability:
     params:
         systems=lambda wildcards: " ".join(IR_SYSTEMS[wildcards.dataset]),
         evaluations=lambda wildcards: " ".join(ir_settings.stability_evaluations(wildcards.dataset, IR_DATASET)),
-        fractions=" ".join(str(share) for share in IR_SETTINGS["stability"]["fractions"]),
-        repetitions=IR_SETTINGS["stability"]["repetitions"],
+        settings=command_settings("ir", "ir-stability"),
         seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
@@ -261,8 +260,7 @@ rule ir_stability:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank ir-stability --items {input.item_tables} --systems {params.systems} --dataset {wildcards.dataset}"
-        " --evaluations {params.evaluations} --fractions {params.fractions}"
-        " --repetitions {params.repetitions} --seed {params.seed}"
+        " --evaluations {params.evaluations} --settings {params.settings:q} --seed {params.seed}"
         " --out {output.taus} --summary {output.summary} 2>&1 | tee {log}"
 
 
@@ -303,7 +301,7 @@ rule ir_discrimination:
     params:
         pairs=" ".join(f"{dataset}/{model}" for dataset in IR_DATASETS for model in IR_SYSTEMS[dataset]),
         evaluations=IR_ANALYSED,
-        alpha=IR_SETTINGS["alpha"],
+        settings=command_settings("ir", "ir-discrimination"),
     log:
         log_file("ir", "discrimination"),
     benchmark:
@@ -312,7 +310,7 @@ rule ir_discrimination:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank ir-discrimination --items {input.item_tables} --pairs {params.pairs}"
-        " --evaluations {params.evaluations} --alpha {params.alpha} --out {output.pairs}"
+        " --evaluations {params.evaluations} --settings {params.settings:q} --out {output.pairs}"
         " --summary {output.summary} --markdown {output.markdown} --latex {output.latex}"
         " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
 
@@ -330,8 +328,7 @@ rule ir_montecarlo:
         pairs=" ".join(f"{dataset}/{IR_SYSTEMS[dataset][0]}" for dataset in IR_DATASETS),
         evaluations=IR_ANALYSED,
         hits=IR_HITS,
-        replicates=IR_SETTINGS["montecarlo_replicates"],
-        alpha=IR_SETTINGS["montecarlo_alpha"],
+        settings=command_settings("ir", "ir-montecarlo"),
         seed=config["seed"],
     log:
         log_file("ir", "montecarlo"),
@@ -341,7 +338,7 @@ rule ir_montecarlo:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank ir-montecarlo --items {input} --pairs {params.pairs} --evaluations {params.evaluations}"
-        " --hits {params.hits} --replicates {params.replicates} --alpha {params.alpha}"
+        " --hits {params.hits} --settings {params.settings:q}"
         " --seed {params.seed} --quiet"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 

@@ -6,9 +6,6 @@
 import kgrank.studies.openworld.settings as openworld_settings
 
 OPENWORLD = settings("openworld")
-OPENWORLD_SIMULATION = OPENWORLD["simulation"]
-OPENWORLD_INCONSISTENCY = OPENWORLD["inconsistency"]
-OPENWORLD_SATURATION = OPENWORLD["saturation"]
 OPENWORLD_FAMILY_TREE = OPENWORLD["family_tree"]
 # What the schema cannot say (fewer answers than entities, a grid that runs upwards, each
 # family-tree configuration as a hyperparameter file) stops the plan, not a job.
@@ -16,10 +13,6 @@ if enabled("openworld"):
     openworld_settings.check_simulation_settings(OPENWORLD, CONFIG_SOURCE)
     openworld_settings.check_family_tree_settings(OPENWORLD_FAMILY_TREE, CONFIG_SOURCE)
 OPENWORLD_DIR = f"{RESULTS}/openworld"
-OPENWORLD_WORLD_ARGUMENTS = (
-    f"--entities {OPENWORLD_SIMULATION['entities']} --answers {OPENWORLD_SIMULATION['answers']}"
-    f" --densities {' '.join(map(str, OPENWORLD_SIMULATION['densities']))} --seed {config['seed']}"
-)
 # Relative to the repository (the Snakefile's folder), like hyperparameters_dir, so that
 # a run in another working directory (--directory) still finds the data beside the clone.
 OPENWORLD_FAMILY_TREE_ROOT = Path(workflow.basedir) / OPENWORLD_FAMILY_TREE["root"]
@@ -57,14 +50,8 @@ rule openworld_simulate:
         ),
         latex=OPENWORLD_TABLES["approximation"]["tex"],
     params:
-        world=OPENWORLD_WORLD_ARGUMENTS,
-        strength=" ".join(str(OPENWORLD_SIMULATION["strength"][key]) for key in ("start", "stop", "step")),
-        correlations=" ".join(map(str, OPENWORLD_SIMULATION["correlations"])),
-        queries=OPENWORLD_SIMULATION["queries"],
-        precision=(
-            f"--precision-queries {OPENWORLD_SIMULATION['precision_queries']}"
-            f" --precision-step {OPENWORLD_SIMULATION['precision_step']}"
-        ),
+        settings=command_settings("openworld", "openworld-simulate"),
+        seed=config["seed"],
     log:
         log_file("openworld", "simulate"),
     benchmark:
@@ -72,8 +59,7 @@ rule openworld_simulate:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank openworld-simulate {params.world} --strength {params.strength}"
-        " --correlations {params.correlations} --queries {params.queries} {params.precision}"
+        "kgrank openworld-simulate --settings {params.settings:q} --seed {params.seed}"
         " --out {output.grid} --precision-out {output.precision}"
         " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
@@ -83,11 +69,8 @@ rule openworld_inconsistency:
         inversions=f"{OPENWORLD_DIR}/inversions.tsv",
         needed=f"{OPENWORLD_DIR}/queries_needed.tsv",
     params:
-        world=OPENWORLD_WORLD_ARGUMENTS,
-        weaker=" ".join(map(str, OPENWORLD_INCONSISTENCY["weaker_strengths"])),
-        gaps=" ".join(map(str, OPENWORLD_INCONSISTENCY["gaps"])),
-        query_counts=" ".join(map(str, OPENWORLD_INCONSISTENCY["query_counts"])),
-        replicates=OPENWORLD_INCONSISTENCY["montecarlo_replicates"],
+        settings=command_settings("openworld", "openworld-inconsistency"),
+        seed=config["seed"],
     log:
         log_file("openworld", "inconsistency"),
     benchmark:
@@ -95,10 +78,8 @@ rule openworld_inconsistency:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank openworld-inconsistency {params.world} --weaker-strengths {params.weaker}"
-        " --gaps {params.gaps} --query-counts {params.query_counts}"
-        " --montecarlo-replicates {params.replicates} --out {output.inversions} --needed {output.needed}"
-        " 2>&1 | tee {log}"
+        "kgrank openworld-inconsistency --settings {params.settings:q} --seed {params.seed}"
+        " --out {output.inversions} --needed {output.needed} 2>&1 | tee {log}"
 
 
 rule openworld_saturation:
@@ -114,10 +95,7 @@ rule openworld_saturation:
         ),
         latex=OPENWORLD_TABLES["saturation"]["tex"],
     params:
-        low=OPENWORLD_SATURATION["low"],
-        high=OPENWORLD_SATURATION["high"],
-        half_width=OPENWORLD_SATURATION["half_width"],
-        queries=OPENWORLD_SATURATION["comparison_queries"],
+        settings=command_settings("openworld", "openworld-saturation"),
     log:
         log_file("openworld", "saturation"),
     benchmark:
@@ -126,8 +104,7 @@ rule openworld_saturation:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank openworld-saturation --grid {input.grid} --inversions {input.inversions}"
-        " --low {params.low} --high {params.high} --half-width {params.half_width}"
-        " --comparison-queries {params.queries} --out {output.table} --markdown {output.markdown}"
+        " --settings {params.settings:q} --out {output.table} --markdown {output.markdown}"
         " --latex {output.latex} 2>&1 | tee {log}"
 
 
@@ -151,10 +128,10 @@ rule openworld_family_tree:
             f"{graph}={OPENWORLD_FAMILY_TREE_ROOT}/{graph}/density-{wildcards.density}"
             for graph in OPENWORLD_FAMILY_TREE["graphs"]
         ),
-        pipeline=lambda wildcards: openworld_settings.pipeline_argument(
-            OPENWORLD_FAMILY_TREE["configurations"], wildcards.configuration
+        # the job's own configuration: adding another reruns none of this one's trainings
+        settings=lambda wildcards: command_settings(
+            "openworld", "openworld-family-tree", only={"family_tree.configurations": wildcards.configuration}
         ),
-        every=OPENWORLD_FAMILY_TREE["evaluate_every"],
         seed=config["seed"],
     priority: OPENWORLD_FAMILY_TREE_PRIORITY
     threads: 1
@@ -170,7 +147,7 @@ rule openworld_family_tree:
     shell:
         "kgrank openworld-family-tree --device {params.device} --graph-folders {params.folders}"
         " --density {wildcards.density} --configuration {wildcards.configuration}"
-        " --pipeline {params.pipeline:q} --evaluate-every {params.every} --seed {params.seed}"
+        " --settings {params.settings:q} --seed {params.seed}"
         " --threads {threads} --out {output} --quiet 2>&1 | tee {log}"
 
 

@@ -13,8 +13,6 @@ PROTOCOLS_DIR = f"{RESULTS}/protocols"
 
 # --- part 3: weighted geometric mean rank ---------------------------------------------
 
-PROTOCOLS_WEIGHTED = PROTOCOLS["weighted"]
-PROTOCOLS_WEIGHTED_SCHEMES = protocols_settings.scheme_arguments(PROTOCOLS_WEIGHTED["schemes"])
 PROTOCOLS_WEIGHTED_TABLES = {
     "values": table_files(protocols_settings.WEIGHTED_TABLE),
     "check": table_files(protocols_settings.WEIGHTED_CHECK_TABLE),
@@ -34,7 +32,7 @@ rule protocols_weighted:
         ),
         latex=PROTOCOLS_WEIGHTED_TABLES["values"]["tex"],
     params:
-        schemes=PROTOCOLS_WEIGHTED_SCHEMES,
+        settings=command_settings("protocols", "protocols-weighted"),
     # exact moments per pair, scheme and side: seconds per pair on FB15k-237's ~40k tasks
     resources:
         mem_mb=4000,
@@ -46,7 +44,7 @@ rule protocols_weighted:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank protocols-weighted --ranks {input} --schemes {params.schemes} --out {output.table}"
+        "kgrank protocols-weighted --ranks {input} --settings {params.settings:q} --out {output.table}"
         " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
 
@@ -67,10 +65,8 @@ rule protocols_weighted_check:
         ),
         latex=PROTOCOLS_WEIGHTED_TABLES["check"]["tex"],
     params:
-        schemes=PROTOCOLS_WEIGHTED_SCHEMES,
-        replicates=PROTOCOLS_WEIGHTED["montecarlo_replicates"],
+        settings=command_settings("protocols", "protocols-weighted-check"),
         seed=config["seed"],
-        alpha=PROTOCOLS_WEIGHTED["alpha"],
     resources:
         mem_mb=4000,
         runtime=30,
@@ -81,8 +77,7 @@ rule protocols_weighted_check:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank protocols-weighted-check --ranks {input} --schemes {params.schemes}"
-        " --montecarlo-replicates {params.replicates} --seed {params.seed} --alpha {params.alpha}"
+        "kgrank protocols-weighted-check --ranks {input} --settings {params.settings:q} --seed {params.seed}"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
 
@@ -128,7 +123,6 @@ if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "weighted
 # non-answers per query shared by every trained system (OGB's protocol).
 
 PROTOCOLS_SAMPLED = PROTOCOLS["sampled"]
-PROTOCOLS_SAMPLED_ARGUMENTS = protocols_settings.sampled_arguments(PROTOCOLS_SAMPLED)
 PROTOCOLS_SAMPLED_FIXED_SET = protocols_settings.fixed_set_pairs(
     PROTOCOLS_SAMPLED["fixed_set"], TRAIN_DATASETS, MODELS, KNOWN_ENTITY_COUNTS
 )
@@ -153,11 +147,7 @@ rule protocols_sampled:
         ),
         latex=PROTOCOLS_SAMPLED_TABLE["tex"],
     params:
-        num_samples=PROTOCOLS_SAMPLED_ARGUMENTS["num_samples"],
-        estimators=PROTOCOLS_SAMPLED_ARGUMENTS["estimators"],
-        regularisation=PROTOCOLS_SAMPLED["regularisation"],
-        corrected_max_k=PROTOCOLS_SAMPLED_ARGUMENTS["corrected_max_k"],
-        replicates=PROTOCOLS_SAMPLED["replicates"],
+        settings=command_settings("protocols", "protocols-sampled"),
         seed=config["seed"],
         profile=config["profile"],
     # exact moments on every pair, k and estimator: ~3 minutes on 2 CPU cores for the laptop
@@ -175,9 +165,7 @@ rule protocols_sampled:
     shell:
         "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
         " kgrank protocols-sampled --ranks {input.ranks} --fixed-set {input.fixed_set}"
-        " --num-samples {params.num_samples} --estimators {params.estimators}"
-        " --regularisation {params.regularisation} --corrected-max-k {params.corrected_max_k}"
-        " --replicates {params.replicates} --seed {params.seed} --profile {params.profile:q}"
+        " --settings {params.settings:q} --seed {params.seed} --profile {params.profile:q}"
         " --out {output.table} --agreement {output.agreement}"
         " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
@@ -218,8 +206,6 @@ if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "sampled"
 # the model, quantised and constant scorers: ranks under each tie tolerance, and trec_eval's
 # IR measures under renamed entities against the tie-neutral ones (McSherry & Najork 2008).
 
-PROTOCOLS_TIES = PROTOCOLS["ties"]
-PROTOCOLS_TIES_ARGUMENTS = protocols_settings.ties_arguments(PROTOCOLS_TIES)
 PROTOCOLS_TIES_PAIR = f"{RESULTS}/{protocols_settings.TIES_PAIR}"
 PROTOCOLS_TIES_TABLE = table_files(protocols_settings.TIES_TABLE)
 PROTOCOLS_TIES_FIGURE = figure_files(protocols_settings.TIES_FIGURE)
@@ -236,15 +222,7 @@ rule protocols_ties_pair:
         device=config["device"],
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
-        scorers=PROTOCOLS_TIES_ARGUMENTS["scorers"],
-        decimals=PROTOCOLS_TIES["decimals"],
-        tolerances=PROTOCOLS_TIES_ARGUMENTS["tolerances"],
-        max_test_triples=PROTOCOLS_TIES_ARGUMENTS["max_test_triples"],
-        depth=PROTOCOLS_TIES["depth"],
-        measures=PROTOCOLS_TIES_ARGUMENTS["measures"],
-        renamings=PROTOCOLS_TIES["renamings"],
-        max_queries=PROTOCOLS_TIES_ARGUMENTS["max_queries"],
-        max_run_rows=PROTOCOLS_TIES["max_run_rows"],
+        settings=command_settings("protocols", "protocols-ties-pair"),
         seed=config["seed"],
         profile=config["profile"],
         batch_size=config["ranks"]["batch_size"],
@@ -265,10 +243,7 @@ rule protocols_ties_pair:
     shell:
         "kgrank protocols-ties-pair --device {params.device} --dataset {wildcards.dataset} --model {wildcards.model}"
         " --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
-        " --scorers {params.scorers} --decimals {params.decimals} --tolerances {params.tolerances}"
-        " --max-test-triples {params.max_test_triples} --depth {params.depth} --measures {params.measures}"
-        " --renamings {params.renamings} --max-queries {params.max_queries}"
-        " --max-run-rows {params.max_run_rows} --seed {params.seed} --profile {params.profile:q}"
+        " --settings {params.settings:q} --seed {params.seed} --profile {params.profile:q}"
         " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
         " --out {output} 2>&1 | tee {log}"
 

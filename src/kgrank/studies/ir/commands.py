@@ -1,7 +1,8 @@
 """The ir study's subcommands (`kgrank ir-*`): argparse, and handlers that read the
 inputs, call the analyses and write what they return. Report tables and captions come
-from :mod:`kgrank.studies.ir.report`; every option that is a setting of the study is
-required (its default lives in src/kgrank/schemas/studies/ir.schema.yaml)."""
+from :mod:`kgrank.studies.ir.report`; the study's settings arrive as one --settings
+object (kgrank.workflow.settings: the keys of src/kgrank/schemas/studies/ir.schema.yaml
+whose x-commands name the command, defaults filled)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,10 @@ from kgrank.cli.options import (
     add_seed,
     add_table_paths,
     add_threads,
-    int_at_least,
-    open_probability,
     positive_int,
-    share,
 )
 from kgrank.errors import KgrankInputError
+from kgrank.workflow.settings import add_settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -198,7 +197,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         evaluations,
         filter_splits=args.filter_splits,
         hits=args.hits,
-        run_depth=args.run_depth,
+        run_depth=args.settings["run_depth"],
         export=args.export,
         batch_size=args.batch_size,
         progress=not args.quiet,
@@ -294,13 +293,15 @@ def _montecarlo(args: argparse.Namespace) -> None:
         )
     tables = by_protocol[PAPER]
     by_dataset = {dataset: table for (dataset, _), table in tables.items()}
+    replicates = args.settings["montecarlo_replicates"]
+    alpha = args.settings["montecarlo_alpha"]
     table = check_evaluations(
         by_dataset,
         _dataset_evaluations(args.evaluations, set(by_dataset)),
         args.hits,
-        replicates=args.replicates,
+        replicates=replicates,
         seed=args.seed,
-        alpha=args.alpha,
+        alpha=alpha,
         progress=not args.quiet,
     )
     table.insert(0, "protocol", PAPER)
@@ -309,7 +310,7 @@ def _montecarlo(args: argparse.Namespace) -> None:
         montecarlo_table(table),
         args.markdown,
         args.latex,
-        caption=montecarlo_caption(table, args.replicates, args.alpha),
+        caption=montecarlo_caption(table, replicates, alpha),
         label="tab:ir-montecarlo",
         floatfmt=".4g",
         markdown_caption=True,
@@ -424,13 +425,16 @@ def _stability(args: argparse.Namespace) -> None:
     from kgrank.studies.ir.stability import stability, stability_summary
 
     items = _read_systems(args.items, args.systems)
+    settings = args.settings["stability"]
+    # floats, as the shares were when they came as options (a share of 1 is 1.0)
+    fractions = [float(fraction) for fraction in settings["fractions"]]
     taus = pd.concat(
         [
             stability(
                 tables,
                 args.evaluations,
-                fractions=args.fractions,
-                repetitions=args.repetitions,
+                fractions=fractions,
+                repetitions=settings["repetitions"],
                 seed=args.seed,
                 dataset=args.dataset,
                 protocol=protocol,
@@ -461,6 +465,7 @@ def _discrimination(args: argparse.Namespace) -> None:
     from kgrank.studies.ir.figures import plot_discrimination
     from kgrank.studies.ir.report import discrimination_caption, discrimination_table
 
+    alpha = args.settings["alpha"]
     tables = _pair_items(args.items, args.pairs)
     frames = []
     specs = _dataset_evaluations(args.evaluations, {d for d, _ in tables})
@@ -468,13 +473,13 @@ def _discrimination(args: argparse.Namespace) -> None:
         for dataset, evaluation in specs:
             systems = {model: table for (name, model), table in of_protocol.items() if name == dataset}
             frames.append(
-                discrimination(systems, evaluation, alpha=args.alpha, dataset=dataset, protocol=protocol)
+                discrimination(systems, evaluation, alpha=alpha, dataset=dataset, protocol=protocol)
             )
     pairs = pd.concat(frames, ignore_index=True)
     write_table(args.out, pairs)
-    summary = discrimination_summary(pairs, args.alpha)
+    summary = discrimination_summary(pairs, alpha)
     write_table(args.summary, summary)
-    statement = discrimination_caption(args.alpha)
+    statement = discrimination_caption(alpha)
     write_report_table(
         discrimination_table(summary),
         args.markdown,
@@ -483,13 +488,7 @@ def _discrimination(args: argparse.Namespace) -> None:
         label="tab:ir-discrimination",
         markdown_caption=True,
     )
-    plot_discrimination(pairs, args.pdf, args.png, alpha=args.alpha, caption=statement)
-
-
-def _run_depth(text: str) -> int:
-    from kgrank.studies.ir.trec import MEASURE_DEPTH
-
-    return int_at_least(text, MEASURE_DEPTH, "entities leave MAP@20 and nDCG@20 short")
+    plot_discrimination(pairs, args.pdf, args.png, alpha=alpha, caption=statement)
 
 
 def _add_systems(command: argparse.ArgumentParser) -> None:
@@ -570,12 +569,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--evaluations", required=True, help="the evaluation sets of `kgrank ir-queries`")
     add_filter_splits(command, required=True)
     add_hits(command, required=True)
-    command.add_argument(
-        "--run-depth",
-        type=_run_depth,
-        required=True,
-        help="entities per query in the exported run files (at least 20: MAP@20 and nDCG@20 read 20)",
-    )
+    add_settings(command, "ir")
     command.add_argument(
         "--export", nargs="+", default=["test"], help="evaluation sets that get run files and micro metrics"
     )
@@ -600,13 +594,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     _add_pair_items(command)
     _add_dataset_evaluations(command)
     add_hits(command, required=True)
-    command.add_argument("--replicates", type=positive_int, required=True, help="simulated replicates")
-    command.add_argument(
-        "--alpha",
-        type=open_probability,
-        required=True,
-        help="family-wise level of the checks (Bonferroni)",
-    )
+    add_settings(command, "ir")
     add_seed(command, "the simulation")
     add_quiet(command)
     command.add_argument("--out", required=True, help="where to write the check (TSV)")
@@ -664,10 +652,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     _add_systems(command)
     command.add_argument("--dataset", required=True, help="the dataset's name, written into the tables")
     command.add_argument("--evaluations", nargs="+", required=True, help="evaluation sets to subsample")
-    command.add_argument(
-        "--fractions", type=share, nargs="+", required=True, help="shares of the test answers kept"
-    )
-    command.add_argument("--repetitions", type=positive_int, required=True, help="random subsets per share")
+    add_settings(command, "ir")
     add_seed(command, "the subsets")
     command.add_argument("--out", required=True, help="where to write every tau (TSV)")
     command.add_argument(
@@ -687,12 +672,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     _add_pair_items(command)
     _add_dataset_evaluations(command)
-    command.add_argument(
-        "--alpha",
-        type=open_probability,
-        required=True,
-        help="level below which a pair counts as discriminated",
-    )
+    add_settings(command, "ir")
     command.add_argument("--out", required=True, help="where to write every pair's test (TSV)")
     command.add_argument("--summary", required=True, help="where to write the counts per metric (TSV)")
     add_table_paths(command)

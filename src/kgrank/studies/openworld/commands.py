@@ -1,5 +1,8 @@
 """The `kgrank openworld-*` commands: argparse and thin handlers that read the inputs,
-call the analysis modules and write what they return."""
+call the analysis modules and write what they return. The study's settings arrive as one
+``--settings`` object, the keys of studies.openworld each command reads
+(kgrank.workflow.settings); their defaults live in
+src/kgrank/schemas/studies/openworld.schema.yaml."""
 
 from __future__ import annotations
 
@@ -13,10 +16,9 @@ from kgrank.cli.options import (
     add_seed,
     add_table_paths,
     add_threads,
-    json_object,
-    positive_int,
 )
 from kgrank.data.tables import table_kind
+from kgrank.workflow.settings import add_settings
 
 # the columns each command needs of the tables it reads
 GRID_COLUMNS = ("density", "correlation", "strength", "metric", "label", "variant", "mean", "standard_error")
@@ -117,7 +119,14 @@ CHECKPOINTS = table_kind(
 def _world(args: argparse.Namespace):  # noqa: ANN202 - the dataclass is imported lazily
     from kgrank.studies.openworld.simulation import OpenWorld
 
-    return OpenWorld(num_entities=args.entities, num_answers=args.answers)
+    simulation = args.settings["simulation"]
+    return OpenWorld(num_entities=simulation["entities"], num_answers=simulation["answers"])
+
+
+def _floats(values: list) -> list[float]:
+    """A setting's numbers as floats, as the command line's options gave them: a config's 0
+    or 1 arrives as a JSON integer, and the tables' columns would follow its type."""
+    return [float(value) for value in values]
 
 
 def _simulate(args: argparse.Namespace) -> None:
@@ -126,13 +135,18 @@ def _simulate(args: argparse.Namespace) -> None:
     from kgrank.studies.openworld import report
     from kgrank.studies.openworld.simulation import MRR_KEY, simulate_grid, strength_grid, study_metrics
 
+    simulation = args.settings["simulation"]
+    densities, correlations = _floats(simulation["densities"]), _floats(simulation["correlations"])
+    start, stop, step = _floats([simulation["strength"][key] for key in ("start", "stop", "step")])
+    queries, precision_queries = simulation["queries"], simulation["precision_queries"]
+    precision_step = float(simulation["precision_step"])
     world = _world(args)
     grid = simulate_grid(
         world,
-        args.densities,
-        strength_grid(*args.strength),
-        args.correlations,
-        args.queries,
+        densities,
+        strength_grid(start, stop, step),
+        correlations,
+        queries,
         study_metrics(),
         args.seed,
         progress=not args.quiet,
@@ -143,10 +157,10 @@ def _simulate(args: argparse.Namespace) -> None:
     # shows where it actually breaks.
     precise = simulate_grid(
         world,
-        args.densities,
-        strength_grid(args.strength[0], args.strength[1], args.precision_step),
-        args.correlations,
-        args.precision_queries,
+        densities,
+        strength_grid(start, stop, precision_step),
+        correlations,
+        precision_queries,
         [lookup(MRR_KEY).metric],
         args.seed + 1,
         progress=not args.quiet,
@@ -156,7 +170,7 @@ def _simulate(args: argparse.Namespace) -> None:
         report.approximation_table(grid, precise),
         args.markdown,
         args.latex,
-        caption=report.approximation_caption(args.queries, args.precision_queries, args.precision_step),
+        caption=report.approximation_caption(queries, precision_queries, precision_step),
         label="tab:openworld-approximation",
         floatfmt=".4g",
         markdown_caption=True,
@@ -168,13 +182,14 @@ def _inconsistency(args: argparse.Namespace) -> None:
     from kgrank.studies.openworld.consistency import inversion_table, pair_strengths, queries_needed
     from kgrank.studies.openworld.simulation import study_metrics
 
+    inconsistency = args.settings["inconsistency"]
     inversions = inversion_table(
         _world(args),
-        args.densities,
-        pair_strengths(args.weaker_strengths, args.gaps),
-        args.query_counts,
+        _floats(args.settings["simulation"]["densities"]),
+        pair_strengths(_floats(inconsistency["weaker_strengths"]), _floats(inconsistency["gaps"])),
+        inconsistency["query_counts"],
         study_metrics(),
-        replicates=args.montecarlo_replicates,
+        replicates=inconsistency["montecarlo_replicates"],
         seed=args.seed,
         progress=not args.quiet,
     )
@@ -188,13 +203,16 @@ def _saturation(args: argparse.Namespace) -> None:
     from kgrank.studies.openworld import report
     from kgrank.studies.openworld.consistency import saturation_table
 
+    saturation = args.settings["saturation"]
+    low, high = float(saturation["low"]), float(saturation["high"])
+    comparison_queries = saturation["comparison_queries"]
     table = saturation_table(
         read_table(args.grid, GRID),
         read_table(args.inversions, INVERSIONS),
-        low=args.low,
-        high=args.high,
-        half_width=args.half_width,
-        comparison_queries=args.comparison_queries,
+        low=low,
+        high=high,
+        half_width=float(saturation["half_width"]),
+        comparison_queries=comparison_queries,
     )
     write_table(args.out, table)
     write_report_table(
@@ -202,7 +220,7 @@ def _saturation(args: argparse.Namespace) -> None:
         args.markdown,
         args.latex,
         markdown_caption=True,
-        caption=report.saturation_caption(args.low, args.high, args.comparison_queries),
+        caption=report.saturation_caption(low, high, comparison_queries),
         label="tab:openworld-saturation",
         floatfmt=".3g",
     )
@@ -215,10 +233,15 @@ def _family_tree(args: argparse.Namespace) -> None:
     from kgrank.studies.openworld.simulation import study_metrics
     from kgrank.training.hyperparameters import validate_pipeline
 
-    pipeline = json_object(args.pipeline, "--pipeline", "the configuration")
-    validate_pipeline(
-        pipeline, "--pipeline", f"studies.openworld.family_tree.configurations.{args.configuration}"
-    )
+    family_tree = args.settings["family_tree"]
+    configurations = family_tree["configurations"]
+    if args.configuration not in configurations:
+        raise KgrankInputError(
+            f"--configuration {args.configuration!r}: no key of family_tree.configurations in --settings "
+            f"(it has: {', '.join(configurations) or 'none'}); name one of them"
+        )
+    pipeline = configurations[args.configuration]
+    validate_pipeline(pipeline, "--settings", f"family_tree.configurations.{args.configuration}")
     folders = {}
     for entry in args.graph_folders:
         graph, separator, folder = entry.partition("=")
@@ -231,7 +254,7 @@ def _family_tree(args: argparse.Namespace) -> None:
         folders,
         pipeline,
         study_metrics(),
-        evaluate_every=args.evaluate_every,
+        evaluate_every=family_tree["evaluate_every"],
         seed=args.seed,
         threads=args.threads,
         progress=not args.quiet,
@@ -306,11 +329,7 @@ def _figure(args: argparse.Namespace) -> None:
 
 
 def _add_world(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--entities", type=positive_int, required=True, help="entities N")
-    command.add_argument("--answers", type=positive_int, required=True, help="true answers A per query")
-    command.add_argument(
-        "--densities", type=float, nargs="+", required=True, help="alpha: share of answers in test"
-    )
+    add_settings(command, "openworld")
     add_seed(command, "the simulated worlds and test sets")
     add_quiet(command)
 
@@ -318,20 +337,6 @@ def _add_world(command: argparse.ArgumentParser) -> None:
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("openworld-simulate", help="open-world simulation grid and its closed form")
     _add_world(command)
-    command.add_argument(
-        "--strength",
-        type=float,
-        nargs=3,
-        metavar=("START", "STOP", "STEP"),
-        required=True,
-        help="the grid of model strengths s: start, stop (inclusive) and step",
-    )
-    command.add_argument("--correlations", type=float, nargs="+", required=True, help="rho")
-    command.add_argument("--queries", type=positive_int, required=True, help="queries per grid point")
-    command.add_argument(
-        "--precision-queries", type=positive_int, required=True, help="queries per point (MRR)"
-    )
-    command.add_argument("--precision-step", type=float, required=True, help="strength step of the check")
     command.add_argument("--out", required=True, help="TSV of every grid point and metric")
     command.add_argument("--precision-out", required=True, help="TSV of the precision check")
     add_table_paths(command)  # where the closed form holds
@@ -341,23 +346,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "openworld-inconsistency", help="P(the stronger model reports the lower metric)"
     )
     _add_world(command)
-    command.add_argument(
-        "--weaker-strengths", type=float, nargs="+", required=True, help="strengths s2 of the weaker model"
-    )
-    command.add_argument("--gaps", type=float, nargs="+", required=True, help="s1 - s2")
-    command.add_argument(
-        "--query-counts",
-        type=positive_int,
-        nargs="+",
-        required=True,
-        help="test-set sizes (queries) compared",
-    )
-    command.add_argument(
-        "--montecarlo-replicates",
-        type=positive_int,
-        required=True,
-        help="simulated test sets per (strengths, size)",
-    )
     command.add_argument("--out", required=True, help="TSV of the inversion probabilities")
     command.add_argument("--needed", required=True, help="TSV of the queries needed for 95 %% consistency")
     command.set_defaults(handler=_inconsistency)
@@ -365,14 +353,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("openworld-saturation", help="which metrics saturate and invert least")
     command.add_argument("--grid", required=True, help="the grid TSV of `kgrank openworld-simulate`")
     command.add_argument("--inversions", required=True, help="the TSV of `kgrank openworld-inconsistency`")
-    command.add_argument("--low", type=float, required=True, help="strength of the weak model compared")
-    command.add_argument("--high", type=float, required=True, help="strength of the strong model compared")
-    command.add_argument(
-        "--half-width", type=float, required=True, help="strengths within this of --low/--high count as there"
-    )
-    command.add_argument(
-        "--comparison-queries", type=positive_int, required=True, help="test-set size of the comparison"
-    )
+    add_settings(command, "openworld")
     command.add_argument("--out", required=True, help="where to write the saturation table as TSV")
     add_table_paths(command)
     command.set_defaults(handler=_saturation)
@@ -394,12 +375,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="percentage of the training triples kept (a folder's density)",
     )
     command.add_argument(
-        "--configuration", required=True, help="the configuration's name, written into every row"
+        "--configuration",
+        required=True,
+        help="the configuration trained, a key of the settings' family_tree.configurations, written "
+        "into every row",
     )
-    command.add_argument("--pipeline", required=True, help="PyKEEN pipeline as JSON")
-    command.add_argument(
-        "--evaluate-every", type=positive_int, required=True, help="epochs between two evaluated checkpoints"
-    )
+    add_settings(command, "openworld")
     add_seed(command, "model initialisation and training order")
     add_device(command)
     add_threads(command)

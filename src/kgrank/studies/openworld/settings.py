@@ -1,11 +1,11 @@
-"""The family-tree experiment's settings as the rule file reads them at parse time: kept
-free of torch, PyKEEN, pandas and numpy, which every Snakemake call (dry runs, cluster
-jobs) would otherwise load. The training caption is here, not in ``report``, because the
-rule file builds it at parse time (it states the config's settings)."""
+"""The study's settings as the rule file reads them at parse time (its commands read theirs
+through ``--settings``: kgrank.workflow.settings): kept free of torch, PyKEEN, pandas and
+numpy, which every Snakemake call (dry runs, cluster jobs) would otherwise load. The
+training caption is here, not in ``report``, because the rule file builds it at parse
+time (it states the config's settings)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,11 +38,6 @@ def density_percentage(fraction: float) -> int:
 def density_percentages(densities: Sequence[float]) -> list[int]:
     """The folders' percentages of the configured fractions, in the config's order."""
     return [density_percentage(fraction) for fraction in densities]
-
-
-def pipeline_argument(configurations: Mapping[str, Any], name: str) -> str:
-    """One configuration's PyKEEN pipeline as the JSON of `--pipeline`."""
-    return json.dumps(configurations[name])
 
 
 def family_tree_caption(profile: str, settings: Mapping[str, Any]) -> str:

@@ -1,7 +1,9 @@
 """The protocols study's commands (``kgrank protocols-...``): argparse, and handlers that
-read the inputs, call the analysis and report modules and write the outputs. Every option
-that is a setting of the study is required: its default lives in the schema
-(src/kgrank/schemas/studies/protocols.schema.yaml) and the rule passes it.
+read the inputs, call the analysis and report modules and write the outputs. The study's
+settings arrive as one ``--settings`` object (kgrank.workflow.settings): each command reads
+the parts of studies.protocols whose ``x-commands`` name it in
+src/kgrank/schemas/studies/protocols.schema.yaml, its defaults filled, and the rule passes
+them from the config.
 
 One group of commands per part of the study (issue #31): part 3, the weighted geometric
 mean rank, is ``protocols-weighted``, ``protocols-weighted-check`` and
@@ -21,18 +23,9 @@ from kgrank.cli.options import (
     add_seed,
     add_table_paths,
     add_threads,
-    int_at_least,
-    open_probability,
     positive_int,
 )
-from kgrank.defaults import WEIGHT_SCHEMES
-from kgrank.studies.protocols.settings import SCORERS
-
-
-def _replicates(text: str) -> int:
-    """An argparse type: a replicate count of at least 2 (a variance needs two draws)."""
-    return int_at_least(text, 2, "replicate(s) leave no sample variance")
-
+from kgrank.workflow.settings import add_settings
 
 # --- part 3: weighted geometric mean rank -------------------------------------------------
 
@@ -44,7 +37,7 @@ def _weighted(args: argparse.Namespace) -> None:
     from kgrank.studies.protocols.weighted import weighted_table
 
     tables = read_pair_tables(args.ranks)
-    table = weighted_table(tables, args.schemes)
+    table = weighted_table(tables, args.settings["weighted"]["schemes"])
     write_table(args.out, table)
     write_report_table(
         report.weighted_report(table),
@@ -63,12 +56,13 @@ def _weighted_check(args: argparse.Namespace) -> None:
     from kgrank.studies.protocols.inputs import read_dataset_tables
     from kgrank.studies.protocols.weighted import weighted_check
 
+    weighted = args.settings["weighted"]
     check = weighted_check(
         read_dataset_tables(args.ranks),
-        args.schemes,
-        replicates=args.montecarlo_replicates,
+        weighted["schemes"],
+        replicates=weighted["montecarlo_replicates"],
         seed=args.seed,
-        alpha=args.alpha,
+        alpha=weighted["alpha"],
     )
     write_table(args.out, check)
     write_report_table(
@@ -91,17 +85,6 @@ def _weighted_figure(args: argparse.Namespace) -> None:
     plot_weighted(read_table(args.weighted, weighted_kind()), args.pdf, args.png, caption=args.caption)
 
 
-def _add_schemes(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--schemes",
-        nargs="+",
-        choices=WEIGHT_SCHEMES,
-        required=True,
-        help="weight schemes: negatives (N_i - 1, the paper's), relation, uniform (GMR) "
-        "(studies.protocols.weighted.schemes)",
-    )
-
-
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser(
         "protocols-weighted",
@@ -110,7 +93,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument(
         "--ranks", nargs="+", required=True, help="rank tables <dataset>/<model>.parquet of the rank stage"
     )
-    _add_schemes(command)
+    add_settings(command, "protocols")
     command.add_argument("--out", required=True, help="tidy weighted metrics TSV")
     add_table_paths(command)
     command.set_defaults(handler=_weighted)
@@ -125,20 +108,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         required=True,
         help="one rank table <dataset>/<model>.parquet per dataset (its candidate counts and relations)",
     )
-    _add_schemes(command)
-    command.add_argument(
-        "--montecarlo-replicates",
-        type=_replicates,
-        required=True,
-        help="random-model draws per dataset and scheme (studies.protocols.weighted.montecarlo_replicates)",
-    )
+    add_settings(command, "protocols")
     add_seed(command, "the random-model draws")
-    command.add_argument(
-        "--alpha",
-        type=open_probability,
-        required=True,
-        help="family-wise level of the check, Bonferroni over its tests (studies.protocols.weighted.alpha)",
-    )
     command.add_argument("--out", required=True, help="check TSV")
     add_table_paths(command)
     command.set_defaults(handler=_weighted_check)
@@ -165,12 +136,14 @@ def _sampled(args: argparse.Namespace) -> None:
     from kgrank.studies.protocols.inputs import read_fixed_set_tables
     from kgrank.studies.protocols.sampled import SampledSettings, sampled_analysis
 
+    sampled = args.settings["sampled"]
     settings = SampledSettings(
-        num_samples=tuple(args.num_samples),
-        estimators=tuple(args.estimators),
-        regularisation=args.regularisation,
-        corrected_max_k=args.corrected_max_k,
-        replicates=args.replicates,
+        num_samples=tuple(sampled["num_samples"]),
+        estimators=tuple(sampled["estimators"]),
+        # a float as the command line gave it: the config may say 0 or 1
+        regularisation=float(sampled["regularisation"]),
+        corrected_max_k=sampled["corrected_max_k"],
+        replicates=sampled["replicates"],
         seed=args.seed,
         profile=args.profile,
     )
@@ -200,25 +173,7 @@ def _sampled_figure(args: argparse.Namespace) -> None:
     plot_sampled(read_table(args.estimates, sampled_kind()), args.pdf, args.png, caption=args.caption)
 
 
-def _largest_k(text: str) -> int | None:
-    """An argparse type: a positive k, or ``none`` for no limit."""
-    return None if text == "none" else int_at_least(text, 1, "is no sample size")
-
-
-def _regularisation(text: str) -> float:
-    """An argparse type: gamma in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number in [0, 1]")
-    return value
-
-
 def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
-    from kgrank.defaults import SAMPLED_ESTIMATORS
-
     command = commands.add_parser(
         "protocols-sampled",
         help="estimators of the full MRR and Hits@10 from sampled negatives: exact bias, SD, RMSE and "
@@ -234,39 +189,7 @@ def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
         help="the rank engine's sampled ranks <dataset>/<model>.sampled-<k>.parquet (one k per dataset, "
         "every system of it): the fixed set per query (studies.protocols.sampled.fixed_set)",
     )
-    command.add_argument(
-        "--num-samples",
-        nargs="+",
-        type=positive_int,
-        required=True,
-        help="sample sizes k, negatives per task (studies.protocols.sampled.num_samples)",
-    )
-    command.add_argument(
-        "--estimators",
-        nargs="+",
-        choices=SAMPLED_ESTIMATORS,
-        required=True,
-        help="estimators of the full metric (studies.protocols.sampled.estimators)",
-    )
-    command.add_argument(
-        "--regularisation",
-        type=_regularisation,
-        required=True,
-        help="gamma of the corrected estimator (studies.protocols.sampled.regularisation)",
-    )
-    command.add_argument(
-        "--corrected-max-k",
-        type=_largest_k,
-        required=True,
-        help="largest k of the corrected estimator, or none (studies.protocols.sampled.corrected_max_k)",
-    )
-    command.add_argument(
-        "--replicates",
-        type=_replicates,
-        required=True,
-        help="draws per system for the adjusted index and the order agreement "
-        "(studies.protocols.sampled.replicates)",
-    )
+    add_settings(command, "protocols")
     add_seed(command, "the draws of negatives")
     command.add_argument("--profile", required=True, help="which configuration produced the numbers")
     command.add_argument("--out", required=True, help="estimates TSV")
@@ -292,19 +215,22 @@ def _ties_pair(args: argparse.Namespace) -> None:
 
     from kgrank.data.io import write_table
     from kgrank.engine.candidates import known_answers
+    from kgrank.engine.ties import parse_tolerance
     from kgrank.studies.protocols.ties import TiesSettings, pair_ties
     from kgrank.training.train import load_model
 
+    ties = args.settings["ties"]
     settings = TiesSettings(
-        scorers=tuple(args.scorers),
-        decimals=args.decimals,
-        tolerances=tuple(args.tolerances),
-        max_test_triples=args.max_test_triples,
-        depth=args.depth,
-        measures=tuple(args.measures),
-        renamings=args.renamings,
-        max_queries=args.max_queries,
-        max_run_rows=args.max_run_rows,
+        scorers=tuple(ties["scorers"]),
+        decimals=ties["decimals"],
+        # each tolerance by its canonical name (relative:1e-6 and relative:0.000001 are one)
+        tolerances=tuple(parse_tolerance(text).name for text in ties["tolerances"]),
+        max_test_triples=ties["max_test_triples"],
+        depth=ties["depth"],
+        measures=tuple(ties["measures"]),
+        renamings=ties["renamings"],
+        max_queries=ties["max_queries"],
+        max_run_rows=ties["max_run_rows"],
         seed=args.seed,
         profile=args.profile,
     )
@@ -354,22 +280,6 @@ def _ties_figure(args: argparse.Namespace) -> None:
     plot_ties(read_table(args.ties, ties_kind()), args.pdf, args.png, caption=args.caption)
 
 
-def _tolerance(text: str) -> str:
-    """An argparse type: exact, absolute:<a> or relative:<r>."""
-    from kgrank.engine.ties import parse_tolerance
-    from kgrank.errors import KgrankInputError
-
-    try:
-        return parse_tolerance(text).name
-    except KgrankInputError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def _limit(text: str) -> int | None:
-    """An argparse type: a positive count, or ``none`` for no limit."""
-    return None if text == "none" else int_at_least(text, 1, "is no count")
-
-
 def add_ties_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser(
         "protocols-ties-pair",
@@ -380,56 +290,7 @@ def add_ties_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--model", required=True, help="the model's name (written into every row)")
     add_dataset_dir(command)
     add_model_dir(command)
-    command.add_argument(
-        "--scorers",
-        nargs="+",
-        choices=SCORERS,
-        required=True,
-        help="scorers (studies.protocols.ties.scorers)",
-    )
-    command.add_argument(
-        "--decimals",
-        type=int,
-        required=True,
-        help="decimals of the quantised scorer (studies.protocols.ties.decimals)",
-    )
-    command.add_argument(
-        "--tolerances",
-        nargs="+",
-        type=_tolerance,
-        required=True,
-        help="tie tolerances: exact, absolute:<a>, relative:<r> (studies.protocols.ties.tolerances)",
-    )
-    command.add_argument(
-        "--max-test-triples",
-        type=_limit,
-        required=True,
-        help="seeded subsample of test triples, or none for all (studies.protocols.ties.max_test_triples)",
-    )
-    command.add_argument(
-        "--depth", type=positive_int, required=True, help="run depth per query (studies.protocols.ties.depth)"
-    )
-    command.add_argument(
-        "--measures", nargs="+", required=True, help="ir-measures names (studies.protocols.ties.measures)"
-    )
-    command.add_argument(
-        "--renamings",
-        type=positive_int,
-        required=True,
-        help="random renamings of the entities for trec_eval (studies.protocols.ties.renamings)",
-    )
-    command.add_argument(
-        "--max-queries",
-        type=_limit,
-        required=True,
-        help="IR queries per scorer at most, or none (studies.protocols.ties.max_queries)",
-    )
-    command.add_argument(
-        "--max-run-rows",
-        type=positive_int,
-        required=True,
-        help="rows of each scorer's run at most (studies.protocols.ties.max_run_rows)",
-    )
+    add_settings(command, "protocols")
     add_seed(command, "the test subsample and the renamings")
     command.add_argument("--profile", required=True, help="which configuration produced the numbers")
     command.add_argument(

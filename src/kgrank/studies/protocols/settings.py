@@ -1,4 +1,5 @@
-"""The study's settings as the rule file reads them at parse time (free of pandas and torch).
+"""What the rule file reads at parse time (free of pandas and torch); the study's commands
+read their settings through ``--settings`` (kgrank.workflow.settings).
 
 The study has parts; each part is a key under ``studies.protocols`` with its own
 ``enabled`` switch, a command ``kgrank protocols-<part>...``, rules ``protocols_<part>...``
@@ -46,11 +47,6 @@ def part_enabled(settings: Mapping[str, Any], part: str) -> bool:
     return bool(settings.get("enabled", True)) and bool(settings[part].get("enabled", True))
 
 
-def scheme_arguments(schemes: Sequence[str]) -> str:
-    """The weight schemes as the command line takes them."""
-    return " ".join(schemes)
-
-
 def dataset_representatives(datasets: Sequence[str], models: Sequence[str]) -> list[tuple[str, str]]:
     """One (dataset, model) pair per dataset whose rank table gives the dataset's candidate
     counts: in the filtered setting N_i depends on the test task alone, not on the model,
@@ -68,16 +64,6 @@ SAMPLED_AGREEMENT = "protocols/sampled_agreement.tsv"
 # Report table and figure (table_files / figure_files names in common.smk)
 SAMPLED_TABLE = "protocols_sampled"
 SAMPLED_FIGURE = "protocols_sampled"
-
-
-def sampled_arguments(sampled: Mapping[str, Any]) -> dict[str, str]:
-    """The settings of part 1 as the command line takes them."""
-    largest = sampled["corrected_max_k"]
-    return {
-        "num_samples": " ".join(str(int(size)) for size in sampled["num_samples"]),
-        "estimators": " ".join(sampled["estimators"]),
-        "corrected_max_k": "none" if largest is None else str(int(largest)),
-    }
 
 
 def fixed_set_pairs(
@@ -117,18 +103,3 @@ TIES_WIDTHS = "protocols/ties_widths.tsv"
 # Report table and figure (table_files / figure_files names in common.smk)
 TIES_TABLE = "protocols_ties"
 TIES_FIGURE = "protocols_ties"
-
-
-def ties_arguments(ties: Mapping[str, Any]) -> dict[str, str]:
-    """The settings of part 2 as the command line takes them."""
-
-    def limit(value: Any) -> str:
-        return "none" if value is None else str(int(value))
-
-    return {
-        "scorers": " ".join(ties["scorers"]),
-        "tolerances": " ".join(ties["tolerances"]),
-        "measures": " ".join(ties["measures"]),
-        "max_test_triples": limit(ties["max_test_triples"]),
-        "max_queries": limit(ties["max_queries"]),
-    }
