@@ -4,6 +4,10 @@ statsmodels."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -683,3 +687,57 @@ def test_compare_with_two_seeds_on_two_datasets_that_disagree(tmp_path, nations_
     assert "significantly against" in report and "nations (t -" in report
     assert report.startswith("Systems\n") and "**" in report and "†" in report
     assert "seeds t p (Holm)" in report and "seed share" in report
+
+
+# --- one run per system: the comparison before seeds existed -----------------------------
+
+GOLDEN = Path(__file__).parent / "data" / "compare_golden"
+
+
+def _golden_table(generator: np.random.Generator, num_candidates: np.ndarray, strength: float) -> Any:
+    tasks = len(num_candidates)
+    drawn = generator.geometric(strength, tasks) + generator.integers(0, 3, tasks)
+    realistic = np.minimum(num_candidates, drawn)
+    optimistic = np.maximum(1, realistic - generator.integers(0, 2, tasks))
+    pessimistic = np.minimum(num_candidates, realistic + generator.integers(0, 2, tasks))
+    index = np.arange(tasks)
+    return pd.DataFrame(
+        {
+            "triple_id": index // 2,
+            "head": index // 2,
+            "relation": 0,
+            "tail": index // 2 + 1,
+            "side": np.where(index % 2, "tail", "head"),
+            "optimistic": optimistic.astype(float),
+            "realistic": realistic.astype(float),
+            "pessimistic": pessimistic.astype(float),
+            "random": realistic.astype(float),
+            "num_candidates": num_candidates,
+        }
+    )
+
+
+def test_a_comparison_of_single_runs_equals_the_one_before_seeds():
+    """Seeds changed the comparison of several runs of a system only: on single runs its
+    three tables equal those of commit a763d3c (before seeds), written to
+    tests/data/compare_golden/ by that commit's compare_rank_tables on these tables."""
+    generator = np.random.default_rng(20261128)
+    tables = {
+        dataset: {
+            system: _golden_table(generator, candidates, strength)
+            for candidates in [generator.integers(20, 400, tasks)]
+            for system, strength in (("a", 0.3), ("b", 0.25), ("c", 0.05))
+        }
+        for dataset, tasks in (("small", 60), ("large", 200))
+    }
+    metrics = ["mrr", "hits@10", "mr"]
+    comparison = compare_rank_tables(tables, metrics=metrics, seed=5, bootstrap_resamples=300)
+    for name in ("pairs", "systems", "summary"):
+        golden = pd.read_csv(GOLDEN / f"{name}.tsv", sep="\t", keep_default_na=False, na_values=[""])
+        now = pd.read_csv(
+            io.StringIO(getattr(comparison, name).to_csv(sep="\t", index=False, float_format="%.10g")),
+            sep="\t",
+            keep_default_na=False,
+            na_values=[""],
+        )
+        pd.testing.assert_frame_equal(now, golden, rtol=1e-9, obj=name)
