@@ -253,8 +253,8 @@ SLOTS = [
                         *(
                             "--seed",
                             "1",
-                            "--alpha",
-                            "0.05",
+                            "--settings",
+                            '{"alpha": 0.05}',
                             "--out",
                             str(o / "v.tsv"),
                             "--ties",
@@ -271,8 +271,9 @@ SLOTS = [
                 (
                     "ambiguity-drift",
                     lambda i, o: [
-                        *("--sizes", "3", "all", "--repetitions", "1", "--seed", "1"),
-                        *("--confidence", "0.9", "--bootstrap-resamples", "20", "--alpha", "0.05"),
+                        *("--seed", "1", "--settings"),
+                        '{"candidate_sizes": [3, "all"], "repetitions": 1, "confidence": 0.9, '
+                        '"bootstrap_resamples": 100, "alpha": 0.05}',
                         *("--out", str(o / "d.tsv"), "--slopes", str(o / "s.tsv"), *_tables(o)),
                     ],
                 ),
@@ -282,7 +283,8 @@ SLOTS = [
                 (
                     "ambiguity-table1",
                     lambda i, o: [
-                        *("--stats", i["stats"], "--alpha", "0.05", "--out", str(o / "t1.tsv"), *_tables(o)),
+                        *("--stats", i["stats"], "--settings", '{"alpha": 0.05}'),
+                        *("--out", str(o / "t1.tsv"), *_tables(o)),
                     ],
                 ),
             ),
@@ -291,8 +293,9 @@ SLOTS = [
                 (
                     "ambiguity-pairwise",
                     lambda i, o: [
-                        *("--seed", "1", "--alpha", "0.05", "--confidence", "0.9"),
-                        *("--bootstrap-resamples", "20", "--out", str(o / "p.tsv"), *_tables(o), *_fig(o)),
+                        *("--seed", "1", "--settings"),
+                        '{"alpha": 0.05, "confidence": 0.9, "bootstrap_resamples": 100}',
+                        *("--out", str(o / "p.tsv"), *_tables(o), *_fig(o)),
                     ],
                 ),
             ),
@@ -306,8 +309,9 @@ SLOTS = [
         lambda i, o: [
             *("ambiguity-drift", "--ranks", *_ranks_pair(i, o)),
             *("--subsets", _pair_paths(i, o, "subsets", "subsets")),
-            *("--sizes", "3", "all", "--repetitions", "1", "--seed", "1"),
-            *("--confidence", "0.9", "--bootstrap-resamples", "20", "--alpha", "0.05"),
+            *("--seed", "1", "--settings"),
+            '{"candidate_sizes": [3, "all"], "repetitions": 1, "confidence": 0.9, '
+            '"bootstrap_resamples": 100, "alpha": 0.05}',
             *("--out", str(o / "d.tsv"), "--slopes", str(o / "s.tsv"), *_tables(o)),
         ],
     ),

@@ -1416,8 +1416,7 @@ class _Loaded(Exception):
     "argv",
     [
         ["ranks", "--out", "r.parquet", "--seed", "1"],
-        ["ambiguity-subsets", "--out", "s.parquet", "--fractions", "0.5", "--repetitions", "2", "--seed", "1"]
-        + ["--batch-size", "8", "--threads", "1"],
+        ["ambiguity-subsets", "--out", "s.parquet", "--seed", "1", "--batch-size", "8", "--threads", "1"],
     ],
     ids=["ranks", "ambiguity-subsets"],
 )

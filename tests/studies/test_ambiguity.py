@@ -571,23 +571,6 @@ def test_config_refuses_the_old_name_of_the_repetitions():
         _check_ambiguity({"seeds": 3})
 
 
-def test_every_setting_of_a_command_is_required():
-    """The defaults live in the schema: a command that is not given a setting refuses to run."""
-    import argparse
-
-    from kgrank.studies.ambiguity.commands import add_commands
-
-    parser = argparse.ArgumentParser()
-    add_commands(parser.add_subparsers())
-    base = ["ambiguity-pairwise", "--ranks", "a/b.parquet", "--seed", "1", "--out", "p.tsv"]
-    base += ["--markdown", "p.md", "--latex", "p.tex", "--pdf", "p.pdf", "--png", "p.png"]
-    settings = ["--alpha", "0.05", "--confidence", "0.95", "--bootstrap-resamples", "200"]
-    assert parser.parse_args(base + settings).bootstrap_resamples == 200
-    for position in range(0, len(settings), 2):
-        with pytest.raises(SystemExit):
-            parser.parse_args(base + settings[:position] + settings[position + 2 :])
-
-
 def test_models_are_marked_not_distinguishable_or_worse_than_random():
     """Issue 47: TransE on Nations sat at z-MRR -8.4 and the tables marked only 'not
     distinguishable'. Worse than random now gets its own mark, said in the captions."""

@@ -17,8 +17,8 @@ CASES = [
                 _bad_tsv(tmp),
                 "--seed",
                 "1",
-                "--alpha",
-                "0.05",
+                "--settings",
+                '{"alpha": 0.05}',
                 "--out",
                 str(tmp / "v.tsv"),
                 "--ties",
@@ -35,7 +35,7 @@ CASES = [
         lambda tmp, nations: [
             "ambiguity-subsets",
             *("--dataset-dir", str(nations), "--model-dir", str(tmp / "nomodel")),
-            *("--fractions", "0.5", "1.0", "--repetitions", "2", "--batch-size", "16"),
+            *("--settings", '{"repetitions": 2, "subsets": {"fractions": [0.5, 1.0]}}', "--batch-size", "16"),
             *("--seed", "1", "--out", str(tmp / "s.parquet")),
         ],
         ("nomodel",),
@@ -46,13 +46,12 @@ CASES = [
         "one-candidate",
         lambda tmp, _: [
             "ambiguity-drift",
-            *("--ranks", str(tmp / "nations" / "transe.parquet"), "--sizes", "1", "10", "--seed", "1"),
-            *("--repetitions", "2", "--alpha", "0.05"),
-            *("--confidence", "0.95", "--bootstrap-resamples", "100"),
+            *("--ranks", str(tmp / "nations" / "transe.parquet"), "--seed", "1"),
+            *("--settings", '{"candidate_sizes": [1, 10], "repetitions": 2, "bootstrap_resamples": 100}'),
             *("--out", str(tmp / "d.tsv"), "--slopes", str(tmp / "s.tsv")),
             *("--markdown", str(tmp / "d.md"), "--latex", str(tmp / "d.tex")),
         ],
-        ("--sizes", "give 2 or more"),
+        ("argument --settings: key candidate_sizes.0: 1 is less than the minimum of 2",),
     ),
     Case(
         "ambiguity-drift",
@@ -60,13 +59,15 @@ CASES = [
         lambda tmp, _: [
             "ambiguity-drift",
             # an intact table (no damage named): every task has 5 candidates
-            *("--ranks", _damaged_rank_table(tmp, "none"), "--sizes", "2", "5", "all", "--seed", "1"),
-            *("--repetitions", "2", "--alpha", "0.05"),
-            *("--confidence", "0.95", "--bootstrap-resamples", "100"),
+            *("--ranks", _damaged_rank_table(tmp, "none"), "--seed", "1"),
+            *(
+                "--settings",
+                '{"candidate_sizes": [2, 5, "all"], "repetitions": 2, "bootstrap_resamples": 100}',
+            ),
             *("--out", str(tmp / "d.tsv"), "--slopes", str(tmp / "s.tsv")),
             *("--markdown", str(tmp / "d.md"), "--latex", str(tmp / "d.tex")),
         ],
-        ("studies.ambiguity.candidate_sizes (--sizes): 5 keeps every candidate", "use sizes below 5"),
+        ("studies.ambiguity.candidate_sizes: 5 keeps every candidate", "use sizes below 5"),
     ),
     Case(
         "ambiguity-drift-figure",
@@ -80,7 +81,7 @@ CASES = [
         lambda tmp, _: [
             "ambiguity-table1",
             *("--published", _bad_tsv(tmp), "--ranks", str(tmp / "nations" / "transe.parquet")),
-            *("--alpha", "0.05", "--out", str(tmp / "t.tsv")),
+            *("--settings", '{"alpha": 0.05}', "--out", str(tmp / "t.tsv")),
             *("--markdown", str(tmp / "t.md"), "--latex", str(tmp / "t.tex")),
         ],
         ("bad.tsv", "mean_rank"),
@@ -91,7 +92,7 @@ CASES = [
         lambda tmp, _: [
             "ambiguity-pairwise",
             *("--ranks", str(tmp / "nations" / "transe.parquet"), "--seed", "1"),
-            *("--alpha", "0.05", "--confidence", "0.95", "--bootstrap-resamples", "100"),
+            *("--settings", '{"alpha": 0.05, "confidence": 0.95, "bootstrap_resamples": 100}'),
             *("--out", str(tmp / "p.tsv"), "--markdown", str(tmp / "p.md"), "--latex", str(tmp / "p.tex")),
             *_figure(tmp),
         ],

@@ -18,7 +18,6 @@ AFTER_TRAINING_SECONDS.append(
         else []
     )
 )
-AMBIGUITY_BOOTSTRAP = ambiguity_settings.bootstrap_arguments(AMBIGUITY)
 # A sampled size no dataset has that many entities for stops the plan; where a local
 # dataset is not prepared yet its count is unknown, and the drift job checks the sizes.
 if enabled("ambiguity"):
@@ -56,7 +55,7 @@ rule ambiguity_variants:
         png=figure_files("ambiguity_variants")["png"],
     params:
         seed=config["seed"],
-        alpha=AMBIGUITY["alpha"],
+        settings=command_settings("ambiguity", "ambiguity-variants"),
     log:
         log_file("ambiguity", "variants"),
     benchmark:
@@ -64,7 +63,7 @@ rule ambiguity_variants:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-variants --ranks {input} --seed {params.seed} --alpha {params.alpha}"
+        "kgrank ambiguity-variants --ranks {input} --seed {params.seed} --settings {params.settings:q}"
         " --out {output.metrics} --ties {output.ties} --markdown {output.markdown} --latex {output.latex}"
         " --ties-markdown {output.ties_markdown} --ties-latex {output.ties_latex}"
         " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
@@ -84,8 +83,7 @@ rule ambiguity_subsets:
         model_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
-        fractions=" ".join(str(fraction) for fraction in AMBIGUITY["subsets"]["fractions"]),
-        repetitions=AMBIGUITY["repetitions"],
+        settings=command_settings("ambiguity", "ambiguity-subsets"),
         batch_size=config["ranks"]["batch_size"],
         filter_splits=FILTER_SPLITS,
     priority: ranks_priority
@@ -101,7 +99,7 @@ rule ambiguity_subsets:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank ambiguity-subsets --device {params.device} --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
-        " --fractions {params.fractions} --repetitions {params.repetitions} --seed {params.seed}"
+        " --settings {params.settings:q} --seed {params.seed}"
         " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
         " --out {output} --quiet 2>&1 | tee {log}"
 
@@ -121,10 +119,7 @@ rule ambiguity_drift:
         latex=AMBIGUITY_TABLES["slopes"]["tex"],
     params:
         seed=config["seed"],
-        sizes=ambiguity_settings.size_arguments(AMBIGUITY["candidate_sizes"]),
-        repetitions=AMBIGUITY["repetitions"],
-        bootstrap=AMBIGUITY_BOOTSTRAP,
-        alpha=AMBIGUITY["alpha"],
+        settings=command_settings("ambiguity", "ambiguity-drift"),
     log:
         log_file("ambiguity", "drift"),
     benchmark:
@@ -132,8 +127,8 @@ rule ambiguity_drift:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-drift --ranks {input.ranks} --subsets {input.subsets} --sizes {params.sizes}"
-        " --repetitions {params.repetitions} --seed {params.seed} {params.bootstrap} --alpha {params.alpha}"
+        "kgrank ambiguity-drift --ranks {input.ranks} --subsets {input.subsets}"
+        " --settings {params.settings:q} --seed {params.seed}"
         " --out {output.drift} --slopes {output.slopes} --markdown {output.markdown}"
         " --latex {output.latex} 2>&1 | tee {log}"
 
@@ -174,7 +169,7 @@ rule ambiguity_table1:
         ),
         latex=AMBIGUITY_TABLES["table1"]["tex"],
     params:
-        alpha=AMBIGUITY["alpha"],
+        settings=command_settings("ambiguity", "ambiguity-table1"),
     log:
         log_file("ambiguity", "table1"),
     benchmark:
@@ -182,7 +177,7 @@ rule ambiguity_table1:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-table1 --ranks {input.ranks} --stats {input.stats} --alpha {params.alpha}"
+        "kgrank ambiguity-table1 --ranks {input.ranks} --stats {input.stats} --settings {params.settings:q}"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
 
@@ -205,8 +200,7 @@ rule ambiguity_pairwise:
         png=figure_files("ambiguity_pairwise")["png"],
     params:
         seed=config["seed"],
-        bootstrap=AMBIGUITY_BOOTSTRAP,
-        alpha=AMBIGUITY["alpha"],
+        settings=command_settings("ambiguity", "ambiguity-pairwise"),
     log:
         log_file("ambiguity", "pairwise"),
     benchmark:
@@ -214,7 +208,7 @@ rule ambiguity_pairwise:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-pairwise --ranks {input} --seed {params.seed} {params.bootstrap} --alpha {params.alpha}"
+        "kgrank ambiguity-pairwise --ranks {input} --seed {params.seed} --settings {params.settings:q}"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex}"
         " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
 

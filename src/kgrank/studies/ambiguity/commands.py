@@ -1,7 +1,9 @@
 """The ambiguity study's commands (``kgrank ambiguity-...``): argparse, and handlers that
-read the inputs, call the analysis and report modules and write the outputs. Every
-option that is a setting of the study is required: its default lives in the schema
-(src/kgrank/schemas/studies/ambiguity.schema.yaml) and the rule passes it."""
+read the inputs, call the analysis and report modules and write the outputs. The study's
+settings arrive as one ``--settings`` object (kgrank.workflow.settings): each command reads
+the parts of studies.ambiguity whose ``x-commands`` name it in
+src/kgrank/schemas/studies/ambiguity.schema.yaml, its defaults filled, and the rule passes
+them from the config."""
 
 from __future__ import annotations
 
@@ -17,22 +19,9 @@ from kgrank.cli.options import (
     add_seed,
     add_table_paths,
     add_threads,
-    open_probability,
     positive_int,
-    share,
 )
-
-
-def _candidate_size(text: str) -> int | None:
-    """An argparse type: a candidate-set size of at least 2, or `all`."""
-    if text == "all":
-        return None
-    size = positive_int(text)
-    if size < 2:
-        raise argparse.ArgumentTypeError(
-            f"{size} candidates leave nothing to rank against; give 2 or more, or all"
-        )
-    return size
+from kgrank.workflow.settings import add_settings
 
 
 def _variants(args: argparse.Namespace) -> None:
@@ -42,16 +31,17 @@ def _variants(args: argparse.Namespace) -> None:
     from kgrank.studies.ambiguity.figures import plot_variants
     from kgrank.studies.ambiguity.variants import study_metrics, variants_table
 
+    alpha = args.settings["alpha"]
     tables = read_pair_tables(args.ranks)
     metrics, ties = variants_table(tables, study_metrics(), args.seed)
     write_table(args.out, metrics)
     write_table(args.ties, ties)
-    flagged = report.random_like(tables, args.alpha)
+    flagged = report.random_like(tables, alpha)
     write_report_table(
         report.ties_report(ties, {model for _, model in tables}, flagged),
         args.ties_markdown,
         args.ties_latex,
-        caption=report.ties_caption(args.alpha),
+        caption=report.ties_caption(alpha),
         label="tab:ambiguity-ties",
         floatfmt=".4g",
         markdown_caption=True,
@@ -61,7 +51,7 @@ def _variants(args: argparse.Namespace) -> None:
         report.variants_report(metrics, flagged),
         args.markdown,
         args.latex,
-        caption=report.variants_caption(statement, args.alpha),
+        caption=report.variants_caption(statement, alpha),
         label="tab:ambiguity-variants",
         floatfmt=".4g",
         markdown_caption=True,
@@ -82,7 +72,10 @@ def _subsets(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
     test = np.asarray(factories.testing.mapped_triples, dtype=np.int64)
-    plan = subset_plan(test, factories.training.num_entities, args.fractions, args.repetitions, args.seed)
+    # floats, as the fractions were when they came as options (a config's 1 is the share 1.0)
+    fractions = [float(fraction) for fraction in args.settings["subsets"]["fractions"]]
+    repetitions = args.settings["repetitions"]
+    plan = subset_plan(test, factories.training.num_entities, fractions, repetitions, args.seed)
     table = subset_rank_table(
         model,
         test,
@@ -98,28 +91,25 @@ def _drift(args: argparse.Namespace) -> None:
     from kgrank.data.io import write_report_table, write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
-    from kgrank.studies.ambiguity.drift import drift_table, slope_table
+    from kgrank.studies.ambiguity.drift import ALL_CANDIDATES, drift_table, slope_table
     from kgrank.studies.ambiguity.inputs import subset_kind
 
+    settings = args.settings
+    # `all` keeps every candidate: None to the drift
+    sizes = [None if size == ALL_CANDIDATES else size for size in settings["candidate_sizes"]]
+    interval = {"confidence": settings["confidence"], "bootstrap_resamples": settings["bootstrap_resamples"]}
     tables = read_pair_tables(args.ranks)
     subsets = read_pair_tables(args.subsets or [], subset_kind())
-    drift = drift_table(tables, subsets, args.sizes, args.repetitions, args.seed)
+    drift = drift_table(tables, subsets, sizes, settings["repetitions"], args.seed)
     write_table(args.out, drift)
-    slopes = slope_table(
-        drift, confidence=args.confidence, bootstrap_resamples=args.bootstrap_resamples, seed=args.seed
-    )
+    slopes = slope_table(drift, **interval, seed=args.seed)
     write_table(args.slopes, slopes)
     summary = report.flat_summary(slopes)
     write_report_table(
-        report.slopes_report(drift, slopes, report.random_like(tables, args.alpha)),
+        report.slopes_report(drift, slopes, report.random_like(tables, settings["alpha"])),
         args.markdown,
         args.latex,
-        caption=report.slopes_caption(
-            summary,
-            confidence=args.confidence,
-            bootstrap_resamples=args.bootstrap_resamples,
-            alpha=args.alpha,
-        ),
+        caption=report.slopes_caption(summary, **interval, alpha=settings["alpha"]),
         label="tab:ambiguity-drift",
         floatfmt=".3g",
         markdown_caption=True,
@@ -144,13 +134,14 @@ def _table1(args: argparse.Namespace) -> None:
     published_path = args.published or published_table1_path()
     stats = read_stats(args.stats) if args.stats else None
     entities = dict(zip(stats["dataset"], stats["entities"], strict=True)) if stats is not None else {}
-    table = table1(read_published(published_path), read_pair_tables(args.ranks), entities, alpha=args.alpha)
+    alpha = args.settings["alpha"]
+    table = table1(read_published(published_path), read_pair_tables(args.ranks), entities, alpha=alpha)
     write_table(args.out, table)
     write_report_table(
-        report.table1_report(table, args.alpha),
+        report.table1_report(table, alpha),
         args.markdown,
         args.latex,
-        caption=report.table1_caption(args.alpha),
+        caption=report.table1_caption(alpha),
         label="tab:ambiguity-table1",
         floatfmt=".4g",
         markdown_caption=True,
@@ -164,19 +155,14 @@ def _pairwise(args: argparse.Namespace) -> None:
     from kgrank.studies.ambiguity.figures import plot_pairwise
     from kgrank.studies.ambiguity.pairwise import pairwise_table
 
+    settings = args.settings
+    alpha = settings["alpha"]
+    interval = {"confidence": settings["confidence"], "bootstrap_resamples": settings["bootstrap_resamples"]}
     tables = read_pair_tables(args.ranks)
-    table = pairwise_table(
-        tables,
-        alpha=args.alpha,
-        confidence=args.confidence,
-        bootstrap_resamples=args.bootstrap_resamples,
-        seed=args.seed,
-    )
+    table = pairwise_table(tables, alpha=alpha, **interval, seed=args.seed)
     write_table(args.out, table)
-    flagged = report.random_like(tables, args.alpha)
-    caption = report.pairwise_caption(
-        len(table), confidence=args.confidence, bootstrap_resamples=args.bootstrap_resamples, alpha=args.alpha
-    )
+    flagged = report.random_like(tables, alpha)
+    caption = report.pairwise_caption(len(table), **interval, alpha=alpha)
     write_report_table(
         report.pairwise_report(table, flagged),
         args.markdown,
@@ -186,7 +172,7 @@ def _pairwise(args: argparse.Namespace) -> None:
         floatfmt=".3g",
         markdown_caption=True,
     )
-    print(report.pairwise_summary(table, args.alpha))
+    print(report.pairwise_summary(table, alpha))
     plot_pairwise(table, flagged, args.pdf, args.png, caption=caption)
 
 
@@ -196,43 +182,13 @@ def _add_ranks(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_alpha(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--alpha",
-        type=open_probability,
-        required=True,
-        help="level of the tests and of the random-model check (studies.ambiguity.alpha)",
-    )
-
-
-def _add_interval_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--confidence",
-        type=open_probability,
-        required=True,
-        help="bootstrap confidence level (studies.ambiguity.confidence)",
-    )
-    command.add_argument(
-        "--bootstrap-resamples",
-        type=positive_int,
-        required=True,
-        help="bootstrap resamples (studies.ambiguity.bootstrap_resamples)",
-    )
-
-
-def _add_repetitions(command: argparse.ArgumentParser, what: str) -> None:
-    command.add_argument(
-        "--repetitions", type=positive_int, required=True, help=f"{what} (studies.ambiguity.repetitions)"
-    )
-
-
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser(
         "ambiguity-variants", help="rank definitions: ties, and every metric under each definition"
     )
     _add_ranks(command)
+    add_settings(command, "ambiguity")
     add_seed(command, "the baseline scorers")
-    _add_alpha(command)
     command.add_argument("--out", required=True, help="tidy metrics TSV")
     command.add_argument("--ties", required=True, help="tie statistics TSV")
     add_table_paths(command)
@@ -246,14 +202,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_dataset_dir(command)
     add_model_dir(command)
     command.add_argument("--out", required=True, help="subset rank table (.parquet)")
-    command.add_argument(
-        "--fractions",
-        type=share,
-        nargs="+",
-        required=True,
-        help="shares of the test triples (studies.ambiguity.subsets.fractions)",
-    )
-    _add_repetitions(command, "random subsets per fraction")
+    add_settings(command, "ambiguity")
     add_seed(command, "the subsets")
     command.add_argument(
         "--batch-size",
@@ -271,17 +220,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     _add_ranks(command)
     command.add_argument("--subsets", nargs="*", default=[], help="tables of ambiguity-subsets")
-    command.add_argument(
-        "--sizes",
-        type=_candidate_size,
-        nargs="+",
-        required=True,
-        help="candidates per task (the true one included), or all (studies.ambiguity.candidate_sizes)",
-    )
-    _add_repetitions(command, "seeds per sampled size")
+    add_settings(command, "ambiguity")
     add_seed(command, "the sampled candidates and the bootstrap")
-    _add_interval_options(command)
-    _add_alpha(command)
     command.add_argument("--out", required=True, help="drift TSV")
     command.add_argument("--slopes", required=True, help="slopes TSV")
     add_table_paths(command)
@@ -297,16 +237,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--published", help="published mean ranks (default: the study's own TSV)")
     _add_ranks(command)
     command.add_argument("--stats", nargs="*", default=[], help="stats.json of the datasets (entity counts)")
-    _add_alpha(command)
+    add_settings(command, "ambiguity")
     command.add_argument("--out", required=True, help="result TSV")
     add_table_paths(command)
     command.set_defaults(handler=_table1)
 
     command = commands.add_parser("ambiguity-pairwise", help="which differences between models are real")
     _add_ranks(command)
+    add_settings(command, "ambiguity")
     add_seed(command, "the bootstrap")
-    _add_alpha(command)
-    _add_interval_options(command)
     command.add_argument("--out", required=True, help="result TSV")
     add_table_paths(command)
     add_figure_paths(command)

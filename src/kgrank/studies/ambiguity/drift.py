@@ -159,7 +159,7 @@ def check_sizes_draw(rank_tables: dict[tuple[str, str], pd.DataFrame], sizes: Se
     for size in sizes:
         if size is not None and size >= largest:
             raise KgrankInputError(
-                f"studies.ambiguity.candidate_sizes (--sizes): {size} keeps every candidate of every "
+                f"studies.ambiguity.candidate_sizes: {size} keeps every candidate of every "
                 f"task (no task has more than {largest}), as `all` does; use sizes below {largest} "
                 "(and `all` for every candidate)"
             )

@@ -1,9 +1,9 @@
-"""The study's settings as the rule file reads them at parse time (free of torch)."""
+"""The study's settings as the rule file reads them at parse time (its commands read
+theirs through ``--settings``: kgrank.workflow.settings). Free of torch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kgrank.errors import KgrankInputError
 
@@ -36,11 +36,6 @@ def subset_pairs(
     return pairs
 
 
-def size_arguments(sizes: Sequence[int | str]) -> str:
-    """The candidate-set sizes as the command line takes them."""
-    return " ".join(str(size) for size in sizes)
-
-
 def check_candidate_sizes(
     sizes: Sequence[int | str], entity_counts: Mapping[str, int | None], source: str = "the config"
 ) -> None:
@@ -60,8 +55,3 @@ def check_candidate_sizes(
                 f"all its candidates, as `all` does; use sizes below {largest} (and `all` for every "
                 "candidate)"
             )
-
-
-def bootstrap_arguments(settings: Mapping[str, Any]) -> str:
-    """The bootstrap options of the drift and pairwise commands, from studies.ambiguity."""
-    return f"--confidence {settings['confidence']} --bootstrap-resamples {settings['bootstrap_resamples']}"
