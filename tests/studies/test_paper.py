@@ -191,7 +191,8 @@ def test_table1_lists_the_base_then_every_variant():
 
 def test_write_tables_1_to_3(tmp_path):
     out = tmp_path / "tables"
-    arguments = ["--out-dir", str(out), "--table2-candidates", "1234", "--table2-ranks", "11"]
+    settings = '{"table2_reference": {"num_candidates": 1234, "num_ranks": 11}}'
+    arguments = ["--out-dir", str(out), "--settings", settings]
     assert main(["paper-tables-1-3", *arguments]) == 0
     tmp_path = out
     assert sorted(path.name for path in tmp_path.iterdir()) == [

@@ -23,7 +23,7 @@ rule paper_figure1:
         png=figure_files("figure1")["png"],
     params:
         caption=EVALUATED_CAPTION,
-        order=PAPER_SETTINGS["figure1_order"],
+        settings=command_settings("paper", "paper-figure1"),
     log:
         log_file("paper", "figure1"),
     benchmark:
@@ -31,7 +31,7 @@ rule paper_figure1:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank paper-figure1 --metrics {input.metrics} --stats {input.stats} --order {params.order}"
+        "kgrank paper-figure1 --metrics {input.metrics} --stats {input.stats} --settings {params.settings:q}"
         " --pdf {output.pdf} --png {output.png} --caption {params.caption:q} 2>&1 | tee {log}"
 
 
@@ -82,7 +82,7 @@ rule paper_tables_1_to_3:
         latex=[table_files(name)["tex"] for name in paper_settings.TABLES_1_TO_3],
     params:
         out_dir=lambda wildcards, output: os.path.dirname(output.table1),
-        table2_reference=paper_settings.table2_reference_arguments(PAPER_SETTINGS),
+        settings=command_settings("paper", "paper-tables-1-3"),
     log:
         log_file("paper", "tables_1_to_3"),
     benchmark:
@@ -90,7 +90,7 @@ rule paper_tables_1_to_3:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank paper-tables-1-3 --out-dir {params.out_dir} {params.table2_reference} 2>&1 | tee {log}"
+        "kgrank paper-tables-1-3 --out-dir {params.out_dir} --settings {params.settings:q} 2>&1 | tee {log}"
 
 
 rule paper_published_audit:
@@ -136,7 +136,7 @@ rule paper_figure1_published:
         png=figure_files("figure1_published")["png"],
     params:
         caption_bottom=f"Bottom row: {BUDGET_CAPTION}",
-        order=PAPER_SETTINGS["figure1_order"],
+        settings=command_settings("paper", "paper-figure1-published"),
     log:
         log_file("paper", "figure1_published"),
     benchmark:
@@ -145,8 +145,8 @@ rule paper_figure1_published:
         "../../envs/kgrank.yaml"
     shell:
         "kgrank paper-figure1-published --audit {input.audit} --metrics {input.metrics} --stats {input.stats}"
-        " --order {params.order} --pdf {output.pdf} --png {output.png} --caption {params.caption_bottom:q}"
-        " 2>&1 | tee {log}"
+        " --settings {params.settings:q} --pdf {output.pdf} --png {output.png}"
+        " --caption {params.caption_bottom:q} 2>&1 | tee {log}"
 
 
 rule paper_compare_published:

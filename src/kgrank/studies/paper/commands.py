@@ -1,13 +1,17 @@
 """The `paper-*` commands: argparse and thin handlers that read the inputs, call the
-study's analysis and report functions and write the outputs."""
+study's analysis and report functions and write the outputs. The study's settings arrive
+as one --settings object (kgrank.workflow.settings: the keys of
+src/kgrank/schemas/studies/paper.schema.yaml whose x-commands name the command, defaults
+filled)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from kgrank.cli.options import add_caption, add_figure_paths, add_filter_splits, add_table_paths, positive_int
+from kgrank.cli.options import add_caption, add_figure_paths, add_filter_splits, add_table_paths
 from kgrank.data.tables import table_kind
+from kgrank.workflow.settings import add_settings
 
 # The tables the stages and the moments study write are the core's kinds (kgrank.data.tables:
 # METRICS, MOMENTS, MONTECARLO_CHECK); the study's own are declared here.
@@ -41,7 +45,7 @@ def _figure1(args: argparse.Namespace) -> None:
         args.pdf,
         args.png,
         caption=args.caption,
-        order=args.order,
+        order=args.settings["figure1_order"],
     )
 
 
@@ -62,7 +66,9 @@ def _tables_1_to_3(args: argparse.Namespace) -> None:
     from kgrank.data.io import write_report_table
     from kgrank.studies.paper import report
 
-    for name, table in report.tables_1_to_3(args.table2_candidates, args.table2_ranks).items():
+    reference = args.settings["table2_reference"]
+    tables = report.tables_1_to_3(reference["num_candidates"], reference["num_ranks"])
+    for name, table in tables.items():
         write_report_table(
             table.table,
             Path(args.out_dir) / f"{name}.md",
@@ -115,7 +121,7 @@ def _figure1_published(args: argparse.Namespace) -> None:
         args.pdf,
         args.png,
         caption=args.caption,
-        order=args.order,
+        order=args.settings["figure1_order"],
     )
 
 
@@ -145,24 +151,13 @@ def _learning_curves(args: argparse.Namespace) -> None:
     plot_learning_curves(read_curves(args.curves), args.pdf, args.png, caption=args.caption)
 
 
-def add_figure1_order(command: argparse.ArgumentParser) -> None:
-    from kgrank.studies.paper.settings import FIGURE1_ORDERS
-
-    command.add_argument(
-        "--order",
-        choices=FIGURE1_ORDERS,
-        default="triples",
-        help="datasets from left to right in increasing number of triples (the paper's caption) or entities",
-    )
-
-
 def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("paper-figure1", help="Figure 1 of the unified-framework paper")
     command.add_argument("--metrics", nargs="+", required=True, help="metric tables of the pairs")
     command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
     add_figure_paths(command)
     add_caption(command)
-    add_figure1_order(command)
+    add_settings(command, "paper")
     command.set_defaults(handler=_figure1)
 
     command = commands.add_parser(
@@ -184,13 +179,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "paper-tables-1-3", help="Tables 1-3 of the paper, from the metric registry"
     )
     command.add_argument("--out-dir", required=True, help="folder for table{1,2,3}.{md,tex}")
-    command.add_argument(
-        "--table2-candidates",
-        type=positive_int,
-        required=True,
-        help="candidates per rank at which Table 2 states how each metric's moments are known",
-    )
-    command.add_argument("--table2-ranks", type=positive_int, required=True, help="number of ranks, likewise")
+    add_settings(command, "paper")
     command.set_defaults(handler=_tables_1_to_3)
 
     command = commands.add_parser(
@@ -212,7 +201,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--stats", nargs="+", required=True, help="stats.json of the datasets")
     add_figure_paths(command)
     add_caption(command)
-    add_figure1_order(command)
+    add_settings(command, "paper")
     command.set_defaults(handler=_figure1_published)
 
     command = commands.add_parser(

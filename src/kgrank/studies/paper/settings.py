@@ -1,11 +1,8 @@
-"""What the rule file reads at parse time: the names of the study's report tables and the
-command-line arguments built from its settings. Kept free of pandas, numpy and the
-plotting stack, which every Snakemake call would otherwise load."""
+"""What the rule file reads at parse time: the names of the study's report tables (its
+commands read their settings through ``--settings``: kgrank.workflow.settings). Kept free
+of pandas, numpy and the plotting stack, which every Snakemake call would otherwise load."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
@@ -23,9 +20,3 @@ TABLES_1_TO_3 = ("table1", "table2", "table3")
 # triples (FB15k-237 310,116 > WN18RR 93,003) and not for entities (WN18RR 40,943 >
 # FB15k-237 14,541). kgrank offers both; the default is the paper's.
 FIGURE1_ORDERS = ("triples", "entities")
-
-
-def table2_reference_arguments(settings: Mapping[str, Any]) -> str:
-    """`--table2-candidates N --table2-ranks n` from ``studies.paper.table2_reference``."""
-    reference = settings["table2_reference"]
-    return f"--table2-candidates {reference['num_candidates']} --table2-ranks {reference['num_ranks']}"
