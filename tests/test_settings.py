@@ -98,6 +98,7 @@ def test_a_bad_settings_object_is_one_line_naming_the_key():
         ('{"bogus": 1}', "key bogus is not a setting"),
         ('{"montecarlo_alpha": 1}', "key montecarlo_alpha: 1 is greater than or equal to the maximum"),
         ('{"montecarlo_replicates": 7.0}', "key montecarlo_replicates: 7.0 is not of type 'integer'"),
+        ('{"montecarlo_alpha": NaN}', "key montecarlo_alpha: nan is not a finite number"),
     ]
     for text, message in refusals:
         with pytest.raises(KgrankInputError, match=message) as raised:

@@ -1,8 +1,8 @@
 """A study's settings on their way from the config to the code, spelled twice: in the
 study's schema and where the code reads them, nowhere between.
 
-Each top-level key of a study schema (src/kgrank/schemas/studies/<study>.schema.yaml)
-lists under ``x-commands`` the `kgrank` commands that read it. A rule passes its command
+Each key of a study schema (src/kgrank/schemas/studies/<study>.schema.yaml), at any
+depth, may list under ``x-commands`` the `kgrank` commands that read it. A rule passes its command
 the resolved settings that command reads as one JSON object (``--settings``, made by
 :func:`settings_json`); the command checks them against the schema, fills the defaults of
 the keys left out, and its handler reads ``args.settings[key]``.
@@ -115,6 +115,7 @@ def _settings_argument(study: str, command: str, text: str) -> dict[str, Any]:
 def parse_settings(study: str, command: str, text: str) -> dict[str, Any]:
     """The settings ``command`` reads from ``--settings``: checked against the study's
     schema, the defaults of keys left out filled in."""
+    from kgrank.data.io import first_non_finite
     from kgrank.errors import KgrankInputError
     from kgrank.workflow.config import check_against
 
@@ -124,6 +125,11 @@ def parse_settings(study: str, command: str, text: str) -> dict[str, Any]:
         raise KgrankInputError(f"--settings: not JSON ({error}); pass one JSON object") from None
     if not isinstance(given, dict):
         raise KgrankInputError(f"--settings: {type(given).__name__}, not a JSON object; pass one")
+    # JSON's NaN and Infinity pass every bound of a schema (each comparison is false)
+    non_finite = first_non_finite(given)
+    if non_finite is not None:
+        key, value = non_finite
+        raise KgrankInputError(f"--settings: key {key}: {value} is not a finite number; give one")
     chosen = selection(study, command)
     unread = _unread(given, chosen, "")
     if unread:
