@@ -2,10 +2,10 @@
 study's schema and where the code reads them, nowhere between.
 
 Each key of a study schema (src/kgrank/schemas/studies/<study>.schema.yaml), at any
-depth, may list under ``x-commands`` the `kgrank` commands that read it. A rule passes its command
-the resolved settings that command reads as one JSON object (``--settings``, made by
-:func:`settings_json`); the command checks them against the schema, fills the defaults of
-the keys left out, and its handler reads ``args.settings[key]``.
+depth, may list under ``x-commands`` the `kgrank` commands that read it. A rule passes
+its command the resolved settings that command reads as one JSON object (``--settings``,
+made by :func:`settings_json`); the command checks them against the schema, fills the
+defaults of the keys left out, and its handler reads ``args.settings[key]``.
 
 Why one object rather than argparse options derived from the schema: each rule would
 still list the options it passes and each handler read them, four spellings where this
