@@ -272,3 +272,14 @@ class Streamed:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             self.lines.append(line)
+
+
+def protocol_runs(runs: pd.DataFrame, protocol: str, evaluation: str) -> pd.DataFrame:
+    """The IR pass's run lists of one protocol and evaluation (trec.RUN_COLUMNS): the
+    protocol's own, or the first protocol's where the pass left them out as equal to it."""
+    from kgrank.studies.ir import trec
+
+    chosen = runs[(runs["evaluation"] == evaluation) & (runs["protocol"] == protocol)]
+    if chosen.empty and len(runs):
+        chosen = runs[(runs["evaluation"] == evaluation) & (runs["protocol"] == runs["protocol"].iloc[0])]
+    return chosen[list(trec.RUN_COLUMNS)].reset_index(drop=True)

@@ -21,6 +21,12 @@ from kgrank.evaluation import sampled as sm
 DATA = Path(__file__).parent / "data"
 
 
+def exact_moments(metric, full, num_samples, estimator="corrected", **options) -> sm.ExactMoments:
+    """E and Var of one estimator of one metric over the draw: estimator_moments for one pair."""
+    (moments,) = sm.estimator_moments(full, num_samples, [estimator], [metric], **options).values()
+    return moments
+
+
 def mixture_ranks(num_tasks: int, low: int, high: int, seed: int) -> sm.FullRanks:
     """Full ranks with MRR about 0.3 and N_i varying in [low, high): a fifth at rank 1, a
     fifth uniform, the rest 1 + geometric(0.15); one tie block of 3 in every tenth task."""
@@ -191,7 +197,7 @@ def test_exact_moments_equal_brute_force(estimator, regularisation, block, monke
         return sm.correction("mrr", count, draw, regularisation=regularisation)
 
     expectation, variance = brute_force_moments(full, draws, values_of)
-    exact = sm.exact_moments("mrr", full, draws, estimator, regularisation=regularisation)
+    exact = exact_moments("mrr", full, draws, estimator, regularisation=regularisation)
     both = sm.estimator_moments(full, draws, [estimator], ["mrr", "hits@3"], regularisation=regularisation)
     assert both[(estimator, "inverse_harmonic_mean_rank")] == exact
     assert exact.expectation == pytest.approx(expectation, abs=1e-12)
@@ -236,7 +242,7 @@ def test_rescaled_rank_is_unbiased_and_the_posterior_rank_is_the_posterior_mean(
         sm.correction("arithmetic_mean_rank", num_candidates, draws), rescaled, rtol=1e-9
     )
     full = mixture_ranks(200, 20, 40, seed=2)
-    assert sm.exact_moments("arithmetic_mean_rank", full, 7, "rescaled").bias == pytest.approx(0, abs=1e-9)
+    assert exact_moments("arithmetic_mean_rank", full, 7, "rescaled").bias == pytest.approx(0, abs=1e-9)
     # gamma = 1 gives E[f(r) | S = s] under the prior: for f(r) = r, uniform prior, the
     # closed form (N + 1) s / (k + 2) of the posterior-rank estimator; checked against scipy
     ranks = np.arange(1, num_candidates + 1)[:, None]
@@ -258,7 +264,7 @@ def test_naive_expectation_exact_versus_simulation():
         ("rescaled", "optimistic"),
     ):
         for metric in ("mrr", "hits_at_10"):
-            exact = sm.exact_moments(metric, full, 25, estimator, rank_type=rank_type)
+            exact = exact_moments(metric, full, 25, estimator, rank_type=rank_type)
             quality = estimator_quality(
                 sm.estimate(metric, sampled, estimator, rank_type=rank_type), exact.full_value
             )
@@ -267,7 +273,7 @@ def test_naive_expectation_exact_versus_simulation():
             # the sample variance of 400 replicates: within 30% of the exact variance (chi-square, 400 df)
             assert quality.variance == pytest.approx(exact.variance, rel=0.3)
     # the naive sampled MRR overstates the full one by far more than its sampling noise
-    naive = sm.exact_moments("mrr", full, 25, "naive")
+    naive = exact_moments("mrr", full, 25, "naive")
     assert naive.bias > 20 * np.sqrt(naive.variance)
 
 
@@ -277,8 +283,8 @@ def test_corrected_estimator_is_nearly_unbiased_where_the_theory_says():
     computed exactly) is negligible, and the simulated mean hits the full MRR."""
     full = mixture_ranks(500, 30, 40, seed=4)
     draws, replicates = 15, 300
-    corrected = sm.exact_moments("mrr", full, draws, "corrected")
-    naive = sm.exact_moments("mrr", full, draws, "naive")
+    corrected = exact_moments("mrr", full, draws, "corrected")
+    naive = exact_moments("mrr", full, draws, "naive")
     assert abs(corrected.bias) < 1e-3 * abs(naive.bias)
     sampled = sm.sample_ranks_from_full(full, draws, seed=9, replicates=replicates)
     quality = estimator_quality(sm.estimate("mrr", sampled, "corrected"), corrected.full_value)
@@ -286,7 +292,7 @@ def test_corrected_estimator_is_nearly_unbiased_where_the_theory_says():
     naive_quality = estimator_quality(sm.estimate("mrr", sampled, "naive"), naive.full_value)
     assert naive_quality.bias > 30 * naive_quality.bias_standard_error
     # the bias-variance trade-off: gamma buys variance with bias, monotonically
-    moments = [sm.exact_moments("mrr", full, draws, "corrected", regularisation=g) for g in (0.0, 0.1, 1.0)]
+    moments = [exact_moments("mrr", full, draws, "corrected", regularisation=g) for g in (0.0, 0.1, 1.0)]
     assert moments[0].variance > moments[1].variance > moments[2].variance
     assert abs(moments[0].bias) < abs(moments[1].bias) < abs(moments[2].bias) < abs(naive.bias)
 
@@ -303,8 +309,8 @@ def test_order_agreement_and_a_reversal_of_two_systems():
     num_candidates = np.full(400, 1000)
     system_a = sm.FullRanks.of(np.where(np.arange(400) < 120, 1, 1000), None, num_candidates)
     system_b = sm.FullRanks.of(np.full(400, 20), None, num_candidates)
-    full_a = sm.exact_moments("mrr", system_a, 10, "naive")
-    full_b = sm.exact_moments("mrr", system_b, 10, "naive")
+    full_a = exact_moments("mrr", system_a, 10, "naive")
+    full_b = exact_moments("mrr", system_b, 10, "naive")
     assert full_a.full_value > full_b.full_value and full_a.expectation < full_b.expectation
     estimates = [
         sm.estimate("mrr", sm.sample_ranks_from_full(system, 10, seed=1, replicates=50), "naive")
@@ -321,7 +327,7 @@ def test_adjusted_index_under_sampling_at_both_ends_exactly():
     random_ranks = np.concatenate([np.arange(1, n + 1) for n in range(40, 60)])
     random_counts = np.repeat(np.arange(40, 60), np.arange(40, 60))
     random_system = sm.FullRanks.of(random_ranks, None, random_counts)
-    naive = sm.exact_moments("mrr", random_system, 9, "naive")
+    naive = exact_moments("mrr", random_system, 9, "naive")
     sampled_counts = np.full(len(random_ranks), 10)
     assert float(sm.adjusted_index("mrr", naive.expectation, sampled_counts)) == pytest.approx(0, abs=1e-12)
     assert float(sm.adjusted_index("mrr", naive.full_value, random_counts)) == pytest.approx(0, abs=1e-12)
@@ -362,7 +368,7 @@ def test_adjusted_index_under_sampling_measured(source):
         full, draws = sm.FullRanks.from_table(nations_rank_table()), 3
     sampled = sm.sample_ranks_from_full(full, draws, seed=2, replicates=200)
     comparison = sm.adjusted_under_sampling("mrr", full, sampled)
-    naive = sm.exact_moments("mrr", full, draws, "naive")
+    naive = exact_moments("mrr", full, draws, "naive")
     assert comparison.full_value == pytest.approx(naive.full_value)
     assert comparison.sampled_values.mean() == pytest.approx(
         naive.expectation, abs=4 * np.sqrt(naive.variance / 200)
@@ -403,11 +409,11 @@ def test_adjusted_index_under_sampling_measured(source):
             r"^replicates 0 must be",
         ),
         (
-            lambda: sm.exact_moments("mrr", sm.FullRanks.of([1], None, [9]), 2, "wrong"),
+            lambda: exact_moments("mrr", sm.FullRanks.of([1], None, [9]), 2, "wrong"),
             r"^estimator 'wrong' is not",
         ),
         (
-            lambda: sm.exact_moments("mrr", sm.FullRanks.of([1], None, [9]), 2, rank_type="realistic"),
+            lambda: exact_moments("mrr", sm.FullRanks.of([1], None, [9]), 2, rank_type="realistic"),
             r"^rank type 'realistic' is not one of optimistic, pessimistic",
         ),
         (lambda: sm.correction("mrr", 9, 2, regularisation=1.5), r"^regularisation 1.5 is outside \[0, 1\]"),

@@ -37,7 +37,6 @@ from kgrank.evaluation.weighted import (
     scheme_weights,
     weighted_geometric_mean_rank,
     wgmr_at_expected_ranks,
-    wgmr_moments,
     wgmr_montecarlo,
 )
 
@@ -47,6 +46,10 @@ IWGMR = INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.key
 
 def inverse_weighted_geometric_mean_rank(ranks, weights):
     return INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK.value(ranks, weights)
+
+
+def wgmr_moments(num_candidates, weights):
+    return WEIGHTED_GEOMETRIC_MEAN_RANK.moments(np.asarray(num_candidates), weights)
 
 
 def iwgmr_moments(num_candidates, weights):

@@ -6,11 +6,12 @@ import shutil
 import warnings
 from pathlib import Path
 
+import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import SHARED
+from conftest import SHARED, protocol_runs
 from pykeen.datasets.nations import NATIONS_TEST_PATH
 
 from kgrank.data.datasets import load_factories
@@ -27,11 +28,10 @@ from kgrank.studies.ir.evaluation import (
     item_columns,
     micro_rank_table,
     plan_items,
-    protocol_runs,
 )
 from kgrank.studies.ir.kgc_sparsity import (
     check_sample,
-    raw_test_triples,
+    raw_splits,
     read_kgc_sparsity,
     split_evaluation,
 )
@@ -46,6 +46,13 @@ real_data = pytest.mark.skipif(
     not (KGC.is_dir() and FB15K237_ARCHIVE.is_file()),
     reason="the kgc-sparsity data or the FB15k-237 archive is not under ../shared/data",
 )
+
+
+def read_back(run_path: Path, qrels_path: Path) -> pd.DataFrame:
+    """AP@20 and nDCG@20 per query (trec.MEASURE_COLUMNS) of a run and a qrels file on
+    disk, read back with ir-measures' own readers (gzip by the ``.gz`` suffix)."""
+    run = pd.DataFrame(ir_measures.read_trec_run(str(run_path)), columns=["query_id", "doc_id", "score"])
+    return trec.per_query_measures(run, pd.DataFrame(ir_measures.read_trec_qrels(str(qrels_path))))
 
 
 # --- a hand-made query set -------------------------------------------------------------
@@ -178,14 +185,12 @@ def test_trec_files_read_back_equal_the_item_table(hand_pass, tmp_path):
         first = handle.readline().split()
     assert first == ["head-0", "Q0", "e0", "1", "-1", "kgrank"]
     assert qrels_path.read_text().splitlines()[0] == "head-0 0 e0 1"
-    measured = trec.read_trec_files(run_path, qrels_path).set_index("qid")
+    measured = read_back(run_path, qrels_path).set_index("qid")
     macro = rows_of(hand_pass.items, "macro")
     for query, row in macro.iterrows():
         qid = f"{row['side']}-{query}"
         assert measured.loc[qid, "ap_at_20"] == pytest.approx(row["ap_at_20"], abs=1e-12)
         assert measured.loc[qid, "ndcg_at_20"] == pytest.approx(row["ndcg_at_20"], abs=1e-12)
-    with pytest.raises(KgrankInputError, match="not found"):
-        trec.read_trec_files(tmp_path / "missing.run", qrels_path)
 
 
 def _answers_of(triples, given_column, given, relation, answer_column):
@@ -447,7 +452,7 @@ def test_unknown_entities_and_relations_are_dropped_counted_and_named(nations_di
 def test_missing_file_and_wrong_sample_lines(nations_dir, tmp_path):
     folder = _broken_copy(tmp_path, "FB-Test-S/samples.txt", 2, "usa\taccusation\tbrazil\n")
     with pytest.raises(KgrankInputError, match=r"samples.txt:2: .* is not line"):
-        check_sample(folder, raw_test_triples(NATIONS_RAW_TEST))
+        check_sample(folder, raw_splits(NATIONS_RAW_TEST, test_only=True)["test"])
     (folder / "FB-Test-O/mid2name.txt").unlink()
     with pytest.raises(KgrankInputError, match="samples.txt:2"):
         read_kgc_sparsity(folder, nations_dir, NATIONS_RAW_TEST)
@@ -508,8 +513,7 @@ def test_fixture_pass_runs_positions_and_trec_files(trained_nations, nations_dir
         run_path, qrels_path = tmp_path / f"{name}.run", tmp_path / f"{name}.qrels.gz"
         trec.write_run(run_path, protocol_runs(result.runs, protocol, name), labels)
         trec.write_qrels(qrels_path, result.qrels[result.qrels["evaluation"] == name], labels)
-        measured = trec.read_trec_files(run_path, qrels_path)
-        assert measured.equals(trec.read_trec_files(run_path, qrels_path, depth=20))
+        measured = read_back(run_path, qrels_path)
         macro = items[
             (items["evaluation"] == name) & (items["averaging"] == "macro") & (items["protocol"] == protocol)
         ]
@@ -561,10 +565,7 @@ def test_measures_of_the_depth_20_run_equal_those_of_the_full_run(tmp_path):
     )
     trec.write_run(tmp_path / "many.run", result.runs, labels)
     trec.write_qrels(tmp_path / "many.qrels", result.qrels, labels)
-    assert full.equals(trec.read_trec_files(tmp_path / "many.run", tmp_path / "many.qrels"))
-    assert full.equals(trec.read_trec_files(tmp_path / "many.run", tmp_path / "many.qrels", depth=20))
-    with pytest.raises(KgrankInputError, match="depth 19"):
-        trec.read_trec_files(tmp_path / "many.run", tmp_path / "many.qrels", depth=19)
+    assert full.equals(read_back(tmp_path / "many.run", tmp_path / "many.qrels"))
     macro = result.items[result.items["averaging"] == "macro"]
     macro = macro.assign(qid=macro["side"] + "-" + macro["query"].astype(str)).merge(full, on="qid")
     assert len(macro) == len(full)
@@ -578,7 +579,7 @@ def test_measures_of_the_depth_20_run_equal_those_of_the_full_run(tmp_path):
 
 @real_data
 def test_fb_test_s_is_reproduced_from_the_raw_test_file():
-    raw = raw_test_triples(FB15K237_ARCHIVE)
+    raw = raw_splits(FB15K237_ARCHIVE, test_only=True)["test"]
     assert check_sample(KGC, raw) == (20466, 1023)
 
 

@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import protocol_runs
 
 from kgrank.engine.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
 from kgrank.studies.ir import trec
-from kgrank.studies.ir.evaluation import evaluate_scores, protocol_runs
+from kgrank.studies.ir.evaluation import evaluate_scores
 from kgrank.studies.ir.settings import ALL_KNOWN, PAPER, protocol_filter_splits
 
 NUM_ENTITIES, NUM_RELATIONS = 9, 2

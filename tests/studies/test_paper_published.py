@@ -7,7 +7,6 @@ from kgrank.evaluation.metrics import Variant, lookup
 from kgrank.studies.paper.published import (
     AGREES,
     COUNT_HYPOTHESES,
-    N_MINUS_ONE,
     PYKEEN814_HYPOTHESIS,
     explain,
     pykeen814_mrr_expectation,
@@ -122,7 +121,7 @@ def test_off_by_one_candidate_counts_are_recognised():
     )
     row = audit.dropna(subset=["published"]).iloc[0]
     assert row["verdict"] == "disagrees"
-    assert row["explanation"] == COUNT_HYPOTHESES[N_MINUS_ONE][1]
+    assert row["explanation"] == COUNT_HYPOTHESES[0][1]  # N_i - 1
 
 
 def test_pykeen814_expectation_by_hand():
@@ -308,7 +307,7 @@ def test_audit_published_end_to_end(nations_dir):
     assert abs(row["z_exact_vs_simulation"]) < 5
     shifted = _nations_audit(nations_dir, -1).dropna(subset=["published"]).iloc[0]
     assert shifted["verdict"] == "disagrees"
-    assert shifted["explanation"] == COUNT_HYPOTHESES[N_MINUS_ONE][1]
+    assert shifted["explanation"] == COUNT_HYPOTHESES[0][1]  # N_i - 1
     assert abs(shifted["z_implied_vs_simulation"]) > abs(shifted["z_exact_vs_simulation"])
     summary = audit_summary(exact)
     assert list(summary.columns) == AUDIT_SUMMARY_COLUMNS

@@ -189,11 +189,11 @@ def test_check_passes_on_exact_moments_and_records_the_plugin_excess():
 def test_the_check_rejects_the_plugin_value_as_expectation():
     """The check can fail: with the authors' plug-in value in place of E[WGMR] the simulated
     mean is far off (Jensen's gap, about 20 % here)."""
-    from kgrank.evaluation.weighted import wgmr_moments, wgmr_montecarlo
+    from kgrank.evaluation.weighted import WEIGHTED_GEOMETRIC_MEAN_RANK, wgmr_montecarlo
 
     table = _rank_table(8, tasks=60)
     weights = scheme_weights(table, "negatives")
-    exact = wgmr_moments(table["num_candidates"], weights)
+    exact = WEIGHTED_GEOMETRIC_MEAN_RANK.moments(table["num_candidates"].to_numpy(), weights)
     wrong = Moments(wgmr_at_expected_ranks(table["num_candidates"], weights), exact.variance, exact.method)
     check = wgmr_montecarlo(
         table["num_candidates"], weights, 2000, seed=1, analytic={"weighted_geometric_mean_rank": wrong}
@@ -346,13 +346,12 @@ def test_settings():
 
 # --- part 1: sampled negatives ------------------------------------------------------------------
 
-from kgrank.evaluation.sampled import FullRanks, exact_moments, sample_ranks_from_full  # noqa: E402
+from kgrank.evaluation.sampled import FullRanks, estimator_moments, sample_ranks_from_full  # noqa: E402
 from kgrank.studies.protocols import sampled as sampled_part  # noqa: E402
 from kgrank.studies.protocols.inputs import (  # noqa: E402
     SAMPLED_AGREEMENT_COLUMNS,
     SAMPLED_COLUMNS,
     fixed_set_of,
-    sampled_agreement_kind,
     sampled_kind,
 )
 from kgrank.studies.protocols.sampled import (  # noqa: E402
@@ -393,7 +392,8 @@ def test_sampled_table_values_skipped_k_and_corrected_limit():
     full = FullRanks.from_table(tables[("d", "m2")])
     for estimator in ("naive", "rescaled", "posterior-rank"):
         for metric in ("inverse_harmonic_mean_rank", "hits_at_10"):
-            direct = exact_moments(metric, full, 6, estimator, rank_type="optimistic")
+            moments = estimator_moments(full, 6, [estimator], [metric], rank_type="optimistic")
+            direct = moments[(estimator, metric)]
             row = estimates[
                 (estimates["model"] == "m2")
                 & (estimates["num_samples"] == 6)
@@ -517,7 +517,7 @@ def test_sampled_commands_end_to_end(tmp_path, capsys):
     )
     assert code in (0, None)
     estimates = read_table(out / "s.tsv", sampled_kind())
-    read_table(out / "a.tsv", sampled_agreement_kind())
+    assert list(pd.read_csv(out / "a.tsv", sep="\t").columns) == list(SAMPLED_AGREEMENT_COLUMNS)
     assert set(estimates["variant"]) == {"independent", "fixed-set"}
     markdown = (out / "s.md").read_text()
     assert "Profile: laptop (test)" in markdown and "k <= 3" in markdown and "every task keeps" in markdown

@@ -50,22 +50,12 @@ def device_name(text: str) -> str:
 
 def open_probability(text: str) -> float:
     """An argparse type: a level strictly between 0 and 1."""
-    return _probability(text, include_one=False)
-
-
-def share(text: str) -> float:
-    """An argparse type: a share in (0, 1], 1 meaning all of it."""
-    return _probability(text, include_one=True)
-
-
-def _probability(text: str, include_one: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (0.0 < value < 1.0 or (include_one and value == 1.0)):
-        interval = "(0, 1]" if include_one else "strictly between 0 and 1"
-        raise argparse.ArgumentTypeError(f"{value} is not in {interval}")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not in strictly between 0 and 1")
     return value
 
 

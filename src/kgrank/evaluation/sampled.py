@@ -510,24 +510,6 @@ def estimator_moments(
     }
 
 
-def exact_moments(
-    metric: str | Metric,
-    full: FullRanks | pd.DataFrame,
-    num_samples: int,
-    estimator: str = "corrected",
-    *,
-    rank_type: str = "optimistic",
-    regularisation: float = 0.0,
-) -> ExactMoments:
-    """E and Var of one estimator's :func:`estimate` of ``metric`` over the draw of
-    negatives (:func:`estimator_moments` for one pair)."""
-    chosen = mean_metric(metric)
-    moments = estimator_moments(
-        full, num_samples, [estimator], [chosen], rank_type=rank_type, regularisation=regularisation
-    )
-    return moments[(estimator, chosen.key)]
-
-
 # --- evaluation of the estimators ----------------------------------------------------------------
 
 

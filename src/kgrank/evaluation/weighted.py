@@ -130,13 +130,6 @@ def weighted_geometric_mean_rank(
 # --- moments -------------------------------------------------------------------------------
 
 
-def wgmr_moments(
-    num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float]
-) -> Moments:
-    """Exact E and Var of the weighted geometric mean rank under the random model."""
-    return WEIGHTED_GEOMETRIC_MEAN_RANK.moments(np.asarray(num_candidates), weights)
-
-
 def wgmr_at_expected_ranks(
     num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float]
 ) -> float:

@@ -85,7 +85,7 @@ def item_columns(hits: Sequence[int] = DEFAULT_HITS) -> list[str]:
 class EvaluationPass:
     """What one pass gives: the item table, the micro detail (MICRO_COLUMNS), the run lists
     (evaluation + trec.RUN_COLUMNS, ``run_depth`` deep, for the exported evaluations) and the
-    qrels (evaluation + trec.QRELS_COLUMNS, for the same evaluations)."""
+    qrels (evaluation, query, side, entity, for the same evaluations)."""
 
     items: pd.DataFrame
     micro: pd.DataFrame
@@ -339,7 +339,7 @@ def evaluation_pass(
     full-depth run has tens of millions of rows): ``run_depth`` deep for the ``export``
     evaluations, MEASURE_DEPTH deep for the others (enough for AP@20 and nDCG@20). The run
     lists of a later protocol are left out for an evaluation where they equal the first
-    protocol's (FB-Test-O: 23 million rows per protocol); :func:`protocol_runs` reads them.
+    protocol's (FB-Test-O: 23 million rows per protocol), the first protocol's standing for them.
     """
     from kgrank.engine.score_pass import ScoreBlock, score_pass
 
@@ -486,17 +486,6 @@ def _moment_columns(
     return columns
 
 
-def protocol_runs(runs: pd.DataFrame, protocol: str, evaluation: str) -> pd.DataFrame:
-    """The run lists of one protocol and evaluation (trec.RUN_COLUMNS): the protocol's own,
-    or the first protocol's where the pass left them out as equal to it."""
-    chosen = runs[(runs["evaluation"] == evaluation) & (runs["protocol"] == protocol)]
-    if len(chosen) or not len(runs):
-        return chosen[list(trec.RUN_COLUMNS)].reset_index(drop=True)
-    first = runs["protocol"].iloc[0]
-    chosen = runs[(runs["evaluation"] == evaluation) & (runs["protocol"] == first)]
-    return chosen[list(trec.RUN_COLUMNS)].reset_index(drop=True)
-
-
 def _by_evaluation(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, pd.DataFrame]:
     return {
         str(name): part[list(columns)].reset_index(drop=True)
@@ -641,7 +630,7 @@ def protocol_items(
 
 
 def qrels_of(micro: pd.DataFrame) -> pd.DataFrame:
-    """The relevant answers of every query (evaluation + trec.QRELS_COLUMNS): the same under
+    """The relevant answers of every query (evaluation, query, side, entity): the same under
     every protocol (the evaluated set's answers), so those of the first one."""
     if "protocol" in micro.columns:
         micro = micro[micro["protocol"] == micro["protocol"].iloc[0]]

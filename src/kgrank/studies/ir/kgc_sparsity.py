@@ -68,7 +68,6 @@ EVALUATION_COLUMNS = ("evaluation", "head", "relation", "tail")
 # ``names``: the labels a count is of, comma-separated (the unknown entities and relations
 # of a file); empty for every other count.
 COUNT_COLUMNS = ("file", "quantity", "value", "names")
-RELATION_COLUMNS = ("relation", "label", "category")
 LABELS = ("Y", "N")
 QUERY_ID = re.compile(r"^(head|tail)\d+$")
 
@@ -133,7 +132,7 @@ class KgcSparsity:
 
     evaluations: pd.DataFrame  # EVALUATION_COLUMNS
     counts: pd.DataFrame  # COUNT_COLUMNS
-    relations: pd.DataFrame  # RELATION_COLUMNS
+    relations: pd.DataFrame  # relation, label, category
     divergences: pd.DataFrame  # DIVERGENCE_COLUMNS
 
 
@@ -189,11 +188,6 @@ def raw_splits(source: str | Path, test_only: bool = False) -> dict[str, np.ndar
     # is refused as the test split would be
     others = read(tuple(split for split in SPLITS if split != "test"), True)
     return raw | others if len(others) == len(SPLITS) - 1 else raw
-
-
-def raw_test_triples(source: str | Path) -> np.ndarray:
-    """The raw test triples of :func:`raw_splits`' source (FB-Test-S was drawn from them)."""
-    return raw_splits(source, test_only=True)["test"]
 
 
 # The relation distributions compared in Zhou et al. (2022), Sec. 3.2, as (first, second).

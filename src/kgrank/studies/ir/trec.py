@@ -12,10 +12,8 @@ pytrec_eval backend rather than written here.
 from __future__ import annotations
 
 import gzip
-import heapq
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import ir_measures
 import numpy as np
@@ -30,8 +28,6 @@ from kgrank.studies.ir.settings import PAPER
 
 # run list rows: the query, its side, an entity and its 1-based position in the list
 RUN_COLUMNS = ("query", "side", "entity", "position")
-# qrels rows: a relevant answer of a query
-QRELS_COLUMNS = ("query", "side", "entity")
 MEASURE_COLUMNS = ("qid", "ap_at_20", "ndcg_at_20")
 MEASURES = {"ap_at_20": ir_measures.AP @ 20, "ndcg_at_20": ir_measures.nDCG @ 20}
 # the cutoff of the measures: a run truncated here gives the same values
@@ -109,7 +105,7 @@ def run_frame(run: pd.DataFrame, labels: Sequence[str], depth: int | None = None
 
 
 def qrels_frame(qrels: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
-    """ir-measures' qrels layout (query_id, doc_id, relevance) of relevant answers (QRELS_COLUMNS)."""
+    """ir-measures' qrels layout (query_id, doc_id, relevance) of relevant answers (query, side, entity)."""
     return pd.DataFrame(
         {
             "query_id": query_ids(qrels["side"], qrels["query"]),
@@ -177,7 +173,7 @@ def write_run(path: str | Path, run: pd.DataFrame, labels: Sequence[str], tag: s
 
 
 def write_qrels(path: str | Path, qrels: pd.DataFrame, labels: Sequence[str]) -> None:
-    """A TREC qrels file ``qid 0 docno 1`` of relevant answers (QRELS_COLUMNS); gzip for ``.gz``."""
+    """A TREC qrels file ``qid 0 docno 1`` of relevant answers (query, side, entity); gzip for ``.gz``."""
 
     def chunks() -> Iterator[str]:
         for start in range(0, len(qrels), WRITE_CHUNK_ROWS):
@@ -205,36 +201,3 @@ def per_query_measures(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
             **{column: [values[column].get(qid, 0.0) for qid in qids] for column in MEASURES},
         }
     )
-
-
-def _top_per_query(run: Iterable[Any], depth: int) -> list[Any]:
-    """The ``depth`` highest-scored documents of every query of a streamed run (ties as
-    trec_eval breaks them: by docno, descending), holding ``depth`` per query at a time."""
-    heaps: dict[str, list[tuple[float, str, Any]]] = {}
-    for scored in run:
-        heap = heaps.setdefault(scored.query_id, [])
-        entry = (scored.score, scored.doc_id, scored)
-        if len(heap) < depth:
-            heapq.heappush(heap, entry)
-        elif entry[:2] > heap[0][:2]:
-            heapq.heapreplace(heap, entry)
-    return [entry[2] for heap in heaps.values() for entry in heap]
-
-
-def read_trec_files(run_path: str | Path, qrels_path: str | Path, depth: int | None = None) -> pd.DataFrame:
-    """AP@20 and nDCG@20 per query (MEASURE_COLUMNS) of a run and a qrels file on disk,
-    read back with ir-measures' own readers (gzip by the ``.gz`` suffix). With ``depth``
-    (at least 20, same values) only each query's top ``depth`` documents are kept while
-    reading: a full-depth FB15k-237 run held whole takes gigabytes."""
-    for path in (run_path, qrels_path):
-        if not Path(path).is_file():
-            raise KgrankInputError(f"{path}: file not found; rerun the ir evaluation step")
-    if depth is not None and depth < MEASURE_DEPTH:
-        raise KgrankInputError(
-            f"depth {depth} cuts the run above {MEASURE_DEPTH}; pass {MEASURE_DEPTH} or more"
-        )
-    run = ir_measures.read_trec_run(str(run_path))
-    if depth is not None:
-        run = _top_per_query(run, depth)
-    qrels = pd.DataFrame(ir_measures.read_trec_qrels(str(qrels_path)))
-    return per_query_measures(pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), qrels)

@@ -181,7 +181,6 @@ def _implied(
 
 
 # Hypotheses tried for a published value that kgrank's exact moments do not reproduce.
-N_MINUS_ONE = 0  # index of the hypothesis that explains the published z-scores
 COUNT_HYPOTHESES = (
     # The cause of the published z-MRRs (shown with PyKEEN in test_paper_published.py).
     (

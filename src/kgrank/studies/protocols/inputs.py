@@ -127,35 +127,6 @@ def sampled_kind() -> TableKind:
     )
 
 
-def sampled_agreement_kind() -> TableKind:
-    """The order-agreement table of `kgrank protocols-sampled` (NaN where a dataset has no
-    pair of systems with different full values)."""
-    from kgrank.defaults import SAMPLED_ESTIMATORS
-
-    return table_kind(
-        "sampled-negatives order agreement table",
-        "`kgrank protocols-sampled`",
-        SAMPLED_AGREEMENT_COLUMNS,
-        ints=("num_samples", "system_pairs", "tied_pairs", "replicates"),
-        floats=("agreement", "lowest_pair_agreement", "independent_agreement"),
-        strings=("dataset", "variant", "estimator", "metric", "settings"),
-        nan=("agreement", "lowest_pair_agreement", "independent_agreement"),
-        choices={
-            "variant": ("independent", "fixed-set"),
-            "estimator": (*SAMPLED_ESTIMATORS, "adjusted-index"),
-        },
-        ranges={
-            "num_samples": (1, None),
-            "system_pairs": (0, None),
-            "tied_pairs": (0, None),
-            "replicates": (1, None),
-            "agreement": (0, 1),
-            "lowest_pair_agreement": (0, 1),
-            "independent_agreement": (0, 1),
-        },
-    )
-
-
 def fixed_set_of(path: str | Path) -> tuple[str, str, int]:
     """(dataset, model, k) of a rank engine's sampled table ``.../<dataset>/<model>.sampled-<k>.parquet``."""
     path = Path(path)

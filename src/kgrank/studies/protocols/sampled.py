@@ -4,7 +4,7 @@ For each rank table, each sample size k and each estimator of :mod:`kgrank.evalu
 (``naive``: the sampled metric itself; ``rescaled``; ``posterior-rank``; ``corrected``),
 the MRR and Hits@10 on the full ranking next to the estimator's expectation, bias,
 standard deviation and RMSE over the draw of k negatives per task. These moments are
-exact (:func:`kgrank.evaluation.sampled.exact_moments`, a sum over every sampled rank with its
+exact (:func:`kgrank.evaluation.sampled.estimator_moments`, a sum over every sampled rank with its
 hypergeometric probability), not simulated. Beside them the sampled adjusted index
 (:func:`kgrank.evaluation.sampled.adjusted_under_sampling`: the sampled metric adjusted by its
 expectation under the random model on the k_i + 1 sampled candidates) against the full
@@ -56,7 +56,6 @@ RANK_TYPE = "optimistic"
 ADJUSTED = "adjusted-index"
 REPORTED_ESTIMATORS = (*SAMPLED_ESTIMATORS, ADJUSTED)
 INDEPENDENT, FIXED_SET = "independent", "fixed-set"
-VARIANTS = (INDEPENDENT, FIXED_SET)
 EXACT_NOTE = "exact: summed over the hypergeometric law of every sampled rank"
 ADJUSTED_NOTE = "the sampled metric adjusted by its expectation on the k_i + 1 sampled candidates"
 FIXED_SET_NOTE = "one draw: every system ranked against the same k non-answers per task (OGB)"
