@@ -143,3 +143,17 @@ def test_a_nested_selection_passes_the_marked_keys_only_and_only_narrows_a_mappi
         "family_tree": {"evaluate_every": 3, "configurations": {"b": {"model": "rotate"}}}
     }
     assert family_tree["configurations"].keys() == {"a", "b"}  # the config itself is left whole
+
+
+def test_a_whole_number_where_the_schema_says_number_arrives_as_a_float():
+    """As a float option gave it: a config's share 1 is 1.0 (through a $ref too), while an
+    integer setting and a string stay as written."""
+    simulation = parse_settings(
+        "openworld", "openworld-simulate", '{"simulation": {"densities": [1, 0.5], "strength": {"start": 0}}}'
+    )["simulation"]
+    assert simulation["densities"] == [1.0, 0.5] and isinstance(simulation["densities"][0], float)
+    assert isinstance(simulation["strength"]["start"], float) and isinstance(simulation["queries"], int)
+    sizes = parse_settings("ambiguity", "ambiguity-drift", '{"candidate_sizes": [3, "all"]}')[
+        "candidate_sizes"
+    ]
+    assert sizes == [3, "all"] and isinstance(sizes[0], int)

@@ -158,17 +158,29 @@ def _unread(given: Mapping[str, Any], chosen: Mapping[str, Any], prefix: str) ->
 _missing = object()
 
 
-def _with_defaults(value: Any, schema: Mapping[str, Any], chosen: Any = True) -> Any:
+def _with_defaults(value: Any, schema: Mapping[str, Any], chosen: Any = True, root: Any = None) -> Any:
     """``value`` (or the schema's default where it is missing), an object's missing keys
     given their defaults, as Snakemake's validate fills the config; within a selection
-    (``chosen``), its keys only."""
+    (``chosen``), its keys only. A whole number where the schema says ``number`` becomes a
+    float, as a float option gave it: a config's share 1 reaches the code as 1.0, and the
+    tables' columns do not follow the config's spelling."""
+    root = schema if root is None else root
+    if "$ref" in schema:  # a local reference, #/$defs/<name>
+        schema = {**root["$defs"][schema["$ref"].rsplit("/", 1)[-1]], **schema}
     if value is _missing:
         value = json.loads(json.dumps(schema.get("default", {} if chosen is not True else None)))
     if isinstance(value, dict) and "properties" in schema:
         return {
-            key: _with_defaults(value.get(key, _missing), child, True if chosen is True else chosen[key])
+            key: _with_defaults(value.get(key, _missing), child, chosen is True or chosen[key], root)
             for key, child in schema["properties"].items()
             if (chosen is True and (key in value or "default" in child))
             or (chosen is not True and key in chosen)
         }
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [_with_defaults(item, schema["items"], True, root) for item in value]
+    types = schema.get("type", ())
+    types = [types] if isinstance(types, str) else types
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if whole and "number" in types and "integer" not in types:
+        return float(value)
     return value

@@ -72,8 +72,7 @@ def _subsets(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
     test = np.asarray(factories.testing.mapped_triples, dtype=np.int64)
-    # floats, as the fractions were when they came as options (a config's 1 is the share 1.0)
-    fractions = [float(fraction) for fraction in args.settings["subsets"]["fractions"]]
+    fractions = args.settings["subsets"]["fractions"]
     repetitions = args.settings["repetitions"]
     plan = subset_plan(test, factories.training.num_entities, fractions, repetitions, args.seed)
     table = subset_rank_table(

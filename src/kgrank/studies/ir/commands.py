@@ -426,8 +426,7 @@ def _stability(args: argparse.Namespace) -> None:
 
     items = _read_systems(args.items, args.systems)
     settings = args.settings["stability"]
-    # floats, as the shares were when they came as options (a share of 1 is 1.0)
-    fractions = [float(fraction) for fraction in settings["fractions"]]
+    fractions = settings["fractions"]
     taus = pd.concat(
         [
             stability(

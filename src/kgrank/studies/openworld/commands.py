@@ -123,12 +123,6 @@ def _world(args: argparse.Namespace):  # noqa: ANN202 - the dataclass is importe
     return OpenWorld(num_entities=simulation["entities"], num_answers=simulation["answers"])
 
 
-def _floats(values: list) -> list[float]:
-    """A setting's numbers as floats, as the command line's options gave them: a config's 0
-    or 1 arrives as a JSON integer, and the tables' columns would follow its type."""
-    return [float(value) for value in values]
-
-
 def _simulate(args: argparse.Namespace) -> None:
     from kgrank.data.io import write_report_table, write_table
     from kgrank.evaluation.metrics import lookup
@@ -136,10 +130,10 @@ def _simulate(args: argparse.Namespace) -> None:
     from kgrank.studies.openworld.simulation import MRR_KEY, simulate_grid, strength_grid, study_metrics
 
     simulation = args.settings["simulation"]
-    densities, correlations = _floats(simulation["densities"]), _floats(simulation["correlations"])
-    start, stop, step = _floats([simulation["strength"][key] for key in ("start", "stop", "step")])
+    densities, correlations = simulation["densities"], simulation["correlations"]
+    start, stop, step = (simulation["strength"][key] for key in ("start", "stop", "step"))
     queries, precision_queries = simulation["queries"], simulation["precision_queries"]
-    precision_step = float(simulation["precision_step"])
+    precision_step = simulation["precision_step"]
     world = _world(args)
     grid = simulate_grid(
         world,
@@ -185,8 +179,8 @@ def _inconsistency(args: argparse.Namespace) -> None:
     inconsistency = args.settings["inconsistency"]
     inversions = inversion_table(
         _world(args),
-        _floats(args.settings["simulation"]["densities"]),
-        pair_strengths(_floats(inconsistency["weaker_strengths"]), _floats(inconsistency["gaps"])),
+        args.settings["simulation"]["densities"],
+        pair_strengths(inconsistency["weaker_strengths"], inconsistency["gaps"]),
         inconsistency["query_counts"],
         study_metrics(),
         replicates=inconsistency["montecarlo_replicates"],
@@ -204,14 +198,14 @@ def _saturation(args: argparse.Namespace) -> None:
     from kgrank.studies.openworld.consistency import saturation_table
 
     saturation = args.settings["saturation"]
-    low, high = float(saturation["low"]), float(saturation["high"])
+    low, high = saturation["low"], saturation["high"]
     comparison_queries = saturation["comparison_queries"]
     table = saturation_table(
         read_table(args.grid, GRID),
         read_table(args.inversions, INVERSIONS),
         low=low,
         high=high,
-        half_width=float(saturation["half_width"]),
+        half_width=saturation["half_width"],
         comparison_queries=comparison_queries,
     )
     write_table(args.out, table)

@@ -140,8 +140,7 @@ def _sampled(args: argparse.Namespace) -> None:
     settings = SampledSettings(
         num_samples=tuple(sampled["num_samples"]),
         estimators=tuple(sampled["estimators"]),
-        # a float as the command line gave it: the config may say 0 or 1
-        regularisation=float(sampled["regularisation"]),
+        regularisation=sampled["regularisation"],
         corrected_max_k=sampled["corrected_max_k"],
         replicates=sampled["replicates"],
         seed=args.seed,
