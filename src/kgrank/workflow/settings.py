@@ -163,7 +163,11 @@ def _with_defaults(value: Any, schema: Mapping[str, Any], chosen: Any = True, ro
     given their defaults, as Snakemake's validate fills the config; within a selection
     (``chosen``), its keys only. A whole number where the schema says ``number`` becomes a
     float, as a float option gave it: a config's share 1 reaches the code as 1.0, and the
-    tables' columns do not follow the config's spelling."""
+    tables' columns do not follow the config's spelling.
+
+    Not Snakemake's validate(set_default=True), which fills the config at parse time: it
+    neither keeps to a selection nor turns numbers into floats, and this walk does all
+    three at once."""
     root = schema if root is None else root
     if "$ref" in schema:  # a local reference, #/$defs/<name>
         schema = {**root["$defs"][schema["$ref"].rsplit("/", 1)[-1]], **schema}
