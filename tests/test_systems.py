@@ -27,6 +27,7 @@ from kgrank.systems import (
     detect_kind,
     load_pykeen_model,
     load_rank_table,
+    load_scoring_model,
     load_system,
     rank_pykeen_folder,
     rank_score_matrix,
@@ -141,6 +142,87 @@ def test_pykeen_folder_with_other_ids_is_matched_by_label(pykeen_folder, nations
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         id_map.sort_values("id").to_csv(handle, sep="\t", index=False)
     pd.testing.assert_frame_equal(rank_pykeen_folder(folder, nations_dir, trusted=True), reference)
+
+
+def _renumbered_folder(
+    folder: Path, nations_dir: Path, model_class: str, inverse: bool
+) -> tuple[Path, object]:
+    """A PyKEEN folder of a freshly initialised model whose entity and relation ids are a
+    shuffle of the dataset's (its embedding rows and its id maps moved together), and the
+    same model in the dataset's ids. With inverse triples a relation owns rows 2r and 2r + 1."""
+    import copy
+
+    from pykeen.models import model_resolver
+
+    training = load_factories(nations_dir, create_inverse_triples=inverse).training
+    torch.manual_seed(5)
+    model = model_resolver.make(model_class, triples_factory=training, embedding_dim=4)
+    rng = np.random.default_rng(11)
+    entity_ids = rng.permutation(training.num_entities)  # the folder's id of each dataset id
+    relation_ids = rng.permutation(training.real_num_relations)
+    relation_rows = (
+        np.stack([2 * relation_ids, 2 * relation_ids + 1], axis=1).ravel() if inverse else relation_ids
+    )
+    renumbered = copy.deepcopy(model)
+    for representations, rows in (
+        (renumbered.entity_representations, entity_ids),
+        (renumbered.relation_representations, relation_rows),
+    ):
+        for representation in representations:
+            weight = representation._embeddings.weight
+            with torch.no_grad():
+                moved = torch.empty_like(weight)
+                moved[torch.as_tensor(rows)] = weight
+                weight.copy_(moved)
+    (folder / "training_triples").mkdir(parents=True)
+    torch.save(renumbered, folder / "trained_model.pkl")
+    for kind, labels, ids in (
+        ("entity", training.entity_to_id, entity_ids),
+        ("relation", training.relation_to_id, relation_ids),
+    ):
+        frame = pd.DataFrame({"id": ids[list(labels.values())], "label": list(labels)}).sort_values("id")
+        frame.to_csv(folder / "training_triples" / f"{kind}_to_id.tsv.gz", sep="\t", index=False)
+    return folder, model
+
+
+@pytest.mark.parametrize("model_class, inverse", [("TransE", False), ("DistMult", True), ("ComplEx", False)])
+def test_a_pykeen_folder_in_other_ids_is_reordered_for_rescoring(nations_dir, tmp_path, model_class, inverse):
+    """The rescoring parts (subsets, sampled candidates, ties, the IR passes) index
+    candidates by the dataset's ids: load_scoring_model moves every embedding row of a
+    folder that numbers entities and relations otherwise to the dataset's id, inverse
+    relations included, so the model it returns is the one trained, row for row."""
+    folder, model = _renumbered_folder(tmp_path / "renumbered", nations_dir, model_class, inverse)
+    loaded, factories = load_scoring_model(folder, nations_dir, trusted=True)
+    assert not loaded.training
+    assert factories.training.num_entities == model.num_entities
+    for ours, theirs in (
+        (loaded.entity_representations, model.entity_representations),
+        (loaded.relation_representations, model.relation_representations),
+    ):
+        for reordered, original in zip(ours, theirs, strict=True):
+            torch.testing.assert_close(
+                reordered._embeddings.weight, original._embeddings.weight, rtol=0, atol=0
+            )
+    with pytest.raises(KgrankInputError, match="trust") as error:
+        load_scoring_model(folder, nations_dir)
+    assert "\n" not in str(error.value)
+
+
+def test_a_representation_that_is_no_table_is_refused_for_rescoring():
+    from types import SimpleNamespace
+
+    from kgrank.systems import _reorder_to_dataset
+
+    model = SimpleNamespace(entity_representations=[torch.nn.Linear(2, 2)], relation_representations=[])
+    with pytest.raises(KgrankInputError, match="not a table kgrank can reorder") as error:
+        _reorder_to_dataset(model, np.array([1, 0]), np.array([0]), Path("folder"))
+    assert str(error.value).startswith("folder: the model numbers entities differently")
+
+
+def test_a_pykeen_folder_in_the_dataset_ids_is_the_model_as_saved(pykeen_folder, nations_dir):
+    loaded, _ = load_scoring_model(pykeen_folder, nations_dir, trusted=True)
+    saved = load_pykeen_model(pykeen_folder, trusted=True)
+    torch.testing.assert_close(loaded.state_dict(), saved.state_dict(), rtol=0, atol=0)
 
 
 def test_pykeen_folder_with_other_labels_is_refused(pykeen_folder, nations_dir, tmp_path):
@@ -463,6 +545,14 @@ def test_the_participation_table_names_every_skipped_part():
     csv = table[table["system"] == "csv"].set_index("part")
     assert csv.loc["paper: Figure 1", "status"] == "joined"
     assert csv.loc["paper: learning curves", "status"].startswith("skipped: ")
+    # a part that rescores the model takes the PyKEEN folder and says why it leaves the ranks out
+    rescoring = ["ambiguity: subset protocol", "sampled-candidate ranks (ranks.sampled_candidates)"]
+    by_folder = table[table["system"] == "folder"].set_index("part")["status"]
+    assert (by_folder[rescoring] == "joined").all()
+    assert (
+        csv.loc[rescoring, "status"] == "skipped: rescores the model, which a rank table does not hold"
+    ).all()
+    assert by_folder["paper: learning curves"] == csv.loc["paper: learning curves", "status"]
     assert csv["files"].iloc[0].startswith("ranks.csv (sha256 ")
     folder_files = table[table["system"] == "folder"]["files"].iloc[0]
     assert folder_files.startswith("pykeen-distmult/trained_model.pkl (sha256 ")
@@ -617,3 +707,21 @@ def test_a_pykeen_folder_loads_on_device_auto_and_a_rank_array_refuses_a_toleran
     # a tuple of ranks is a rank vector, a pair of paths a system
     table = kgrank.evaluate((1, 2, 3), 10, metrics="mrr")
     assert table["value"].iloc[0] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+
+
+def test_kgrank_ranks_scores_a_pykeen_folder_only_when_trusted(
+    pykeen_folder, nations_dir, reference, tmp_path, capsys
+):
+    """Every command that rescores a model (here `kgrank ranks`) takes a PyKEEN folder
+    through --model-dir, its pickle loaded only with --trust-pickle."""
+    from cli_cases import _run
+
+    out = tmp_path / "ranks.parquet"
+    argv = ["ranks", "--dataset-dir", str(nations_dir), "--model-dir", str(pykeen_folder)]
+    argv += ["--out", str(out), "--seed", "0", "--scoring", "pykeen", "--quiet"]
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and "pass --trust-pickle" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    code, _, _ = _run([*argv, "--trust-pickle"], capsys)
+    assert code == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(out), reference)

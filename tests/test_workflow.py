@@ -187,11 +187,44 @@ def test_external_systems_join_like_trained_models(workdir):
     assert set(participation["system"]) == set(EXTERNAL)
     status = participation.set_index(["system", "part"])["status"]
     assert status["pk-ranks", "paper: Figure 1"] == "joined"
-    assert status["pk-ranks", "ambiguity: subset protocol"].startswith("skipped: ")
+    rescoring = [
+        part for part in status["pk-folder"].index if status["pk-ranks", part].startswith("skipped: rescores")
+    ]
+    assert "ambiguity: subset protocol" in rescoring and "ir: every part" in rescoring
+    assert (status["pk-folder"][rescoring] == "joined").all()
+    assert (
+        status["pk-scores"][rescoring] == "skipped: rescores the model, which a score matrix does not hold"
+    ).all()
     assert (results / "tables/external_systems.md").stat().st_size > 0
     plan = snakemake(workdir, "-n", "--forcerun", "paper_figure1", "results/figures/figure1.png")
     figure1_inputs = next(line for line in plan.stdout.splitlines() if "metrics/nations/transe.tsv" in line)
     assert all(f"results/metrics/nations/{name}.tsv" in figure1_inputs for name in EXTERNAL)
+
+
+def test_an_external_pykeen_folder_is_rescored_like_a_trained_model(workdir):
+    """pk-folder's model is loaded wherever a trained model is rescored: its sampled ranks
+    (k = 5, fixed set), candidate subsets, tie rescoring and IR pass, whose micro MRR (all
+    known answers filtered, the full test set) is that of its own rank table."""
+    results = workdir / "results"
+    sampled = pd.read_parquet(results / "ranks/nations/pk-folder.sampled-5.parquet")
+    assert len(sampled) == 2 * 201 and sampled["num_candidates"].between(1, 6).all()
+    fixed = pd.read_csv(results / "protocols/sampled.tsv", sep="\t").query("variant == 'fixed-set'")
+    assert set(fixed["model"]) == {"transe", "complex", "pk-folder"}
+    assert "pk-folder" in set(pd.read_csv(results / "protocols/ties.tsv", sep="\t")["model"])
+    drift = pd.read_csv(results / "ambiguity/drift.tsv", sep="\t").query("protocol == 'subsets'")
+    assert set(drift["model"]) == {"transe", "pk-folder"}
+    assert "pk-folder" in set(pd.read_csv(results / "ir/nations/systems.tsv", sep="\t")["model"])
+    for name in ("pk-folder", "transe"):
+        micro = pd.read_csv(results / f"ir/nations/micro/{name}.tsv", sep="\t").query(
+            "protocol == 'all-known' and evaluation == 'test' and side == 'both' and rank_type == 'realistic'"
+        )
+        metrics = pd.read_csv(results / f"metrics/nations/{name}.tsv", sep="\t").query(
+            "side == 'both' and rank_type == 'realistic'"
+        )
+        ours, theirs = (
+            table.set_index("metric").loc["inverse_harmonic_mean_rank", "value"] for table in (micro, metrics)
+        )
+        assert ours == pytest.approx(theirs, rel=1e-9), name
 
 
 def test_metrics_agree_with_ranks(workdir):

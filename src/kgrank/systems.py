@@ -753,6 +753,100 @@ def load_pykeen_model(folder: str | os.PathLike[str], device: str = "cpu", *, tr
     return model
 
 
+def _pykeen_model_on(
+    folder: Path, dataset_dir: Path, device: str, trusted: bool
+) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+    """A PyKEEN folder's model, the dataset's factories, and the model's id of each dataset
+    entity and relation (matched by label through ``training_triples/``)."""
+    training_folder = folder / PYKEEN_TRAINING_FOLDER
+    maps = {kind: training_folder / f"{kind}_to_id.tsv.gz" for kind in ("entity", "relation")}
+    model = load_pykeen_model(folder, device, trusted=trusted)
+    if not all(path.is_file() for path in maps.values()):
+        raise KgrankInputError(
+            f"{folder}: no {PYKEEN_TRAINING_FOLDER}/entity_to_id.tsv.gz and relation_to_id.tsv.gz, so the "
+            "model's ids cannot be matched to the dataset's labels; save with "
+            "save_to_directory(..., save_training=True) from a labelled TriplesFactory"
+        )
+    factories = load_factories(dataset_dir)
+    entities = _id_translation(
+        _read_id_map(maps["entity"]), factories.training.entity_to_id, "entity", folder
+    )
+    relations = _id_translation(
+        _read_id_map(maps["relation"]), factories.training.relation_to_id, "relation", folder
+    )
+    num_relations = int(getattr(model, "num_real_relations", model.num_relations))
+    if (model.num_entities, num_relations) != (len(entities), len(relations)):
+        raise KgrankInputError(
+            f"{folder / PYKEEN_MODEL_FILE}: the model has {model.num_entities} entities and {num_relations} "
+            f"relations, its training_triples/ {len(entities)} and {len(relations)}; the folder is "
+            "inconsistent: save it again"
+        )
+    return model, factories, entities, relations
+
+
+def _same_ids(entities: np.ndarray, relations: np.ndarray) -> bool:
+    return bool(
+        np.array_equal(entities, np.arange(len(entities)))
+        and np.array_equal(relations, np.arange(len(relations)))
+    )
+
+
+def _reorder_to_dataset(model: Any, entities: np.ndarray, relations: np.ndarray, folder: Path) -> None:
+    """Reorder the rows of the model's embedding tables so that row i is the dataset's
+    entity (relation) i: the model then scores in the dataset's ids, and every part that
+    rescores it (candidate subsets, sampled candidates, ties, run lists) needs no
+    translation. A model trained with inverse relations keeps relation r at rows 2r (the
+    relation) and 2r + 1 (its inverse), PyKEEN's DefaultRelationInverter layout."""
+    import torch
+    from pykeen.nn.representation import Embedding
+
+    relation_rows = relations
+    if getattr(model, "use_inverse_triples", False):
+        relation_rows = np.stack([2 * relations, 2 * relations + 1], axis=1).reshape(-1)
+    for kind, representations, rows in (
+        ("entity", model.entity_representations, entities),
+        ("relation", model.relation_representations, relation_rows),
+    ):
+        for representation in representations:
+            table = getattr(representation, "_embeddings", None)
+            if not isinstance(representation, Embedding) or table.weight.shape[0] != len(rows):
+                raise KgrankInputError(
+                    f"{folder}: the model numbers {_PLURAL[kind]} differently from the dataset and its "
+                    f"{type(representation).__name__} representation is not a table kgrank can reorder; "
+                    "rank it (kgrank evaluate --model) or train it on the dataset's ids"
+                )
+            with torch.no_grad():
+                table.weight.copy_(table.weight[torch.as_tensor(rows, device=table.weight.device)])
+
+
+def load_scoring_model(
+    model_dir: str | os.PathLike[str],
+    dataset_dir: str | os.PathLike[str],
+    *,
+    device: str = "cpu",
+    trusted: bool = False,
+) -> tuple[Any, Any]:
+    """A model to rescore on ``dataset_dir``, with the dataset's factories: a kgrank model
+    folder (``model.pt``, ``config.json``) or a PyKEEN pipeline folder, whose embedding
+    tables are reordered to the dataset's ids where the folder numbers them differently.
+    What every command that scores a model loads (ranks, sampled candidates, candidate
+    subsets, tie rescoring, the IR passes). ``trusted``: as in :func:`load_pykeen_model`."""
+    if not is_pykeen_folder(model_dir):
+        from kgrank.training.train import load_model
+
+        return load_model(model_dir, dataset_dir, device=device)
+    folder = Path(model_dir)
+    model, factories, entities, relations = _pykeen_model_on(folder, Path(dataset_dir), device, trusted)
+    if not _same_ids(entities, relations):
+        print(
+            f"{folder}: the model numbers entities or relations differently from {dataset_dir}; "
+            "its embedding tables are reordered to the dataset's ids (matched by label)",
+            file=sys.stderr,
+        )
+        _reorder_to_dataset(model, entities, relations, folder)
+    return model.eval(), factories
+
+
 def rank_pykeen_folder(
     folder: str | os.PathLike[str],
     dataset_dir: str | os.PathLike[str],
@@ -777,33 +871,8 @@ def rank_pykeen_folder(
     from kgrank.engine.ranks import compute_ranks
 
     folder, dataset_dir = Path(folder), Path(dataset_dir)
-    training_folder = folder / PYKEEN_TRAINING_FOLDER
-    maps = {kind: training_folder / f"{kind}_to_id.tsv.gz" for kind in ("entity", "relation")}
-    model = load_pykeen_model(folder, device, trusted=trusted)
-    if not all(path.is_file() for path in maps.values()):
-        raise KgrankInputError(
-            f"{folder}: no {PYKEEN_TRAINING_FOLDER}/entity_to_id.tsv.gz and relation_to_id.tsv.gz, so the "
-            "model's ids cannot be matched to the dataset's labels; save with "
-            "save_to_directory(..., save_training=True) from a labelled TriplesFactory"
-        )
-    factories = load_factories(dataset_dir)
-    entities = _id_translation(
-        _read_id_map(maps["entity"]), factories.training.entity_to_id, "entity", folder
-    )
-    relations = _id_translation(
-        _read_id_map(maps["relation"]), factories.training.relation_to_id, "relation", folder
-    )
-    num_relations = int(getattr(model, "num_real_relations", model.num_relations))
-    if (model.num_entities, num_relations) != (len(entities), len(relations)):
-        raise KgrankInputError(
-            f"{folder / PYKEEN_MODEL_FILE}: the model has {model.num_entities} entities and {num_relations} "
-            f"relations, its training_triples/ {len(entities)} and {len(relations)}; the folder is "
-            "inconsistent: save it again"
-        )
-    identity = bool(
-        np.array_equal(entities, np.arange(len(entities)))
-        and np.array_equal(relations, np.arange(len(relations)))
-    )
+    model, factories, entities, relations = _pykeen_model_on(folder, dataset_dir, device, trusted)
+    identity = _same_ids(entities, relations)
 
     def to_model(triples: Any) -> np.ndarray:
         mapped = np.asarray(triples, dtype=np.int64).reshape(-1, 3)

@@ -409,13 +409,13 @@ def test_subset_plan_is_seeded_and_names_its_entities():
 
 
 def test_subset_pairs_setting():
-    assert subset_pairs(None, ["nations"], ["transe", "complex"]) == [
-        ("nations", "transe"),
-        ("nations", "complex"),
-    ]
-    assert subset_pairs(["nations/complex"], ["nations"], ["transe", "complex"]) == [("nations", "complex")]
-    with pytest.raises(KgrankInputError, match="studies.ambiguity.subsets.pairs"):
-        subset_pairs(["wn18rr/complex"], ["nations"], ["complex"])
+    # the trained pairs, then an external PyKEEN folder (which kgrank can rescore)
+    scored = [("nations", "transe"), ("nations", "complex"), ("nations", "pk-folder")]
+    assert subset_pairs(None, scored) == scored
+    assert subset_pairs(["nations/pk-folder", "nations/complex"], scored) == [scored[2], scored[1]]
+    with pytest.raises(KgrankInputError, match="studies.ambiguity.subsets.pairs") as error:
+        subset_pairs(["wn18rr/complex"], scored)
+    assert "not a trained pair or an external PyKEEN folder" in str(error.value)
 
 
 # --- which differences are real --------------------------------------------------------------

@@ -488,12 +488,14 @@ def test_settings_and_file_names_of_part_1():
     with pytest.raises(KgrankInputError, match="sampled-<k>.parquet"):
         fixed_set_of("results/ranks/fb15k237/transe.parquet")
     assert "sampled" in settings.PARTS
-    pairs = settings.fixed_set_pairs({"nations": 5}, ["nations"], ["transe", "complex"], {"nations": 14})
-    assert pairs == [("nations", "transe", 5), ("nations", "complex", 5)]
+    # every scored pair of the named dataset: trained models and external PyKEEN folders
+    scored = [("nations", "transe"), ("nations", "pk-folder"), ("kinships", "transe")]
+    pairs = settings.fixed_set_pairs({"nations": 5}, ["nations", "kinships"], scored, {"nations": 14})
+    assert pairs == [("nations", "transe", 5), ("nations", "pk-folder", 5)]
     with pytest.raises(KgrankInputError, match="every task would keep"):
-        settings.fixed_set_pairs({"nations": 13}, ["nations"], ["transe"], {"nations": 14})
+        settings.fixed_set_pairs({"nations": 13}, ["nations"], scored, {"nations": 14})
     with pytest.raises(KgrankInputError, match="not trained here"):
-        settings.fixed_set_pairs({"wn18rr": 5}, ["nations"], ["transe"], {"nations": 14})
+        settings.fixed_set_pairs({"wn18rr": 5}, ["nations"], scored, {"nations": 14})
 
 
 def test_sampled_commands_end_to_end(tmp_path, capsys):

@@ -90,6 +90,13 @@ EXTERNAL_PAIRS = check_external_systems(
     source=CONFIG_SOURCE,
 )
 EXTERNAL_NAMES = sorted({name for _, name in EXTERNAL_PAIRS})
+# External systems given as PyKEEN folders: kgrank loads their model, so the rules that
+# rescore a model (sampled candidates, candidate subsets, ties, the IR passes) take them
+# too, beside every trained pair (SCORED_PAIRS); a rank table or score matrix cannot join.
+RESCORED_PAIRS = [(dataset, name) for dataset, name in EXTERNAL_PAIRS if "model" in config["external_systems"][dataset][name]]
+SCORED_PAIRS = [(dataset, model) for dataset in TRAIN_DATASETS for model in MODELS] + RESCORED_PAIRS
+# the {model} of a rule that scores a trained model or a rescored PyKEEN folder
+SCORED_MODEL = "|".join(TRAINED_MODELS + sorted({name for _, name in RESCORED_PAIRS}))
 
 
 wildcard_constraints:
@@ -309,6 +316,28 @@ def external_arguments(wildcards):
     return " ".join([*arguments, f"--identifiers {entry.get('identifiers', 'auto')}"])
 
 
+def scoring_inputs(wildcards):
+    """The files a scoring job loads its model from: a trained pair's model.pt and
+    config.json, or an external PyKEEN folder's pickle."""
+    if (wildcards.dataset, wildcards.model) in RESCORED_PAIRS:
+        return {"model": external_files(wildcards.dataset, wildcards.model)[0]}
+    folder = model_dir(wildcards.dataset, wildcards.model)
+    return {"model": f"{folder}/model.pt", "config": f"{folder}/config.json"}
+
+
+def scoring_model_dir(wildcards):
+    """A scoring rule's --model-dir value: the trained pair's folder, or the external
+    PyKEEN folder followed by --trust-pickle (check_external_systems requires trusted: true
+    for one). The flag rides on this value so that the rules' shell commands and a trained
+    pair's params stay as they were: an existing results/ reruns none of its scoring jobs."""
+    from shlex import quote
+
+    if (wildcards.dataset, wildcards.model) in RESCORED_PAIRS:
+        folder = external_system_paths(external_entry(wildcards), Path(workflow.basedir))["model"]
+        return f"{quote(str(folder))} --trust-pickle"
+    return model_dir(wildcards.dataset, wildcards.model)
+
+
 def budget_arguments(wildcards):
     budget = pair_budget(config["budget"], wildcards.dataset, wildcards.model)
     stopping = budget.pop("early_stopping")
@@ -384,7 +413,7 @@ def scoring_priority(seconds_of):
 
     def priority(wildcards):
         size = dataset_size(wildcards.dataset)
-        if size is None:
+        if size is None or wildcards.model not in TRAINED_MODELS:  # no estimate for an external system
             return 0
         return scheduling.priority(seconds_of(trained_pair(wildcards.dataset, wildcards.model).pipeline, size))
 

@@ -3,14 +3,13 @@
 
 rule ranks:
     input:
+        unpack(scoring_inputs),
         **split_files(),
-        model=f"{model_dir()}/model.pt",
-        config=f"{model_dir()}/config.json",
     output:
         rank_file(),
     params:
         device=config["device"],
-        model_dir=of_wildcards(model_dir),
+        model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
         batch_size=config["ranks"]["batch_size"],
@@ -37,17 +36,19 @@ rule ranks:
 
 # Sampled evaluation: each true entity against k random candidates that are not known
 # answers (num_candidates = k + 1), for the k listed in ranks.sampled_candidates or any
-# k asked for by file name. A k that would keep every candidate of a dataset stops the
-# plan (where the dataset's entity count is known yet), else the ranks job.
+# k asked for by file name, for every trained pair and external PyKEEN folder. A k that
+# would keep every candidate of a dataset stops the plan (where the dataset's entity count
+# is known yet), else the ranks job.
 check_sampled_candidates(config["ranks"]["sampled_candidates"], KNOWN_ENTITY_COUNTS, CONFIG_SOURCE)
 use rule ranks as sampled_ranks with:
     output:
         sampled_rank_file(),
     wildcard_constraints:
         candidates=r"[1-9][0-9]*",
+        model=SCORED_MODEL,
     params:
         device=config["device"],
-        model_dir=of_wildcards(model_dir),
+        model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
         batch_size=config["ranks"]["batch_size"],
@@ -98,9 +99,7 @@ if EXTERNAL_PAIRS:
 
 # Sampled rank files named in the config are asked for by name, whatever study runs.
 TARGETS += [
-    path
+    sampled_rank_file(dataset, model, candidates)
     for candidates in config["ranks"]["sampled_candidates"]
-    for path in expand(
-        sampled_rank_file(candidates=candidates), dataset=TRAIN_DATASETS, model=MODELS
-    )
+    for dataset, model in SCORED_PAIRS
 ]

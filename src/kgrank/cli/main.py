@@ -159,10 +159,12 @@ def _ranks(args: argparse.Namespace) -> None:
     from kgrank.data.io import write_table
     from kgrank.engine.candidates import known_answers
     from kgrank.engine.ranks import compute_ranks
-    from kgrank.training.train import load_model
+    from kgrank.systems import load_scoring_model
 
     torch.set_num_threads(args.threads)
-    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
+    model, factories = load_scoring_model(
+        args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle
+    )
     if not len(factories.testing.mapped_triples):
         # an empty rank table would pass to every later step as if the model ranked nothing
         raise KgrankInputError(

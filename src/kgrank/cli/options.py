@@ -178,11 +178,19 @@ def add_dataset_dir(command: argparse.ArgumentParser) -> None:
 
 
 def add_model_dir(command: argparse.ArgumentParser) -> None:
-    """``--model-dir`` and the ``--device`` the model scores on: every command that loads
-    a trained model takes both, so that the config's device reaches every scoring rule."""
+    """``--model-dir``, ``--trust-pickle`` and the ``--device`` the model scores on: every
+    command that scores a model takes them (through ``systems.load_scoring_model``), so
+    that the config's device and its PyKEEN folders reach every scoring rule."""
     command.add_argument(
         "--model-dir",
         required=True,
-        help="a trained model's folder (model.pt, config.json) of `kgrank train`",
+        help="a trained model's folder: kgrank's (model.pt, config.json) or a PyKEEN pipeline folder "
+        "(trained_model.pkl, training_triples/)",
+    )
+    command.add_argument(
+        "--trust-pickle",
+        action="store_true",
+        help="with a PyKEEN folder: load its trained_model.pkl, which runs code from the file; only for a "
+        "folder you trust (written by your own training)",
     )
     add_device(command)

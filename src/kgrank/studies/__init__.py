@@ -18,6 +18,8 @@ import importlib
 import pkgutil
 from types import ModuleType
 
+from kgrank.defaults import RESCORES_MODEL
+
 # (study, part, None when the part takes a system from outside, else why it does not)
 ExternalPart = tuple[str, str, "str | None"]
 
@@ -51,4 +53,4 @@ def external_parts(studies: list[str] | None = None) -> list[ExternalPart]:
 
 def external_studies() -> list[str]:
     """The studies with at least one part that takes systems from outside."""
-    return sorted({name for name, _, skipped in external_parts() if skipped is None})
+    return sorted({name for name, _, skipped in external_parts() if skipped in (None, RESCORES_MODEL)})

@@ -1,11 +1,11 @@
 """Which parts of the workflow a system from outside joins, and which it skips and why.
 
-A system kgrank did not train (``external_systems`` in the config) has ranks only (a
-PyKEEN folder is ranked once, as a rank table or a score matrix is read once): every
-table and figure made from ranks or metric tables takes it like a trained model; a part
-that needs more (a training run, fresh scores for other candidates, run lists of every
-entity) leaves it out, and this table says so, so that no reader takes a missing row for
-an oversight.
+A system kgrank did not train (``external_systems`` in the config) joins every table and
+figure made from ranks or metric tables like a trained model. A PyKEEN folder also joins
+the parts that rescore its model (fresh candidates, candidate subsets, ties, run lists of
+every entity); a rank table or score matrix holds no model, so they leave it out. A part
+that needs a training run leaves out every kind. This table says which, so that no
+reader takes a missing row for an oversight.
 """
 
 from __future__ import annotations
@@ -16,19 +16,28 @@ from pathlib import Path
 import pandas as pd
 
 from kgrank.data.datasets import sha256_of
+from kgrank.defaults import RESCORES_MODEL
 from kgrank.errors import KgrankInputError
 from kgrank.systems import PYKEEN_MODEL_FILE
 
 KIND_LABELS = {"model": "PyKEEN pipeline folder", "ranks": "rank table", "scores": "score matrix"}
 
-# The stages' parts: None when the part takes an external system, else why it does not.
+# The stages' parts: None when the part takes every external system, RESCORES_MODEL when
+# it takes PyKEEN folders only, else why it takes none.
 # The studies' own parts are their hooks (kgrank.studies.external_parts): this module names
 # no study.
 STAGE_PARTS: dict[str, str | None] = {
     "metric tables (results/metrics)": None,
-    "sampled-candidate ranks (ranks.sampled_candidates)": "needs scores of fresh candidates: "
-    "kgrank rescores only the models it trained",
+    "sampled-candidate ranks (ranks.sampled_candidates)": RESCORES_MODEL,
 }
+
+
+def _status(skipped: str | None, kind: str) -> str:
+    if skipped is None or (skipped == RESCORES_MODEL and kind == "model"):
+        return "joined"
+    if skipped == RESCORES_MODEL:
+        return f"skipped: rescores the model, which a {KIND_LABELS[kind]} does not hold"
+    return f"skipped: {skipped}"
 
 
 def participation_table(
@@ -64,7 +73,7 @@ def participation_table(
                         "kind": KIND_LABELS[kind],
                         "files": sources,
                         "part": part,
-                        "status": "joined" if skipped is None else f"skipped: {skipped}",
+                        "status": _status(skipped, kind),
                     }
                 )
     return pd.DataFrame(rows, columns=["dataset", "system", "kind", "files", "part", "status"])

@@ -9,7 +9,7 @@ import kgrank.studies.ambiguity.settings as ambiguity_settings
 AMBIGUITY = settings("ambiguity")
 AMBIGUITY_DIR = f"{RESULTS}/ambiguity"
 AMBIGUITY_SUBSET_RANKS = f"{AMBIGUITY_DIR}/subsets/{{dataset}}/{{model}}.parquet"
-AMBIGUITY_SUBSET_PAIRS = ambiguity_settings.subset_pairs(AMBIGUITY["subsets"]["pairs"], TRAIN_DATASETS, MODELS)
+AMBIGUITY_SUBSET_PAIRS = ambiguity_settings.subset_pairs(AMBIGUITY["subsets"]["pairs"], SCORED_PAIRS)
 # common.smk's hook: the subset protocol scores a pair's test set once after its training.
 AFTER_TRAINING_SECONDS.append(
     lambda dataset, model, pair, size: (
@@ -73,14 +73,15 @@ rule ambiguity_variants:
 # fraction and seed.
 rule ambiguity_subsets:
     input:
+        unpack(scoring_inputs),
         **split_files(),
-        model=f"{model_dir()}/model.pt",
-        config=f"{model_dir()}/config.json",
     output:
         AMBIGUITY_SUBSET_RANKS,
+    wildcard_constraints:
+        model=SCORED_MODEL,
     params:
         device=config["device"],
-        model_dir=of_wildcards(model_dir),
+        model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
         seed=config["seed"],
         settings=command_settings("ambiguity", "ambiguity-subsets"),

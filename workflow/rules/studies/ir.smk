@@ -10,7 +10,12 @@ IR_DIR = f"{RESULTS}/ir"
 IR_DATASET = IR_SETTINGS["dataset"]
 IR_OTHER_DATASETS = IR_SETTINGS["other_datasets"]
 IR_DATASETS = [IR_DATASET, *IR_OTHER_DATASETS]
-IR_SYSTEMS = {IR_DATASET: IR_SETTINGS["systems"] or MODELS, **{name: MODELS for name in IR_OTHER_DATASETS}}
+# each dataset's trained models (the IR dataset's may be chosen) and its external PyKEEN folders
+IR_SYSTEMS = {
+    dataset: (IR_SETTINGS["systems"] if dataset == IR_DATASET and IR_SETTINGS["systems"] else MODELS)
+    + [name for scored_dataset, name in RESCORED_PAIRS if scored_dataset == dataset]
+    for dataset in IR_DATASETS
+}
 # relative to the repository, as the open-world study's family tree is
 IR_DATA_DIR = Path(workflow.basedir) / IR_SETTINGS["data_dir"]
 if enabled("ir"):
@@ -26,7 +31,8 @@ IR_ANALYSED = " ".join(
 # the earlier for it; the scorecard's {ir_dataset} and the tables this run writes.
 IR_PASS_SECONDS = lambda pipeline, size: ir_settings.pass_seconds(pipeline, size, IR_SETTINGS["run_depth"])
 IR_QUERIES_PRIORITY = lambda dataset: max(
-    (pair_train_priority(dataset, model) for model in IR_SYSTEMS.get(dataset, [])), default=0
+    (pair_train_priority(dataset, model) for model in IR_SYSTEMS.get(dataset, []) if model in TRAINED_MODELS),
+    default=0,
 )
 AFTER_TRAINING_SECONDS.append(
     lambda dataset, model, pair, size: (
@@ -128,9 +134,8 @@ rule ir_test_queries:
 # files (the paper protocol's; the all-known one's only where it differs: not FB-Test-O).
 rule ir_evaluate:
     input:
+        unpack(scoring_inputs),
         **split_files(),
-        model=f"{model_dir()}/model.pt",
-        config=f"{model_dir()}/config.json",
         evaluations=f"{IR_DIR}/{{dataset}}/evaluations.parquet",
     output:
         item_table=IR_ITEMS,
@@ -138,7 +143,7 @@ rule ir_evaluate:
         runs=directory(f"{IR_DIR}/{{dataset}}/runs/{{model}}"),
     params:
         device=config["device"],
-        model_dir=of_wildcards(model_dir),
+        model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
         export=lambda wildcards: " ".join(ir_settings.exported_evaluations(wildcards.dataset, IR_DATASET)),
         filter_splits=FILTER_SPLITS,
@@ -147,6 +152,7 @@ rule ir_evaluate:
         seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
+        model=SCORED_MODEL,
     priority: scoring_priority(IR_PASS_SECONDS)
     threads: 1
     resources:
@@ -185,7 +191,12 @@ rule ir_systems:
         gap_latex=IR_SAMPLE_VS_TEST_TABLE["tex"],
     params:
         systems=" ".join(IR_SYSTEMS[IR_DATASET]),
-        caption=budget_caption(config["budget"], [IR_DATASET], IR_SYSTEMS[IR_DATASET]),
+        caption=budget_caption(
+            config["budget"],
+            [IR_DATASET],
+            [model for model in IR_SYSTEMS[IR_DATASET] if model in TRAINED_MODELS],
+            [pair for pair in RESCORED_PAIRS if pair[0] == IR_DATASET],
+        ),
     log:
         log_file("ir", "systems"),
     benchmark:

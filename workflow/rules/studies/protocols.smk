@@ -124,7 +124,7 @@ if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "weighted
 
 PROTOCOLS_SAMPLED = PROTOCOLS["sampled"]
 PROTOCOLS_SAMPLED_FIXED_SET = protocols_settings.fixed_set_pairs(
-    PROTOCOLS_SAMPLED["fixed_set"], TRAIN_DATASETS, MODELS, KNOWN_ENTITY_COUNTS
+    PROTOCOLS_SAMPLED["fixed_set"], TRAIN_DATASETS, SCORED_PAIRS, KNOWN_ENTITY_COUNTS
 )
 PROTOCOLS_SAMPLED_TABLE = table_files(protocols_settings.SAMPLED_TABLE)
 PROTOCOLS_SAMPLED_FIGURE = figure_files(protocols_settings.SAMPLED_FIGURE)
@@ -213,14 +213,15 @@ PROTOCOLS_TIES_FIGURE = figure_files(protocols_settings.TIES_FIGURE)
 
 rule protocols_ties_pair:
     input:
+        unpack(scoring_inputs),
         **split_files(),
-        model=f"{model_dir()}/model.pt",
-        config=f"{model_dir()}/config.json",
     output:
         PROTOCOLS_TIES_PAIR,
+    wildcard_constraints:
+        model=SCORED_MODEL,
     params:
         device=config["device"],
-        model_dir=of_wildcards(model_dir),
+        model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
         settings=command_settings("protocols", "protocols-ties-pair"),
         seed=config["seed"],
@@ -251,7 +252,7 @@ rule protocols_ties_pair:
 rule protocols_ties:
     input:
         ranks=evaluated_pairs(rank_file),
-        pairs=expand(PROTOCOLS_TIES_PAIR, dataset=TRAIN_DATASETS, model=MODELS),
+        pairs=[PROTOCOLS_TIES_PAIR.format(dataset=dataset, model=model) for dataset, model in SCORED_PAIRS],
     output:
         table=f"{RESULTS}/{protocols_settings.TIES_VALUES}",
         widths=f"{RESULTS}/{protocols_settings.TIES_WIDTHS}",

@@ -67,10 +67,12 @@ def _subsets(args: argparse.Namespace) -> None:
     from kgrank.data.io import write_table
     from kgrank.engine.candidates import known_answers
     from kgrank.studies.ambiguity.subsets import subset_plan, subset_rank_table
-    from kgrank.training.train import load_model
+    from kgrank.systems import load_scoring_model
 
     torch.set_num_threads(args.threads)
-    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
+    model, factories = load_scoring_model(
+        args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle
+    )
     test = np.asarray(factories.testing.mapped_triples, dtype=np.int64)
     fractions = args.settings["subsets"]["fractions"]
     repetitions = args.settings["repetitions"]

@@ -5,32 +5,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kgrank.defaults import RESCORES_MODEL
 from kgrank.errors import KgrankInputError
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
 EXTERNAL_PARTS: dict[str, str | None] = {
     "variants, drift (sampled protocol), Table 1, pairwise tests": None,
-    "subset protocol": "rescores test subsets: kgrank rescores only the models it trained",
+    "subset protocol": RESCORES_MODEL,
 }
 
 
-def subset_pairs(
-    names: Sequence[str] | None, datasets: Sequence[str], models: Sequence[str]
-) -> list[tuple[str, str]]:
-    """The (dataset, model) pairs of the subset protocol: every trained pair when
-    ``names`` is null, otherwise each ``dataset/model`` named, which must be trained."""
-    trained = [(dataset, model) for dataset in datasets for model in models]
+def subset_pairs(names: Sequence[str] | None, scored: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (dataset, model) pairs of the subset protocol: every pair of ``scored`` (the
+    trained pairs and the external PyKEEN folders, which kgrank can rescore) when ``names``
+    is null, otherwise each ``dataset/model`` named, which must be one of them."""
     if names is None:
-        return trained
+        return list(scored)
     pairs = []
     for name in names:
         dataset, _, model = name.partition("/")
-        if (dataset, model) not in trained:
+        if (dataset, model) not in scored:
             raise KgrankInputError(
-                f"config key studies.ambiguity.subsets.pairs: {name!r} is not a trained pair; name "
-                f"<dataset>/<model> of the config's datasets and models (e.g. {'/'.join(trained[0])}), "
-                "or null for all"
+                f"config key studies.ambiguity.subsets.pairs: {name!r} is not a trained pair or an external "
+                f"PyKEEN folder; name <dataset>/<model> of the config's datasets and models (e.g. "
+                f"{'/'.join(scored[0])}), or null for all"
             )
         pairs.append((dataset, model))
     return pairs

@@ -184,12 +184,14 @@ def _evaluate(args: argparse.Namespace) -> None:
     from kgrank.data.tables import read_table
     from kgrank.studies.ir.evaluation import entity_labels, evaluate_model, micro_metrics
     from kgrank.studies.ir.trec import run_file_name, run_files, write_run
-    from kgrank.training.train import load_model
-    from kgrank.workflow.config import budget_columns
+    from kgrank.systems import is_pykeen_folder, load_scoring_model
+    from kgrank.workflow.config import budget_columns, external_budget_columns
 
     torch.set_num_threads(args.threads)
     evaluations = read_table(args.evaluations, evaluations_kind())
-    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
+    model, factories = load_scoring_model(
+        args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle
+    )
     _check_ids(evaluations, factories.training, args.evaluations, args.dataset_dir)
     result = evaluate_model(
         model,
@@ -206,9 +208,13 @@ def _evaluate(args: argparse.Namespace) -> None:
     micro = micro_metrics(
         result.micro, args.export, args.hits, args.seed, dataset=args.dataset, model=args.model
     )
-    resolved = read_json(Path(args.model_dir) / "config.json")
-    # the training budget travels with every number it shaped
-    write_table(args.metrics, micro.assign(**budget_columns(resolved)))
+    # the training budget travels with every number it shaped (a PyKEEN folder's is its own)
+    budget = (
+        external_budget_columns("model")
+        if is_pykeen_folder(args.model_dir)
+        else budget_columns(read_json(Path(args.model_dir) / "config.json"))
+    )
+    write_table(args.metrics, micro.assign(**budget))
     labels = entity_labels(factories)
     runs_dir = Path(args.runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)

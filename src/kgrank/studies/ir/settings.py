@@ -6,13 +6,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kgrank.defaults import RESCORES_MODEL
 from kgrank.errors import KgrankInputError
 from kgrank.workflow.scheduling import DatasetSize, ranking_seconds
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
 EXTERNAL_PARTS: dict[str, str | None] = {
-    "every part": "needs run lists over every entity, which kgrank writes only for the models it trained",
+    "every part": RESCORES_MODEL,
 }
 
 # The evaluation sets that get TREC files, the registry's micro metrics and a row in the

@@ -216,7 +216,7 @@ def _ties_pair(args: argparse.Namespace) -> None:
     from kgrank.engine.candidates import known_answers
     from kgrank.engine.ties import parse_tolerance
     from kgrank.studies.protocols.ties import TiesSettings, pair_ties
-    from kgrank.training.train import load_model
+    from kgrank.systems import load_scoring_model
 
     ties = args.settings["ties"]
     settings = TiesSettings(
@@ -234,7 +234,9 @@ def _ties_pair(args: argparse.Namespace) -> None:
         profile=args.profile,
     )
     torch.set_num_threads(args.threads)
-    model, factories = load_model(args.model_dir, args.dataset_dir, device=args.device)
+    model, factories = load_scoring_model(
+        args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle
+    )
     table = pair_ties(
         model,
         np.asarray(factories.testing.mapped_triples, dtype=np.int64),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kgrank.defaults import RESCORES_MODEL
 from kgrank.errors import KgrankInputError
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
@@ -19,11 +20,9 @@ from kgrank.errors import KgrankInputError
 EXTERNAL_PARTS: dict[str, str | None] = {
     "weighted geometric mean rank": None,
     "sampled-candidate estimators (drawn from the full ranks)": None,
-    "fixed set of sampled candidates": "needs scores of fresh candidates: kgrank rescores only the models "
-    "it trained",
+    "fixed set of sampled candidates": RESCORES_MODEL,
     "tie widths": None,
-    "tie tolerances and trec_eval's tie orders": "rescores test tasks: kgrank rescores only the models it "
-    "trained",
+    "tie tolerances and trec_eval's tie orders": RESCORES_MODEL,
 }
 
 # The study's parts (issue #31), each with its block of settings below: part 1 sampled
@@ -69,11 +68,12 @@ SAMPLED_FIGURE = "protocols_sampled"
 def fixed_set_pairs(
     fixed_set: Mapping[str, int],
     datasets: Sequence[str],
-    models: Sequence[str],
+    scored: Sequence[tuple[str, str]],
     entity_counts: Mapping[str, int | None],
 ) -> list[tuple[str, str, int]]:
     """(dataset, model, k) of every sampled rank table the fixed-set variant reads: every
-    trained model of each dataset named in ``studies.protocols.sampled.fixed_set``. A dataset
+    scored pair (trained, or an external PyKEEN folder) of each dataset named in
+    ``studies.protocols.sampled.fixed_set``. A dataset
     that is not trained, or a k that would keep every candidate of it (k >= entities - 1,
     where the count is known), stops the plan."""
     pairs = []
@@ -89,7 +89,9 @@ def fixed_set_pairs(
                 f"studies.protocols.sampled.fixed_set: k = {size} for {dataset}, which has {count} entities: "
                 f"every task would keep all its candidates; use k below {count - 1}"
             )
-        pairs += [(dataset, model, int(size)) for model in models]
+        pairs += [
+            (dataset, model, int(size)) for scored_dataset, model in scored if scored_dataset == dataset
+        ]
     return pairs
 
 
