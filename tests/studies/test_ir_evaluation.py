@@ -30,6 +30,7 @@ from kgrank.studies.ir.evaluation import (
     plan_items,
 )
 from kgrank.studies.ir.kgc_sparsity import (
+    POOLING_DEPTH,
     check_sample,
     raw_splits,
     read_kgc_sparsity,
@@ -345,6 +346,13 @@ def test_fixture_reading(nations_dir, capsys):
     counts = data.counts.set_index(["file", "quantity"])["value"]
     assert counts["FB-Test-S/samples.txt", "rows_read"] == 50
     assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 1
+    pool_rows = [line.split("\t") for line in (FIXTURE / POOLING_DEPTH).read_text().splitlines() if line]
+    pool = {"distinct_entities_read": {row[position] for row in pool_rows for position in (0, 2)}}
+    pool["distinct_relations_read"] = {row[1] for row in pool_rows}
+    for quantity, labels in pool.items():
+        assert counts[POOLING_DEPTH, quantity] == len(labels) > 1, quantity
+    test_relations = {line.split("\t")[1] for line in NATIONS_RAW_TEST.read_text().splitlines() if line}
+    assert counts["FB-Test-O", "distinct_relations_read"] == len(test_relations)
     assert (
         counts["FB-Test-O/trec_queries.txt", "queries_in_both"]
         == counts["FB-Test-O/trec_queries.txt", "queries_of_evaluation"]
@@ -606,6 +614,12 @@ def test_real_depth_sets_span_sample_to_pooled(fb15k237_dir, capsys):
     assert counts["FB-Test-S-C/test.txt", "rows_read"] == 2738
     assert counts["FB-Test-S-C/annotations.txt", "rows_read"] == 22492
     assert counts["FB-Test-S-C/supplementary/human_labeled.txt", "stray_labels"] == 63
+    # the pool and the test split as Sec. 3.1 and 3.2 count them: 7,087 entities and 151
+    # relations of 21,469 pooled triples, 224 relations of FB-Test-O
+    pool = "FB-Test-S-C/supplementary/pooling_depth.txt"
+    assert counts[pool, "rows_read"] == 21469
+    assert (counts[pool, "distinct_entities_read"], counts[pool, "distinct_relations_read"]) == (7087, 151)
+    assert counts["FB-Test-O", "distinct_relations_read"] == 224
     dropped = {
         "FB-Test-S/samples.txt": 1,
         "FB-Test-S-C/test.txt": 1,
