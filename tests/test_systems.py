@@ -192,6 +192,13 @@ def test_a_pykeen_folder_in_other_ids_is_reordered_for_rescoring(nations_dir, tm
     folder that numbers entities and relations otherwise to the dataset's id, inverse
     relations included, so the model it returns is the one trained, row for row."""
     folder, model = _renumbered_folder(tmp_path / "renumbered", nations_dir, model_class, inverse)
+    # the layout is checked apart from the reordering: rank_pykeen_folder translates the
+    # test triples into the folder's ids and leaves inverse relations to PyKEEN's inverter
+    dataset = load_factories(nations_dir)
+    engine = compute_ranks(
+        model, dataset.testing.mapped_triples, known_answers(dataset, ("train", "valid", "test"))
+    )
+    pd.testing.assert_frame_equal(rank_pykeen_folder(folder, nations_dir, trusted=True), engine)
     loaded, factories = load_scoring_model(folder, nations_dir, trusted=True)
     assert not loaded.training
     assert factories.training.num_entities == model.num_entities
@@ -533,7 +540,12 @@ def test_the_participation_table_names_every_skipped_part():
     folder = Path(__file__).parent / "data" / "external-nations"
     systems = {"nations": {"folder": {"model": "pykeen-distmult"}, "csv": {"ranks": "ranks.csv"}}}
     parts = external_parts(["paper", "ambiguity"])
-    table = participation_table(systems, parts, root=folder)
+    # the workflow runs the subset protocol on the folder, sampled candidates on nothing
+    rescored = {
+        "ambiguity: subset protocol": ["nations/folder"],
+        "sampled-candidate ranks (ranks.sampled_candidates)": [],
+    }
+    table = participation_table(systems, parts, root=folder, rescored=rescored)
     assert set(table["system"]) == {"folder", "csv"}
     assert not table["part"].str.startswith(("ir:", "openworld:", "protocols:")).any()
     assert (table.groupby("system").size() == len(STAGE_PARTS) + len(parts)).all()
@@ -545,10 +557,12 @@ def test_the_participation_table_names_every_skipped_part():
     csv = table[table["system"] == "csv"].set_index("part")
     assert csv.loc["paper: Figure 1", "status"] == "joined"
     assert csv.loc["paper: learning curves", "status"].startswith("skipped: ")
-    # a part that rescores the model takes the PyKEEN folder and says why it leaves the ranks out
-    rescoring = ["ambiguity: subset protocol", "sampled-candidate ranks (ranks.sampled_candidates)"]
+    # a part that rescores the model takes the PyKEEN folder where the workflow runs it on
+    # the folder, and says why it leaves the ranks out
+    rescoring = list(rescored)
     by_folder = table[table["system"] == "folder"].set_index("part")["status"]
-    assert (by_folder[rescoring] == "joined").all()
+    assert by_folder[rescoring[0]] == "joined"
+    assert by_folder[rescoring[1]] == "skipped: this configuration does not run the part on it"
     assert (
         csv.loc[rescoring, "status"] == "skipped: rescores the model, which a rank table does not hold"
     ).all()

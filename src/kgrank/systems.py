@@ -705,7 +705,7 @@ def is_pykeen_folder(path: str | os.PathLike[str]) -> bool:
 # What kgrank says where a PyKEEN folder's pickle was not marked trusted
 UNTRUSTED_PICKLE = (
     "a pickle runs code from its file when it is loaded, so kgrank loads one only from a folder you "
-    "trust: pass --trust-pickle (kgrank evaluate, kgrank compare), set trusted: true beside the system "
+    "trust: pass --trust-pickle (to the command that read it), set trusted: true beside the system "
     "under external_systems, or trusted=True from Python"
 )
 
@@ -803,10 +803,11 @@ def _reorder_to_dataset(model: Any, entities: np.ndarray, relations: np.ndarray,
     relation_rows = relations
     if getattr(model, "use_inverse_triples", False):
         relation_rows = np.stack([2 * relations, 2 * relations + 1], axis=1).reshape(-1)
-    for kind, representations, rows in (
-        ("entity", model.entity_representations, entities),
-        ("relation", model.relation_representations, relation_rows),
-    ):
+    reordered: set[int] = set()  # a table shared by two lists moves once
+    for kind, rows in (("entity", entities), ("relation", relation_rows)):
+        representations = getattr(model, f"{kind}_representations", None)
+        if representations is None:  # a model without representations (a baseline): refused below
+            representations = [model]
         for representation in representations:
             table = getattr(representation, "_embeddings", None)
             if not isinstance(representation, Embedding) or table.weight.shape[0] != len(rows):
@@ -815,6 +816,9 @@ def _reorder_to_dataset(model: Any, entities: np.ndarray, relations: np.ndarray,
                     f"{type(representation).__name__} representation is not a table kgrank can reorder; "
                     "rank it (kgrank evaluate --model) or train it on the dataset's ids"
                 )
+            if id(table) in reordered:
+                continue
+            reordered.add(id(table))
             with torch.no_grad():
                 table.weight.copy_(table.weight[torch.as_tensor(rows, device=table.weight.device)])
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from kgrank.data.datasets import SPLITS
+from kgrank.defaults import SAMPLED_RANKS_PART
 from kgrank.errors import KgrankInputError
 from kgrank.studies import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE
@@ -97,6 +98,9 @@ RESCORED_PAIRS = [(dataset, name) for dataset, name in EXTERNAL_PAIRS if "model"
 SCORED_PAIRS = [(dataset, model) for dataset in TRAIN_DATASETS for model in MODELS] + RESCORED_PAIRS
 # the {model} of a rule that scores a trained model or a rescored PyKEEN folder
 SCORED_MODEL = "|".join(TRAINED_MODELS + sorted({name for _, name in RESCORED_PAIRS}))
+# A hook each .smk file fills for the external-systems table: each part that rescores
+# models (its label there) -> the (dataset, name) pairs this configuration runs it on.
+RESCORED_IN = {}
 
 
 wildcard_constraints:

@@ -58,6 +58,9 @@ if EXTERNAL_PAIRS:
         params:
             systems=lambda wildcards: json.dumps(config["external_systems"]),
             studies=" ".join(study for study in STUDY_SCHEMAS if enabled(study)),
+            rescored=lambda wildcards: json.dumps(
+                {part: [f"{dataset}/{name}" for dataset, name in pairs] for part, pairs in RESCORED_IN.items()}
+            ),
             root=lambda wildcards: workflow.basedir,
         log:
             log_file("metrics", "external_systems"),
@@ -66,7 +69,7 @@ if EXTERNAL_PAIRS:
         conda:
             "../envs/kgrank.yaml"
         shell:
-            "kgrank external-systems --systems {params.systems:q} --studies {params.studies}"
+            "kgrank external-systems --systems {params.systems:q} --studies {params.studies} --rescored {params.rescored:q}"
             " --root {params.root:q} --out {output.table} --markdown {output.markdown}"
             " --latex {output.latex} 2>&1 | tee {log}"
 

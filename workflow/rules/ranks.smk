@@ -98,6 +98,7 @@ if EXTERNAL_PAIRS:
 
 
 # Sampled rank files named in the config are asked for by name, whatever study runs.
+RESCORED_IN[SAMPLED_RANKS_PART] = SCORED_PAIRS if config["ranks"]["sampled_candidates"] else []
 TARGETS += [
     sampled_rank_file(dataset, model, candidates)
     for candidates in config["ranks"]["sampled_candidates"]

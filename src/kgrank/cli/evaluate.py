@@ -223,6 +223,11 @@ def add_external_systems_command(commands: Any) -> None:
         help="the config's external_systems as JSON (dataset -> name -> {model|ranks|scores|queries: path})",
     )
     command.add_argument("--studies", nargs="*", default=[], help="the enabled studies")
+    command.add_argument(
+        "--rescored",
+        default="{}",
+        help="JSON: each part that rescores models -> the dataset/name of the PyKEEN folders it runs on",
+    )
     command.add_argument("--root", default=".", help="where relative paths start (the repository)")
     command.add_argument("--out", required=True, metavar="FILE.tsv", help="the table (.tsv)")
     command.add_argument("--markdown", required=True, metavar="FILE.md", help="the table as Markdown")
@@ -243,7 +248,10 @@ def _external_systems(args: argparse.Namespace) -> None:
     systems = json_object(args.systems, "--systems", "an object dataset -> name -> {kind: path}")
     if not all(isinstance(entries, dict) for entries in systems.values()):
         raise KgrankInputError("--systems: write an object dataset -> name -> {kind: path}")
-    table = participation_table(systems, external_parts(args.studies), args.root)
+    rescored = json_object(args.rescored, "--rescored", "an object part -> [dataset/name, ...]")
+    if not all(isinstance(names, list) for names in rescored.values()):
+        raise KgrankInputError("--rescored: write an object part -> [dataset/name, ...]")
+    table = participation_table(systems, external_parts(args.studies), args.root, rescored)
     write_table(args.out, table)
     caption = (
         "Systems kgrank did not train: the parts of this run each joined, and why it skipped the others "

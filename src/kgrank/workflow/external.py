@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from kgrank.data.datasets import sha256_of
-from kgrank.defaults import RESCORES_MODEL
+from kgrank.defaults import RESCORES_MODEL, SAMPLED_RANKS_PART
 from kgrank.errors import KgrankInputError
 from kgrank.systems import PYKEEN_MODEL_FILE
 
@@ -28,13 +28,15 @@ KIND_LABELS = {"model": "PyKEEN pipeline folder", "ranks": "rank table", "scores
 # no study.
 STAGE_PARTS: dict[str, str | None] = {
     "metric tables (results/metrics)": None,
-    "sampled-candidate ranks (ranks.sampled_candidates)": RESCORES_MODEL,
+    SAMPLED_RANKS_PART: RESCORES_MODEL,
 }
 
 
-def _status(skipped: str | None, kind: str) -> str:
-    if skipped is None or (skipped == RESCORES_MODEL and kind == "model"):
+def _status(skipped: str | None, kind: str, rescored: bool) -> str:
+    if skipped is None or (skipped == RESCORES_MODEL and kind == "model" and rescored):
         return "joined"
+    if skipped == RESCORES_MODEL and kind == "model":
+        return "skipped: this configuration does not run the part on it"
     if skipped == RESCORES_MODEL:
         return f"skipped: rescores the model, which a {KIND_LABELS[kind]} does not hold"
     return f"skipped: {skipped}"
@@ -44,12 +46,16 @@ def participation_table(
     systems: Mapping[str, Mapping[str, Mapping[str, str]]],
     study_parts: Iterable[tuple[str, str, str | None]],
     root: str | Path = ".",
+    rescored: Mapping[str, Iterable[str]] | None = None,
 ) -> pd.DataFrame:
     """One row per external system and part of the run, the stages' parts first, then
     ``study_parts`` (the enabled studies' (study, part, None or why skipped)): dataset,
     system, kind, its files with their sha256, the part, and ``joined`` or the reason it
     was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers`` and ``trusted`` ignored);
-    ``root``: where relative paths start (the repository)."""
+    ``root``: where relative paths start (the repository); ``rescored``: per part that
+    rescores models (RESCORES_MODEL), the ``dataset/name`` of each PyKEEN folder this
+    configuration runs it on (where the part runs, and on which datasets, is the config's)."""
+    rescored_in = {part: set(names) for part, names in (rescored or {}).items()}
     parts = [(part, skipped) for part, skipped in STAGE_PARTS.items()]
     parts += [(f"{study}: {part}", skipped) for study, part, skipped in study_parts]
     rows = []
@@ -73,7 +79,7 @@ def participation_table(
                         "kind": KIND_LABELS[kind],
                         "files": sources,
                         "part": part,
-                        "status": _status(skipped, kind),
+                        "status": _status(skipped, kind, f"{dataset}/{name}" in rescored_in.get(part, ())),
                     }
                 )
     return pd.DataFrame(rows, columns=["dataset", "system", "kind", "files", "part", "status"])

@@ -10,6 +10,7 @@ AMBIGUITY = settings("ambiguity")
 AMBIGUITY_DIR = f"{RESULTS}/ambiguity"
 AMBIGUITY_SUBSET_RANKS = f"{AMBIGUITY_DIR}/subsets/{{dataset}}/{{model}}.parquet"
 AMBIGUITY_SUBSET_PAIRS = ambiguity_settings.subset_pairs(AMBIGUITY["subsets"]["pairs"], SCORED_PAIRS)
+RESCORED_IN[f"ambiguity: {ambiguity_settings.SUBSET_PART}"] = AMBIGUITY_SUBSET_PAIRS
 # common.smk's hook: the subset protocol scores a pair's test set once after its training.
 AFTER_TRAINING_SECONDS.append(
     lambda dataset, model, pair, size: (

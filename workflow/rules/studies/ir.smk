@@ -18,6 +18,7 @@ IR_SYSTEMS = {
 }
 # relative to the repository, as the open-world study's family tree is
 IR_DATA_DIR = Path(workflow.basedir) / IR_SETTINGS["data_dir"]
+RESCORED_IN[f"ir: {ir_settings.EVERY_PART}"] = [(dataset, name) for dataset in IR_DATASETS for name in IR_SYSTEMS[dataset]]
 if enabled("ir"):
     ir_settings.check_settings(IR_SETTINGS, TRAIN_DATASETS, IR_DATA_DIR, source=CONFIG_SOURCE)
 IR_HITS = HITS

@@ -120,12 +120,16 @@ if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "weighted
 # Estimators of the full MRR and Hits@10 from k sampled negatives per task, with exact
 # moments over the hypergeometric draw, on every evaluated pair's full ranks; and, for the
 # datasets in studies.protocols.sampled.fixed_set, the rank engine's fixed set of k
-# non-answers per query shared by every trained system (OGB's protocol).
+# non-answers per query shared by every trained system and PyKEEN folder (OGB's protocol).
 
 PROTOCOLS_SAMPLED = PROTOCOLS["sampled"]
 PROTOCOLS_SAMPLED_FIXED_SET = protocols_settings.fixed_set_pairs(
     PROTOCOLS_SAMPLED["fixed_set"], TRAIN_DATASETS, SCORED_PAIRS, KNOWN_ENTITY_COUNTS
 )
+RESCORED_IN[f"protocols: {protocols_settings.FIXED_SET_PART}"] = [
+    (dataset, model) for dataset, model, _ in PROTOCOLS_SAMPLED_FIXED_SET
+    if protocols_settings.part_enabled(PROTOCOLS, "sampled")
+]
 PROTOCOLS_SAMPLED_TABLE = table_files(protocols_settings.SAMPLED_TABLE)
 PROTOCOLS_SAMPLED_FIGURE = figure_files(protocols_settings.SAMPLED_FIGURE)
 
@@ -202,12 +206,15 @@ if enabled("protocols") and protocols_settings.part_enabled(PROTOCOLS, "sampled"
 
 
 # --- part 2: ties ----------------------------------------------------------------------
-# Rank widths of every evaluated pair's rank table; per trained pair a scoring pass under
+# Rank widths of every evaluated pair's rank table; per scored pair a scoring pass under
 # the model, quantised and constant scorers: ranks under each tie tolerance, and trec_eval's
 # IR measures under renamed entities against the tie-neutral ones (McSherry & Najork 2008).
 
 PROTOCOLS_TIES_PAIR = f"{RESULTS}/{protocols_settings.TIES_PAIR}"
 PROTOCOLS_TIES_TABLE = table_files(protocols_settings.TIES_TABLE)
+RESCORED_IN[f"protocols: {protocols_settings.TIE_RESCORING_PART}"] = (
+    SCORED_PAIRS if protocols_settings.part_enabled(PROTOCOLS, "ties") else []
+)
 PROTOCOLS_TIES_FIGURE = figure_files(protocols_settings.TIES_FIGURE)
 
 

@@ -10,9 +10,10 @@ from kgrank.errors import KgrankInputError
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
+SUBSET_PART = "subset protocol"
 EXTERNAL_PARTS: dict[str, str | None] = {
     "variants, drift (sampled protocol), Table 1, pairwise tests": None,
-    "subset protocol": RESCORES_MODEL,
+    SUBSET_PART: RESCORES_MODEL,
 }
 
 

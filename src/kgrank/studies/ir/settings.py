@@ -12,8 +12,9 @@ from kgrank.workflow.scheduling import DatasetSize, ranking_seconds
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
+EVERY_PART = "every part"
 EXTERNAL_PARTS: dict[str, str | None] = {
-    "every part": RESCORES_MODEL,
+    EVERY_PART: RESCORES_MODEL,
 }
 
 # The evaluation sets that get TREC files, the registry's micro metrics and a row in the

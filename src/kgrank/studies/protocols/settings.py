@@ -17,12 +17,14 @@ from kgrank.errors import KgrankInputError
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
+FIXED_SET_PART = "fixed set of sampled candidates"
+TIE_RESCORING_PART = "tie tolerances and trec_eval's tie orders"
 EXTERNAL_PARTS: dict[str, str | None] = {
     "weighted geometric mean rank": None,
     "sampled-candidate estimators (drawn from the full ranks)": None,
-    "fixed set of sampled candidates": RESCORES_MODEL,
+    FIXED_SET_PART: RESCORES_MODEL,
     "tie widths": None,
-    "tie tolerances and trec_eval's tie orders": RESCORES_MODEL,
+    TIE_RESCORING_PART: RESCORES_MODEL,
 }
 
 # The study's parts (issue #31), each with its block of settings below: part 1 sampled
