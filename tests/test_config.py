@@ -740,6 +740,10 @@ EXTERNAL = Path(__file__).parent / "data" / "external-nations"
             "runs code from the file when it is loaded; add trusted",
         ),
         ({"nations": {"a": {"ranks": "ranks.csv", "trusted": True}}}, "a.trusted: only a PyKEEN folder's"),
+        (
+            {"nations": {"a": {"scores": "scores.npy", "queries": "queries.tsv", "rescore": False}}},
+            "a.rescore: only",
+        ),
     ],
     ids=[
         "unknown-dataset",
@@ -753,6 +757,7 @@ EXTERNAL = Path(__file__).parent / "data" / "external-nations"
         "no-pickle",
         "an-untrusted-pickle",
         "trust-for-a-rank-table",
+        "rescore-for-a-score-matrix",
     ],
 )
 def test_external_systems_are_checked_before_any_job(systems, message):

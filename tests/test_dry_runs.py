@@ -329,3 +329,24 @@ def test_the_configs_device_reaches_every_rule_that_scores(tmp_path):
         seen.add(words[1])
         assert parser.parse_args(words[1:]).device == "cuda:1", command
     assert seen == scoring
+
+
+def test_an_external_pykeen_folder_is_rescored_unless_rescore_is_false(tmp_path):
+    """pk-folder of the tiny config joins every rule that rescores a model; with
+    `rescore: false` it keeps to its ranks and metrics."""
+
+    def keep_to_ranks(config: dict) -> None:
+        config["external_systems"]["nations"]["pk-folder"]["rescore"] = False
+        config["studies"]["ambiguity"]["subsets"]["pairs"] = ["nations/transe"]
+
+    rescoring = (
+        "ranks/nations/pk-folder.sampled-5.parquet",
+        "ambiguity/subsets/nations/pk-folder.parquet",
+        "protocols/ties/nations/pk-folder.tsv",
+        "ir/nations/items/pk-folder.parquet",
+    )
+    for change, planned in ((lambda config: None, True), (keep_to_ranks, False)):
+        result = snakemake(tmp_path, "-n", *_tiny_with(tmp_path, change))
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert "results/ranks/nations/pk-folder.parquet" in result.stdout
+        assert [path in result.stdout for path in rescoring] == [planned] * len(rescoring)

@@ -94,7 +94,12 @@ EXTERNAL_NAMES = sorted({name for _, name in EXTERNAL_PAIRS})
 # External systems given as PyKEEN folders: kgrank loads their model, so the rules that
 # rescore a model (sampled candidates, candidate subsets, ties, the IR passes) take them
 # too, beside every trained pair (SCORED_PAIRS); a rank table or score matrix cannot join.
-RESCORED_PAIRS = [(dataset, name) for dataset, name in EXTERNAL_PAIRS if "model" in config["external_systems"][dataset][name]]
+RESCORED_PAIRS = [
+    (dataset, name)
+    for dataset, name in EXTERNAL_PAIRS
+    if "model" in config["external_systems"][dataset][name]
+    and config["external_systems"][dataset][name].get("rescore", True)
+]
 SCORED_PAIRS = [(dataset, model) for dataset in TRAIN_DATASETS for model in MODELS] + RESCORED_PAIRS
 # the {model} of a rule that scores a trained model or a rescored PyKEEN folder
 SCORED_MODEL = "|".join(TRAINED_MODELS + sorted({name for _, name in RESCORED_PAIRS}))

@@ -284,8 +284,9 @@ def check_external_systems(
             for part in sorted({part for keys in EXTERNAL_KINDS.values() for part in keys} - set(kind_keys)):
                 if part in entry:
                     raise KgrankInputError(f"{key}.{part}: not read with {kinds[0]}; remove it")
-            if "trusted" in entry and kinds[0] != "model":
-                raise KgrankInputError(f"{key}.trusted: only a PyKEEN folder's pickle is loaded; remove it")
+            for flag in ("trusted", "rescore"):
+                if flag in entry and kinds[0] != "model":
+                    raise KgrankInputError(f"{key}.{flag}: only a PyKEEN folder's model is loaded; remove it")
             for part, path in external_system_paths(entry, root).items():
                 if part == "model" and not (path / PYKEEN_MODEL_FILE).is_file():
                     raise KgrankInputError(

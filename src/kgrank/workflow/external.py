@@ -51,7 +51,8 @@ def participation_table(
     """One row per external system and part of the run, the stages' parts first, then
     ``study_parts`` (the enabled studies' (study, part, None or why skipped)): dataset,
     system, kind, its files with their sha256, the part, and ``joined`` or the reason it
-    was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers`` and ``trusted`` ignored);
+    was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers``, ``trusted`` and
+    ``rescore`` ignored);
     ``root``: where relative paths start (the repository); ``rescored``: per part that
     rescores models (RESCORES_MODEL), the ``dataset/name`` of each PyKEEN folder this
     configuration runs it on (where the part runs, and on which datasets, is the config's)."""
@@ -61,7 +62,11 @@ def participation_table(
     rows = []
     for dataset, entries in systems.items():
         for name, entry in entries.items():
-            files = {key: Path(path) for key, path in entry.items() if key not in ("identifiers", "trusted")}
+            files = {
+                key: Path(path)
+                for key, path in entry.items()
+                if key not in ("identifiers", "trusted", "rescore")
+            }
             kinds = [key for key in KIND_LABELS if key in files]
             if not kinds:
                 raise KgrankInputError(
