@@ -23,11 +23,5 @@ DEFAULT_CONFIDENCE = 0.95
 WEIGHT_SCHEMES = ("negatives", "relation", "uniform")
 # Estimators of a full-ranking metric from sampled negatives (kgrank.evaluation.sampled)
 SAMPLED_ESTIMATORS = ("naive", "rescaled", "posterior-rank", "corrected")
-# A study's EXTERNAL_PARTS value (kgrank.studies.external_parts) for a part that rescores
-# the model: a PyKEEN folder joins it (kgrank loads its model); a rank table or score
-# matrix is left out, for this reason (kgrank.workflow.external)
-RESCORES_MODEL = "rescores the model, which a rank table or score matrix does not hold"
-# The stage part of the participation table that rescores models (kgrank.workflow.external)
-SAMPLED_RANKS_PART = "sampled-candidate ranks (ranks.sampled_candidates)"
 # How an outside system's rank table or score rows name entities and relations (kgrank.systems)
 IDENTIFIERS = ("auto", "ids", "labels")

@@ -10,10 +10,10 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from kgrank.data.datasets import SPLITS
-from kgrank.defaults import SAMPLED_RANKS_PART
 from kgrank.errors import KgrankInputError
 from kgrank.studies import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE
+from kgrank.workflow.parts import SAMPLED_RANKS_PART
 from kgrank.workflow.settings import STUDY_SCHEMA_DIR, settings_json
 from kgrank.workflow.config import (
     budget_caption,

@@ -18,7 +18,7 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-from kgrank.defaults import RESCORES_MODEL
+from kgrank.workflow.parts import RESCORES_MODEL
 
 # (study, part, None when the part takes a system from outside, else why it does not)
 ExternalPart = tuple[str, str, "str | None"]

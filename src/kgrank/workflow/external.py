@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from kgrank.data.datasets import sha256_of
-from kgrank.defaults import RESCORES_MODEL, SAMPLED_RANKS_PART
 from kgrank.errors import KgrankInputError
 from kgrank.systems import PYKEEN_MODEL_FILE
+from kgrank.workflow.parts import RESCORES_MODEL, SAMPLED_RANKS_PART
 
 KIND_LABELS = {"model": "PyKEEN pipeline folder", "ranks": "rank table", "scores": "score matrix"}
 

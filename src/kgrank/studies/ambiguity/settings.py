@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kgrank.defaults import RESCORES_MODEL
 from kgrank.errors import KgrankInputError
+from kgrank.workflow.parts import RESCORES_MODEL
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.

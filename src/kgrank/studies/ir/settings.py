@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kgrank.defaults import RESCORES_MODEL
 from kgrank.errors import KgrankInputError
+from kgrank.workflow.parts import RESCORES_MODEL
 from kgrank.workflow.scheduling import DatasetSize, ranking_seconds
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
