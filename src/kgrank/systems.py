@@ -842,12 +842,13 @@ def load_scoring_model(
     folder = Path(model_dir)
     model, factories, entities, relations = _pykeen_model_on(folder, Path(dataset_dir), device, trusted)
     if not _same_ids(entities, relations):
+        _reorder_to_dataset(model, entities, relations, folder)
+        # after the reordering, so that a refusal is the only line a refused folder prints
         print(
             f"{folder}: the model numbers entities or relations differently from {dataset_dir}; "
-            "its embedding tables are reordered to the dataset's ids (matched by label)",
+            "its embedding tables were reordered to the dataset's ids (matched by label)",
             file=sys.stderr,
         )
-        _reorder_to_dataset(model, entities, relations, folder)
     return model.eval(), factories
 
 
