@@ -55,7 +55,7 @@ def open_probability(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{value} is not in strictly between 0 and 1")
+        raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
     return value
 
 

@@ -24,6 +24,11 @@ from kgrank.cli.options import (
 from kgrank.workflow.settings import add_settings
 
 
+def _interval(settings: dict) -> dict:
+    """The bootstrap's level and resamples, as the drift's slopes and the pairwise tests take them."""
+    return {"confidence": settings["confidence"], "bootstrap_resamples": settings["bootstrap_resamples"]}
+
+
 def _variants(args: argparse.Namespace) -> None:
     from kgrank.data.io import write_report_table, write_table
     from kgrank.data.tables import read_pair_tables
@@ -98,7 +103,7 @@ def _drift(args: argparse.Namespace) -> None:
     settings = args.settings
     # `all` keeps every candidate: None to the drift
     sizes = [None if size == ALL_CANDIDATES else size for size in settings["candidate_sizes"]]
-    interval = {"confidence": settings["confidence"], "bootstrap_resamples": settings["bootstrap_resamples"]}
+    interval = _interval(settings)
     tables = read_pair_tables(args.ranks)
     subsets = read_pair_tables(args.subsets or [], subset_kind())
     drift = drift_table(tables, subsets, sizes, settings["repetitions"], args.seed)
@@ -158,7 +163,7 @@ def _pairwise(args: argparse.Namespace) -> None:
 
     settings = args.settings
     alpha = settings["alpha"]
-    interval = {"confidence": settings["confidence"], "bootstrap_resamples": settings["bootstrap_resamples"]}
+    interval = _interval(settings)
     tables = read_pair_tables(args.ranks)
     table = pairwise_table(tables, alpha=alpha, **interval, seed=args.seed)
     write_table(args.out, table)
