@@ -580,6 +580,16 @@ CASES = [
         ],
         ("external system nations/a: none of model, ranks, scores",),
     ),
+    Case(
+        "external-systems",
+        "rescored-not-names",
+        lambda tmp, _: [
+            *("external-systems", "--systems", '{"nations": {"a": {"ranks": "r.csv"}}}'),
+            *("--rescored", '{"ir: every part": [NaN]}'),
+            *("--out", str(tmp / "s.tsv"), "--markdown", str(tmp / "s.md")),
+        ],
+        ("--rescored: write an object part -> [dataset/name, ...]",),
+    ),
     # --- compare (systems from outside, on one or more datasets)
     Case(
         "compare",

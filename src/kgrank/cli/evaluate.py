@@ -249,8 +249,11 @@ def _external_systems(args: argparse.Namespace) -> None:
     if not all(isinstance(entries, dict) for entries in systems.values()):
         raise KgrankInputError("--systems: write an object dataset -> name -> {kind: path}")
     rescored = json_object(args.rescored, "--rescored", "an object part -> [dataset/name, ...]")
-    if not all(isinstance(names, list) for names in rescored.values()):
-        raise KgrankInputError("--rescored: write an object part -> [dataset/name, ...]")
+    if not all(
+        isinstance(names, list) and all(isinstance(name, str) for name in names)
+        for names in rescored.values()
+    ):
+        raise KgrankInputError("--rescored: write an object part -> [dataset/name, ...] (names as strings)")
     table = participation_table(systems, external_parts(args.studies), args.root, rescored)
     write_table(args.out, table)
     caption = (
