@@ -19,6 +19,7 @@ from kgrank.workflow.config import (
     external_system_paths,
     study_enabled,
     study_schemas,
+    training_runs,
 )
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
@@ -1043,3 +1044,67 @@ def test_a_dimension_beyond_what_memory_holds_is_refused():
     ):
         check_value("embedding_dim", 10**9, "config.yaml: key budget.embedding_dim")
     check_value("embedding_dim", 1000, "config.yaml: key budget.embedding_dim")
+
+
+def test_training_runs_are_each_pairs_further_seeds():
+    """comparison.seeds gives every trained pair its runs, seeds_by_pair one pair's; the
+    run of `seed` is the studies' own and never trains twice."""
+    runs = training_runs(
+        {"seeds": [3, 42, 5], "seeds_by_pair": {"nations": {"transe": [42]}}, "metrics": ["mrr"]},
+        42,
+        ["nations", "kinships"],
+        ["transe", "complex"],
+    )
+    assert runs == {
+        ("nations", "transe"): [],
+        ("nations", "complex"): [3, 5],
+        ("kinships", "transe"): [3, 5],
+        ("kinships", "complex"): [3, 5],
+    }
+    # left out: `seed` alone
+    assert training_runs({"metrics": ["mrr"]}, 42, ["nations"], ["transe"]) == {("nations", "transe"): []}
+
+
+@pytest.mark.parametrize(
+    ("comparison", "message"),
+    [
+        ({"seeds": [1, 2]}, "key comparison.seeds: [1, 2] leaves out seed 42, the run every study reads"),
+        (
+            {"seeds_by_pair": {"nations": {"transe": [7]}}},
+            "key comparison.seeds_by_pair.nations.transe: [7] leaves out seed 42",
+        ),
+        (
+            {"seeds_by_pair": {"nations": {"rotate": [42, 7]}}},
+            "key comparison.seeds_by_pair.nations.rotate: no such trained pair",
+        ),
+        (
+            {"seeds_by_pair": {"wn18rr": {"transe": [42]}}},
+            "key comparison.seeds_by_pair.wn18rr.transe: no such",
+        ),
+        ({"metrics": ["mrr", "median_rank"]}, "key comparison.metrics: metric 'median_rank'"),
+    ],
+    ids=["seed-left-out", "pair-seed-left-out", "untrained-model", "untrained-dataset", "not-comparable"],
+)
+def test_training_runs_refuse_what_would_mislead(comparison, message):
+    with pytest.raises(KgrankInputError, match=re.escape(message)) as raised:
+        training_runs({"metrics": ["mrr"], **comparison}, 42, ["nations"], ["transe"], source="c.yaml")
+    assert "\n" not in str(raised.value) and str(raised.value).startswith("c.yaml: key comparison.")
+
+
+@pytest.mark.parametrize(
+    ("comparison", "message"),
+    [
+        ({"seeds": [42, 42]}, "key comparison.seeds: [42, 42] has non-unique elements"),
+        ({"seeds": list(range(42, 63))}, "key comparison.seeds: "),
+        ({"seeds": [42, 2**32]}, "key comparison.seeds.1: 4294967296 is greater than the maximum"),
+        ({"bootstrap_resamples": 10**6}, "key comparison.bootstrap_resamples: 1000000 is greater"),
+        ({"alpha": 1.0}, "key comparison.alpha: 1.0 is greater than or equal to the maximum"),
+        ({"rank_type": "average"}, "key comparison.rank_type: 'average' is not one of"),
+    ],
+    ids=["repeated-seed", "21-seeds", "a-33-bit-seed", "a-million-resamples", "alpha-1", "rank-type"],
+)
+def test_comparison_keys_are_checked_against_the_schema(comparison, message):
+    config = _default()
+    config["comparison"] = comparison
+    with pytest.raises(KgrankInputError, match=f"^config.yaml: {re.escape(message)}"):
+        check_config(config, SCHEMA, source="config.yaml", study_schema_dir=STUDY_SCHEMAS)

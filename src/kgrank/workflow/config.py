@@ -339,6 +339,49 @@ def study_pairs(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
+def training_runs(
+    comparison: Mapping[str, Any],
+    seed: int,
+    datasets: Iterable[str],
+    models: Iterable[str],
+    source: str = "the config",
+) -> dict[tuple[str, str], list[int]]:
+    """Before any job: the further training seeds of each trained pair (``comparison.seeds``,
+    or the pair's entry in ``comparison.seeds_by_pair``), in the order given, without
+    ``seed``, whose run is the one every study reads. A list must hold ``seed`` (else the
+    comparison would silently leave out the run the studies report), a pair must be trained,
+    and the metrics must be comparable, each refused in one line naming the key."""
+    from kgrank.evaluation.comparison import comparable_metrics
+
+    try:
+        comparable_metrics(comparison.get("metrics", []))
+    except KgrankInputError as error:
+        raise KgrankInputError(f"{source}: key comparison.metrics: {error}") from None
+    datasets, models = list(datasets), list(models)
+    by_pair = comparison.get("seeds_by_pair") or {}
+    for dataset, entries in by_pair.items():
+        for model in entries:
+            if dataset not in datasets or model not in models:
+                raise KgrankInputError(
+                    f"{source}: key comparison.seeds_by_pair.{dataset}.{model}: no such trained pair; the "
+                    f"trained datasets are {datasets} and the models {models}"
+                )
+    runs = {}
+    for dataset in datasets:
+        for model in models:
+            key = "comparison.seeds"
+            seeds = comparison.get("seeds", [seed])
+            if model in by_pair.get(dataset, {}):
+                key, seeds = f"comparison.seeds_by_pair.{dataset}.{model}", by_pair[dataset][model]
+            if seed not in seeds:
+                raise KgrankInputError(
+                    f"{source}: key {key}: {list(seeds)} leaves out seed {seed}, the run every study "
+                    f"reads; list it too ([{seed}, ...]) or change seed"
+                )
+            runs[(dataset, model)] = [value for value in seeds if value != seed]
+    return runs
+
+
 def hyperparameter_path(hyperparameters_dir: str | Path, dataset: str, model: str) -> Path:
     return Path(hyperparameters_dir) / dataset / f"{model}.yaml"
 
