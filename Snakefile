@@ -35,6 +35,7 @@ try:
     include: "workflow/rules/train.smk"
     include: "workflow/rules/ranks.smk"
     include: "workflow/rules/metrics.smk"
+    include: "workflow/rules/compare.smk"
     # One line per study: its rules, its localrules and its TARGETS.
     include: "workflow/rules/studies/paper.smk"
     include: "workflow/rules/studies/moments.smk"

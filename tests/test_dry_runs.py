@@ -350,3 +350,26 @@ def test_an_external_pykeen_folder_is_rescored_unless_rescore_is_false(tmp_path)
         assert result.returncode == 0, result.stderr[-2000:]
         assert "results/ranks/nations/pk-folder.parquet" in result.stdout
         assert [path in result.stdout for path in rescoring] == [planned] * len(rescoring)
+
+
+def test_seeds_plan_further_runs_and_the_comparison(tmp_path):
+    """comparison.seeds adds a run of every trained pair but the one seeds_by_pair sets
+    (TransE: seeds 7 and 8 in the tiny config); the run of `seed` is never trained twice;
+    `enabled: false` drops the comparison, not the runs."""
+
+    def global_seeds(config: dict) -> None:
+        config["comparison"]["seeds"] = [9, 7]
+
+    def switched_off(config: dict) -> None:
+        global_seeds(config)
+        config["comparison"]["enabled"] = False
+
+    for change, compared in ((global_seeds, True), (switched_off, False)):
+        result = snakemake(tmp_path, "-n", *_tiny_with(tmp_path, change))
+        jobs = planned_jobs(result)
+        assert jobs["train"] == 2 and jobs["train_run"] == jobs["ranks_run"] == jobs["metrics_run"] == 2
+        for path in ("seeds/9/models/nations/complex/model.pt", "seeds/8/metrics/nations/transe.tsv"):
+            assert f"results/{path}" in result.stdout
+        assert "results/seeds/9/models/nations/transe" not in result.stdout
+        assert "results/seeds/7/" not in result.stdout
+        assert ("compare" in jobs) == compared

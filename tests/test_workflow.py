@@ -265,6 +265,44 @@ def test_metrics_agree_with_ranks(workdir):
         )
 
 
+def test_several_seeds_enter_the_comparison(workdir):
+    """comparison.seeds_by_pair trains TransE on Nations with seeds 7 (the config's) and 8:
+    the comparison's TransE is the mean of the two runs, its seed spread their spread."""
+    results = workdir / "results"
+    assert '"seed": 8' in (results / "seeds/8/models/nations/transe/config.json").read_text()
+    runs = [
+        pd.read_parquet(results / path)
+        for path in ("ranks/nations/transe.parquet", "seeds/8/ranks/nations/transe.parquet")
+    ]
+    assert [len(run) for run in runs] == [2 * 201] * 2
+    assert not runs[0]["realistic"].equals(runs[1]["realistic"])  # another seed, another model
+    per_run = [float((1 / run["realistic"]).mean()) for run in runs]
+    run_metrics = pd.read_csv(results / "seeds/8/metrics/nations/transe.tsv", sep="\t")
+    realistic = run_metrics[(run_metrics["side"] == "both") & (run_metrics["rank_type"] == "realistic")]
+    assert realistic.set_index("metric").loc["inverse_harmonic_mean_rank", "value"] == pytest.approx(
+        per_run[1]
+    )
+    systems = pd.read_csv(results / "comparison/systems.tsv", sep="\t").set_index(["system", "metric"])
+    transe = systems.loc[("transe", "inverse_harmonic_mean_rank")]
+    assert transe["seeds"] == 2 and transe["value"] == pytest.approx(np.mean(per_run), rel=1e-9)
+    assert transe["seed_sd"] == pytest.approx(np.std(per_run, ddof=1), rel=1e-9)
+    assert transe["ci_method"].startswith("t (tasks x seeds")
+    # every evaluated system of the dataset is compared: the trained ones and the three external
+    assert set(systems.index.get_level_values("system")) == {
+        "transe",
+        "complex",
+        "pk-folder",
+        "pk-ranks",
+        "pk-scores",
+    }
+    assert systems.loc[("complex", "inverse_harmonic_mean_rank"), "seeds"] == 1
+    pairs = pd.read_csv(results / "comparison/pairs.tsv", sep="\t")
+    assert len(pairs) == 2 * 10  # two metrics, 5 choose 2 pairs
+    table = (results / "tables/comparison.md").read_text()
+    assert "over seeds, where a system has several" in table and "Holm" in table
+    assert (results / "tables/comparison.tex").stat().st_size > 0
+
+
 def test_second_run_does_nothing(workdir):
     result = snakemake(workdir, "-n", "--cores", "2")
     assert planned_jobs(result) == {}, result.stdout[-2000:]
@@ -290,6 +328,8 @@ def test_deleted_ranks_plan_their_dependants_and_remake_the_same(tmp_path, local
         "all": 1,
         # it judges claims on the metric and ambiguity tables
         "scorecard": 1,
+        # the comparison of every system's ranks
+        "compare": 1,
         **{f"ambiguity_{rule}": 1 for rule in ambiguity},
         # the protocols study reads every rank table (and transe's for Nations' candidate
         # counts); its tie scoring pass reads the model, not the ranks

@@ -31,6 +31,7 @@ from kgrank.workflow.config import (
     study_enabled,
     study_pairs,
     study_schemas,
+    training_runs,
 )
 
 
@@ -103,6 +104,13 @@ RESCORED_PAIRS = [
 SCORED_PAIRS = [(dataset, model) for dataset in TRAIN_DATASETS for model in MODELS] + RESCORED_PAIRS
 # the {model} of a rule that scores a trained model or a rescored PyKEEN folder
 SCORED_MODEL = "|".join(TRAINED_MODELS + sorted({name for _, name in RESCORED_PAIRS}))
+# Each trained pair's further training seeds (comparison.seeds): runs beside the one of
+# `seed`, which every study reads; each is trained, ranked and evaluated under
+# results/seeds/<seed>/ and enters the comparison as a run of its system.
+TRAINING_RUNS = training_runs(
+    config["comparison"], config["seed"], TRAIN_DATASETS, MODELS, source=CONFIG_SOURCE
+)
+RUN_PAIRS = [(dataset, model, run) for (dataset, model), runs in TRAINING_RUNS.items() for run in runs]
 # A hook each .smk file fills for the external-systems table: each part that rescores
 # models (its label there) -> the (dataset, name) pairs this configuration runs it on.
 RESCORED_IN = {}
@@ -168,6 +176,20 @@ def rank_file(dataset="{dataset}", model="{model}"):
 
 def metrics_file(dataset="{dataset}", model="{model}"):
     return f"{RESULTS}/metrics/{dataset}/{model}.tsv"
+
+
+# A further training run (comparison.seeds) lays out its model, ranks and metrics as
+# results/ does, under results/seeds/<seed>/.
+def run_model_dir(dataset="{dataset}", model="{model}", run="{run}"):
+    return f"{RESULTS}/seeds/{run}/models/{dataset}/{model}"
+
+
+def run_rank_file(dataset="{dataset}", model="{model}", run="{run}"):
+    return f"{RESULTS}/seeds/{run}/ranks/{dataset}/{model}.parquet"
+
+
+def run_metrics_file(dataset="{dataset}", model="{model}", run="{run}"):
+    return f"{RESULTS}/seeds/{run}/metrics/{dataset}/{model}.tsv"
 
 
 def sampled_rank_file(dataset="{dataset}", model="{model}", candidates="{candidates}"):
@@ -247,6 +269,33 @@ def scorecard_made(path):
         if path == prefix or path.startswith(f"{prefix}/"):
             return made(path)
     return True
+
+
+# --- the comparison (workflow/rules/compare.smk) -------------------------------------
+
+
+def compared_systems():
+    """Dataset -> [(system, rank file)], a system's runs (comparison.seeds) after its
+    first, in the order of `models` and then of `external_systems`."""
+    systems = {}
+    for dataset in TRAIN_DATASETS:
+        for model in MODELS:
+            runs = [rank_file(dataset, model)]
+            runs += [run_rank_file(dataset, model, run) for run in TRAINING_RUNS[(dataset, model)]]
+            systems.setdefault(dataset, []).extend((model, path) for path in runs)
+    for dataset, name in EXTERNAL_PAIRS:
+        systems.setdefault(dataset, []).append((name, rank_file(dataset, name)))
+    return systems
+
+
+def compare_arguments(wildcards):
+    from shlex import quote
+
+    return " ".join(
+        f"--dataset {quote(dataset_dir(dataset))} --systems "
+        + " ".join(quote(f"{name}={path}") for name, path in systems)
+        for dataset, systems in compared_systems().items()
+    )
 
 
 # --- command-line arguments from the config ------------------------------------------

@@ -31,6 +31,29 @@ rule metrics:
         " --dataset-dir {params.dataset_dir} --out {output.table} --groups-out {output.groups} 2>&1 | tee {log}"
 
 
+# A further training run (comparison.seeds), with its own seed for the intervals.
+use rule metrics as metrics_run with:
+    input:
+        ranks=run_rank_file(),
+        config=f"{run_model_dir()}/config.json",
+        train=split_files()["train"],
+    output:
+        table=run_metrics_file(),
+        groups=f"{RESULTS}/seeds/{{run}}/metrics/{{dataset}}/{{model}}.groups.parquet",
+    wildcard_constraints:
+        run=r"[0-9]+",
+    params:
+        system=lambda wildcards: f"--model-dir {run_model_dir(wildcards.dataset, wildcards.model, wildcards.run)}",
+        dataset_dir=of_wildcards(dataset_dir),
+        hits=HITS,
+        confidence=config["metrics"]["confidence"],
+        seed=lambda wildcards: wildcards.run,
+    log:
+        log_file("metrics", "{dataset}/{model}.seed-{run}"),
+    benchmark:
+        benchmark_file("metrics", "{dataset}/{model}.seed-{run}")
+
+
 # A system kgrank did not train: no config.json, its budget columns say `external`.
 if EXTERNAL_PAIRS:
 
@@ -85,3 +108,4 @@ if EXTERNAL_PAIRS:
 
 localrules:
     metrics,
+    metrics_run,

@@ -61,6 +61,31 @@ use rule ranks as sampled_ranks with:
         benchmark_file("ranks", "{dataset}/{model}.sampled-{candidates}")
 
 
+# A further training run (comparison.seeds): its model ranked with its own seed.
+use rule ranks as ranks_run with:
+    input:
+        model=f"{run_model_dir()}/model.pt",
+        config=f"{run_model_dir()}/config.json",
+        **split_files(),
+    output:
+        run_rank_file(),
+    wildcard_constraints:
+        run=r"[0-9]+",
+    params:
+        device=config["device"],
+        model_dir=of_wildcards(run_model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
+        seed=lambda wildcards: wildcards.run,
+        batch_size=config["ranks"]["batch_size"],
+        filter_splits=FILTER_SPLITS,
+        scoring=config["ranks"]["scoring"],
+        sampled="",
+    log:
+        log_file("ranks", "{dataset}/{model}.seed-{run}"),
+    benchmark:
+        benchmark_file("ranks", "{dataset}/{model}.seed-{run}")
+
+
 # A system kgrank did not train: its rank table, its PyKEEN folder's ranks or its score
 # matrix's ranks, through `kgrank evaluate` (which also logs its metrics), in the same
 # format and with the same filter and seed as a trained model's.

@@ -37,3 +37,28 @@ rule train:
         " --out-dir {params.out_dir} --seed {params.seed} {params.budget}"
         " --scoring {params.scoring}"
         " {params.sub_batch} --device {params.device} --threads {threads} 2>&1 | tee {log}"
+
+
+# A further training run of a trained pair (comparison.seeds): the same training with the
+# run's seed, in its own folder.
+use rule train as train_run with:
+    output:
+        model=f"{run_model_dir()}/model.pt",
+        config=f"{run_model_dir()}/config.json",
+        losses=f"{run_model_dir()}/losses.tsv",
+        summary=f"{run_model_dir()}/training.json",
+        curve=f"{run_model_dir()}/learning_curve.tsv",
+    wildcard_constraints:
+        run=r"[0-9]+",
+    params:
+        out_dir=of_wildcards(run_model_dir),
+        dataset_dir=of_wildcards(dataset_dir),
+        seed=lambda wildcards: wildcards.run,
+        budget=budget_arguments,
+        device=config["device"],
+        sub_batch=f"--sub-batch-size {config['sub_batch_size']}" if config.get("sub_batch_size") else "",
+        scoring=config["training"]["scoring"],
+    log:
+        log_file("train", "{dataset}/{model}.seed-{run}"),
+    benchmark:
+        benchmark_file("train", "{dataset}/{model}.seed-{run}")
