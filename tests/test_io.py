@@ -149,3 +149,27 @@ def test_user_yaml_refuses_a_nan_or_infinite_number_with_its_key(value):
         load_user_yaml(f"pipeline:\n  optimizer_kwargs: {{lr: {value}}}\n", "c.yaml")
     with pytest.raises(KgrankInputError, match=r"key grid.1: "):
         load_user_yaml(f"grid: [1.0, {value}]\n", "c.yaml")
+
+
+def test_a_file_cache_reads_a_changed_file_anew(tmp_path):
+    """read_triples and the factories keep a dataset's files within a process while they
+    keep their size and modification time; a changed file is read again, a missing one
+    reported by the reader, and a caller's change to its array reaches no other caller."""
+    import os
+
+    from kgrank.data.datasets import read_triples
+
+    path = tmp_path / "train.tsv"
+    path.write_text("a\tr\tb\n", encoding="utf-8")
+    first = read_triples(path)
+    first[0, 0] = "changed by the caller"
+    assert read_triples(path).tolist() == [["a", "r", "b"]]
+    path.write_text("a\tr\tb\nb\tr\tc\n", encoding="utf-8")
+    assert read_triples(path).tolist() == [["a", "r", "b"], ["b", "r", "c"]]
+    # the same size, a later modification time: read anew
+    path.write_text("x\tr\tb\nb\tr\tc\n", encoding="utf-8")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    assert read_triples(path)[0, 0] == "x"
+    path.unlink()
+    with pytest.raises(FileNotFoundError):
+        read_triples(path)

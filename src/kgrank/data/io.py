@@ -316,3 +316,30 @@ def text_lines(lines: Iterable[bytes], source: str) -> Iterator[tuple[int, str]]
                 f"{source}:{line_number}: byte {raw[error.start]:#04x} at column {error.start + 1} is not "
                 "UTF-8; save the file as UTF-8"
             ) from None
+
+
+class FileCache:
+    """Values computed from files, kept within one process while every file keeps its
+    path, size and modification time (a changed file is read anew); at most ``size``
+    values, the oldest dropped first. A file that cannot be stat'ed is not cached, so the
+    computation itself reports it."""
+
+    def __init__(self, size: int = 4):
+        self.size = size
+        self.values: dict[tuple, Any] = {}
+
+    def get(self, paths: Iterable[str | os.PathLike[str]], extra: tuple, compute: Any) -> Any:
+        try:
+            key = tuple(
+                (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
+                for path in paths
+                for stat in [Path(path).stat()]
+            ) + (extra,)
+        except OSError:
+            return compute()
+        if key not in self.values:
+            value = compute()
+            while len(self.values) >= self.size:
+                self.values.pop(next(iter(self.values)))
+            self.values[key] = value
+        return self.values[key]

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 
-from kgrank.data.datasets import load_mapped_dataset
+from kgrank.data.datasets import SPLITS, load_mapped_dataset
+from kgrank.data.io import FileCache
 from kgrank.data.rank_table import SIDES, SIDES_AND_BOTH, select_side
 from kgrank.defaults import DEFAULT_FILTER_SPLITS
 
@@ -58,10 +59,23 @@ def known_answers(factories: Any, filter_splits: Sequence[str] = DEFAULT_FILTER_
     )
 
 
+# kept while the dataset's files stay as they were: every rank table read on a dataset
+# (`kgrank compare` reads one per system) checks its counts against the same ones
+_COUNTS = FileCache(size=4)
+
+
 def candidate_counts(
     dataset_dir: str | Path, split: str, filter_splits: Sequence[str] = DEFAULT_FILTER_SPLITS
 ) -> pd.DataFrame:
     """Filtered candidate count of every (triple, side) of a split: side, num_candidates."""
+    return _COUNTS.get(
+        [Path(dataset_dir) / f"{name}.tsv" for name in SPLITS],
+        (split, tuple(filter_splits)),
+        lambda: _candidate_counts(dataset_dir, split, filter_splits),
+    ).copy()
+
+
+def _candidate_counts(dataset_dir: str | Path, split: str, filter_splits: Sequence[str]) -> pd.DataFrame:
     dataset = load_mapped_dataset(dataset_dir, tuple(dict.fromkeys((*filter_splits, split))))
     known = known_answers(dataset, filter_splits)
     mapped = dataset.mapped((split,))[0]
