@@ -123,6 +123,19 @@ CONFIG_CASES: list[tuple[str, str, object]] = [
     ("external ranks and scores", "external_systems.nations", {"pk": {"ranks": "a.csv", "scores": "b.npy"}}),
     ("external queries without scores", "external_systems.nations", {"pk": {"queries": "q.tsv"}}),
     ("external system of an unknown dataset", "external_systems", {"natons": {"pk": {"ranks": "a.csv"}}}),
+    ("comparison seeds without seed", "comparison.seeds", [1, 2]),
+    ("comparison seed repeated", "comparison.seeds", [7, 7]),
+    ("comparison seed above 2^32", "comparison.seeds", [7, 2**32]),
+    ("comparison seed float", "comparison.seeds", [7, 8.5]),
+    ("comparison 21 seeds", "comparison.seeds", list(range(7, 28))),
+    ("comparison seeds empty", "comparison.seeds", []),
+    ("comparison seeds of an untrained pair", "comparison.seeds_by_pair", {"nations": {"rotate": [7, 8]}}),
+    ("comparison pair seeds without seed", "comparison.seeds_by_pair", {"nations": {"complex": [8]}}),
+    ("comparison metric unknown", "comparison.metrics", ["mrrr"]),
+    ("comparison metric a median", "comparison.metrics", ["median_rank"]),
+    ("comparison alpha 0", "comparison.alpha", 0),
+    ("comparison resamples a million", "comparison.bootstrap_resamples", 10**6),
+    ("comparison key misspelt", "comparison.seed", [7]),
 ]
 
 GOOD_HYPERPARAMETERS = REPO / "config" / "hyperparameters" / "nations" / "transe.yaml"

@@ -52,7 +52,7 @@ NO_ACCOUNTING = (
 # compared with: training.json records the thread count, and a sum split over 8 threads
 # need not round as one over 1 does. A --set-threads on the command line replaces the
 # profile's whole table, so the profile's other entries are restated.
-THREADS = {**PROFILE["set-threads"], "train": 1, "ranks": 1}
+THREADS = {**PROFILE["set-threads"], "train": 1, "ranks": 1, "train_run": 1, "ranks_run": 1}
 CLUSTER_RUN = [
     *TINY_SNAKEMAKE,
     *("--profile", str(PROFILE_DIR)),
