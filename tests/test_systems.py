@@ -570,6 +570,17 @@ def test_the_participation_table_names_every_skipped_part():
     assert csv["files"].iloc[0].startswith("ranks.csv (sha256 ")
     folder_files = table[table["system"] == "folder"]["files"].iloc[0]
     assert folder_files.startswith("pykeen-distmult/trained_model.pkl (sha256 ")
+    # the comparison takes every kind where the configuration runs it: here on neither
+    from kgrank.workflow.parts import COMPARISON_PART
+
+    assert set(table[table["part"] == COMPARISON_PART]["status"]) == {
+        "skipped: this configuration does not run the part"
+    }
+    compared = participation_table(
+        systems, parts, root=folder, rescored={**rescored, COMPARISON_PART: ["nations/csv"]}
+    ).set_index(["system", "part"])["status"]
+    assert compared["csv", COMPARISON_PART] == "joined"
+    assert compared["folder", COMPARISON_PART] == "skipped: this configuration does not run the part"
 
 
 # --- the rank layouts other frameworks write -------------------------------------------

@@ -187,6 +187,7 @@ def test_external_systems_join_like_trained_models(workdir):
     assert set(participation["system"]) == set(EXTERNAL)
     status = participation.set_index(["system", "part"])["status"]
     assert status["pk-ranks", "paper: Figure 1"] == "joined"
+    assert (status[:, "comparison (results/comparison, tables/comparison)"] == "joined").all()
     rescoring = [
         part for part in status["pk-folder"].index if status["pk-ranks", part].startswith("skipped: rescores")
     ]

@@ -13,7 +13,7 @@ from kgrank.data.datasets import SPLITS
 from kgrank.errors import KgrankInputError
 from kgrank.studies import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE
-from kgrank.workflow.parts import SAMPLED_RANKS_PART
+from kgrank.workflow.parts import COMPARISON_PART, SAMPLED_RANKS_PART
 from kgrank.workflow.settings import STUDY_SCHEMA_DIR, settings_json
 from kgrank.workflow.config import (
     budget_caption,
@@ -112,7 +112,8 @@ TRAINING_RUNS = training_runs(
 )
 RUN_PAIRS = [(dataset, model, run) for (dataset, model), runs in TRAINING_RUNS.items() for run in runs]
 # A hook each .smk file fills for the external-systems table: each part that rescores
-# models (its label there) -> the (dataset, name) pairs this configuration runs it on.
+# models or runs where configured (its label there) -> the (dataset, name) pairs this
+# configuration runs it on.
 RESCORED_IN = {}
 
 

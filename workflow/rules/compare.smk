@@ -53,3 +53,6 @@ if COMPARED:
             " --latex {output.latex} 2>&1 | tee {log}"
 
     TARGETS += table_files("comparison").values()
+
+# the external systems' table: every external system joins the comparison where it runs
+RESCORED_IN[COMPARISON_PART] = EXTERNAL_PAIRS if COMPARED else []

@@ -226,7 +226,8 @@ def add_external_systems_command(commands: Any) -> None:
     command.add_argument(
         "--rescored",
         default="{}",
-        help="JSON: each part that rescores models -> the dataset/name of the PyKEEN folders it runs on",
+        help="JSON: each part that rescores models or runs where configured (the comparison) -> the "
+        "dataset/name of the external systems it runs on",
     )
     command.add_argument("--root", default=".", help="where relative paths start (the repository)")
     command.add_argument("--out", required=True, metavar="FILE.tsv", help="the table (.tsv)")

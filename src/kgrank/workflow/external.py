@@ -18,21 +18,25 @@ import pandas as pd
 from kgrank.data.datasets import sha256_of
 from kgrank.errors import KgrankInputError
 from kgrank.systems import PYKEEN_MODEL_FILE
-from kgrank.workflow.parts import RESCORES_MODEL, SAMPLED_RANKS_PART
+from kgrank.workflow.parts import COMPARISON_PART, RESCORES_MODEL, SAMPLED_RANKS_PART, WHERE_RUN
 
 KIND_LABELS = {"model": "PyKEEN pipeline folder", "ranks": "rank table", "scores": "score matrix"}
 
 # The stages' parts: None when the part takes every external system, RESCORES_MODEL when
-# it takes PyKEEN folders only, else why it takes none.
+# it takes PyKEEN folders only, WHERE_RUN when it takes every system where it runs, else
+# why it takes none.
 # The studies' own parts are their hooks (kgrank.studies.external_parts): this module names
 # no study.
 STAGE_PARTS: dict[str, str | None] = {
     "metric tables (results/metrics)": None,
     SAMPLED_RANKS_PART: RESCORES_MODEL,
+    COMPARISON_PART: WHERE_RUN,
 }
 
 
 def _status(skipped: str | None, kind: str, rescored: bool) -> str:
+    if skipped == WHERE_RUN:
+        return "joined" if rescored else "skipped: this configuration does not run the part"
     if skipped is None or (skipped == RESCORES_MODEL and kind == "model" and rescored):
         return "joined"
     if skipped == RESCORES_MODEL and kind == "model":
@@ -54,8 +58,9 @@ def participation_table(
     was skipped. ``systems``: dataset -> name -> {kind: path} (``identifiers``, ``trusted`` and
     ``rescore`` ignored);
     ``root``: where relative paths start (the repository); ``rescored``: per part that
-    rescores models (RESCORES_MODEL), the ``dataset/name`` of each PyKEEN folder this
-    configuration runs it on (where the part runs, and on which datasets, is the config's)."""
+    rescores models (RESCORES_MODEL) or runs where configured (WHERE_RUN), the
+    ``dataset/name`` of each system this configuration runs it on (where the part runs,
+    and on which datasets, is the config's)."""
     rescored_in = {part: set(names) for part, names in (rescored or {}).items()}
     parts = [(part, skipped) for part, skipped in STAGE_PARTS.items()]
     parts += [(f"{study}: {part}", skipped) for study, part, skipped in study_parts]
