@@ -1,6 +1,7 @@
 """The workflow on a real SLURM cluster: the tiny CI config through the SLURM profile,
-25 of its jobs (CLUSTER_TARGETS: every rule the profile gives resources, a job of each
-stage and of every study).
+25 of its jobs (CLUSTER_TARGETS: every rule the profile gives resources but the further
+training runs, which share train's and ranks' entries (test_dry_runs.py checks that), a
+job of each stage and of every study).
 
 scripts/slurm/start.sh starts a one-node cluster on this machine (installing SLURM and
 munge with apt-get when they are missing); where it cannot (not root, no package
@@ -60,7 +61,8 @@ CLUSTER_RUN = [
     *("--set-threads", *(f"{rule}={threads}" for rule, threads in THREADS.items())),
 ]
 # The cluster makes these outputs of the tiny DAG, 25 of its jobs: every rule the profile
-# gives resources of its own, a job of each stage and of every study, remote and light.
+# gives resources of its own (train_run and ranks_run share train's and ranks'), a job of
+# each stage and of every study, remote and light.
 # The whole DAG is computed once by the local run, and the crash test computes 15 of its
 # jobs again; on the cluster each job also waits for the executor's status checks, and
 # the whole DAG took 420 s there against 181 s locally.

@@ -373,3 +373,13 @@ def test_seeds_plan_further_runs_and_the_comparison(tmp_path):
         assert "results/seeds/9/models/nations/transe" not in result.stdout
         assert "results/seeds/7/" not in result.stdout
         assert ("compare" in jobs) == compared
+
+
+def test_the_further_training_runs_ask_the_cluster_for_what_their_stage_rules_ask():
+    """train_run and ranks_run (comparison.seeds) are rule names of their own: the SLURM
+    profile gives them train's and ranks' resources and threads, or a second seed of the
+    published configuration would go to the cpu partition for 60 minutes."""
+    profile = yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+    for rule in ("train", "ranks"):
+        assert profile["set-resources"][f"{rule}_run"] == profile["set-resources"][rule]
+        assert profile["set-threads"][f"{rule}_run"] == profile["set-threads"][rule]

@@ -151,25 +151,57 @@ def test_user_yaml_refuses_a_nan_or_infinite_number_with_its_key(value):
         load_user_yaml(f"grid: [1.0, {value}]\n", "c.yaml")
 
 
-def test_a_file_cache_reads_a_changed_file_anew(tmp_path):
-    """read_triples and the factories keep a dataset's files within a process while they
-    keep their size and modification time; a changed file is read again, a missing one
-    reported by the reader, and a caller's change to its array reaches no other caller."""
+def test_a_file_cache_computes_again_only_when_a_file_changes(tmp_path):
+    """A value is kept while its files stay as they were: rewritten (another size), touched
+    or replaced by a copy that keeps the old modification time, it is computed again."""
     import os
+    import shutil
+    import time
 
-    from kgrank.data.datasets import read_triples
+    from kgrank.data.io import FileCache
 
     path = tmp_path / "train.tsv"
     path.write_text("a\tr\tb\n", encoding="utf-8")
-    first = read_triples(path)
-    first[0, 0] = "changed by the caller"
-    assert read_triples(path).tolist() == [["a", "r", "b"]]
+    cache, calls = FileCache(size=2), []
+
+    def compute() -> str:
+        calls.append(1)
+        return path.read_text(encoding="utf-8")
+
+    assert cache.get([path], (), compute) == cache.get([path], (), compute) == "a\tr\tb\n"
+    assert len(calls) == 1
+    assert cache.get([path], ("other",), compute) and len(calls) == 2  # the extra key tells apart
     path.write_text("a\tr\tb\nb\tr\tc\n", encoding="utf-8")
-    assert read_triples(path).tolist() == [["a", "r", "b"], ["b", "r", "c"]]
-    # the same size, a later modification time: read anew
-    path.write_text("x\tr\tb\nb\tr\tc\n", encoding="utf-8")
-    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
-    assert read_triples(path)[0, 0] == "x"
+    assert cache.get([path], (), compute).count("\n") == 2 and len(calls) == 3
+    # another file of the same size copied over it with the old modification time
+    other = tmp_path / "other.tsv"
+    other.write_text("x\tr\tb\nb\tr\tc\n", encoding="utf-8")
+    os.utime(other, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    time.sleep(0.05)  # past the file system's timestamp granularity: the copy's change time differs
+    shutil.copy2(other, path)
+    assert cache.get([path], (), compute).startswith("x") and len(calls) == 4
     path.unlink()
     with pytest.raises(FileNotFoundError):
-        read_triples(path)
+        cache.get([path], (), compute)  # not cached: the computation reports the missing file
+    assert len(cache.values) <= 2
+
+
+def test_a_dataset_folder_is_loaded_once_while_it_stays_as_it_was(tmp_path):
+    """load_factories and candidate_counts keep a folder's factories and counts (kgrank
+    compare reads one dataset per system); a changed split is read again, and a caller's
+    change to its counts reaches no other caller."""
+    from kgrank.data.datasets import load_factories
+    from kgrank.engine.candidates import candidate_counts
+
+    splits = {"train": "a\tr\tb\nb\tr\tc\nc\tr\ta\n", "valid": "a\tr\tc\n", "test": "b\tr\ta\n"}
+    for split, text in splits.items():
+        (tmp_path / f"{split}.tsv").write_text(text, encoding="utf-8")
+    first = load_factories(tmp_path)
+    assert load_factories(tmp_path) is first
+    counts = candidate_counts(tmp_path, "test")
+    counts["num_candidates"] = -1
+    assert (candidate_counts(tmp_path, "test")["num_candidates"] > 0).all()
+    (tmp_path / "test.tsv").write_text("b\tr\ta\nc\tr\tb\n", encoding="utf-8")
+    again = load_factories(tmp_path)
+    assert again is not first and again.testing.num_triples == 2
+    assert len(candidate_counts(tmp_path, "test")) == 2 * 2

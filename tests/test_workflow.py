@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from conftest import REPO, markdown_row, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
@@ -302,6 +303,17 @@ def test_several_seeds_enter_the_comparison(workdir):
     table = (results / "tables/comparison.md").read_text()
     assert "over seeds, where a system has several" in table and "Holm" in table
     assert (results / "tables/comparison.tex").stat().st_size > 0
+
+
+def test_a_seed_added_to_a_finished_run_trains_only_that_seed(tmp_path, workdir):
+    """comparison.seeds_by_pair given another seed on a finished results/: the new run and
+    the comparison are planned, nothing of the runs before or of any study."""
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    config["comparison"]["seeds_by_pair"]["nations"]["transe"] = [7, 8, 9]
+    path = tmp_path / "more-seeds.yaml"
+    path.write_text(yaml.safe_dump(config))
+    plan = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(path)))
+    assert plan == {"train_run": 1, "ranks_run": 1, "metrics_run": 1, "compare": 1, "all": 1}
 
 
 def test_second_run_does_nothing(workdir):

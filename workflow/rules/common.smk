@@ -483,6 +483,17 @@ def train_priority(wildcards):
     return pair_train_priority(wildcards.dataset, wildcards.model)
 
 
+def run_train_priority(wildcards):
+    """A further training run (comparison.seeds): its training and its ranks, since no study
+    waits for it (the comparison, its only reader, is short)."""
+    size = dataset_size(wildcards.dataset)
+    if size is None:
+        return 0
+    pair = trained_pair(wildcards.dataset, wildcards.model)
+    own = scheduling.pair_training_seconds(pair, size)
+    return scheduling.priority([own, scheduling.ranking_seconds(pair.pipeline, size)])
+
+
 # one scoring pass of the test set
 ranks_priority = scoring_priority(scheduling.ranking_seconds)
 

@@ -36,6 +36,7 @@ if COMPARED:
             confidence=config["metrics"]["confidence"],
             resamples=config["comparison"]["bootstrap_resamples"],
             seed=config["seed"],
+            filter_splits=FILTER_SPLITS,
         threads: 1
         resources:
             mem_mb=4000,
@@ -49,7 +50,7 @@ if COMPARED:
         shell:
             "kgrank compare {params.systems} --metrics {params.metrics} --rank-type {params.rank_type}"
             " --alpha {params.alpha} --confidence {params.confidence} --bootstrap-resamples {params.resamples}"
-            " --seed {params.seed} --quiet --out-dir {params.out_dir} --markdown {output.markdown}"
+            " --seed {params.seed} --filter-splits {params.filter_splits} --quiet --out-dir {params.out_dir} --markdown {output.markdown}"
             " --latex {output.latex} 2>&1 | tee {log}"
 
     TARGETS += table_files("comparison").values()

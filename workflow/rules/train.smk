@@ -50,6 +50,7 @@ use rule train as train_run with:
         curve=f"{run_model_dir()}/learning_curve.tsv",
     wildcard_constraints:
         run=r"[0-9]+",
+    priority: run_train_priority
     params:
         out_dir=of_wildcards(run_model_dir),
         dataset_dir=of_wildcards(dataset_dir),

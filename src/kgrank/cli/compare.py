@@ -121,7 +121,7 @@ def _named(entries: list[str]) -> dict[str, list[str]]:
 
 def _compare(args: argparse.Namespace) -> None:
     from kgrank.engine.ties import parse_tolerance
-    from kgrank.evaluation.comparison import comparable_metrics
+    from kgrank.evaluation.metrics import comparable_metrics
     from kgrank.systems import notes_held
 
     tolerance = parse_tolerance(args.tie_tolerance)  # a misspelt tolerance stops before any ranking

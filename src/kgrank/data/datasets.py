@@ -214,21 +214,10 @@ def settle_first_lines(files: Mapping[str, TripleLines]) -> dict[str, np.ndarray
     return result
 
 
-# Within one process a dataset folder is often read again: `kgrank compare` loads it once
-# per system (four rank tables on FB15k-237 read its splits 24 times, 28 of 94 s), so the
-# triples of a file read without a header and each folder's factories are kept while the
-# files stay as they were.
-_TRIPLES = FileCache(size=8)
-_FACTORIES = FileCache(size=2)
-
-
 def read_triples(path: str | Path, header: Any = False) -> np.ndarray:
     """Read a labelled triple file; a malformed line stops with its file and line number.
     ``header`` as in ``parse_triples``."""
-    if header is not False:
-        return read_triple_lines(path, header).rows
-    # a copy: the caller may change its array
-    return _TRIPLES.get([path], (), lambda: read_triple_lines(path, header).rows).copy()
+    return read_triple_lines(path, header).rows
 
 
 def read_triple_lines(path: str | Path, header: Any = False) -> TripleLines:
@@ -589,6 +578,12 @@ class Factories:
     @property
     def num_relations(self) -> int:
         return self.training.num_relations
+
+
+# Within one process a dataset folder is often loaded again: `kgrank compare` loads it once
+# per system it reads (four rank tables on FB15k-237 parsed its splits 24 times and built
+# its factories 4 times), so each folder's factories are kept while its files stay as they were.
+_FACTORIES = FileCache(size=2)
 
 
 def load_factories(dataset_dir: str | Path, create_inverse_triples: bool = False) -> Factories:

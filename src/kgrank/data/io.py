@@ -320,7 +320,8 @@ def text_lines(lines: Iterable[bytes], source: str) -> Iterator[tuple[int, str]]
 
 class FileCache:
     """Values computed from files, kept within one process while every file keeps its
-    path, size and modification time (a changed file is read anew); at most ``size``
+    path, inode, size, modification and status-change times (a changed file is read
+    anew, also one copied over it with its old modification time); at most ``size``
     values, the oldest dropped first. A file that cannot be stat'ed is not cached, so the
     computation itself reports it."""
 
@@ -331,7 +332,7 @@ class FileCache:
     def get(self, paths: Iterable[str | os.PathLike[str]], extra: tuple, compute: Any) -> Any:
         try:
             key = tuple(
-                (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
+                (str(Path(path).resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
                 for path in paths
                 for stat in [Path(path).stat()]
             ) + (extra,)

@@ -84,7 +84,7 @@ from scipy import stats as scipy_stats
 from kgrank.data.rank_table import RANK_COLUMNS
 from kgrank.errors import KgrankInputError
 from kgrank.evaluation.intervals import Interval, metric_interval
-from kgrank.evaluation.metrics import Metric, Variant, derive, lookup, moments_of
+from kgrank.evaluation.metrics import Metric, Variant, comparable_metrics, derive, lookup, moments_of
 from kgrank.evaluation.stats import (
     CrossedVariance,
     SeedKey,
@@ -190,44 +190,6 @@ SUMMARY_METHOD = (
 
 
 # --- metrics -------------------------------------------------------------------------------
-
-
-def _refusal(metric: Metric) -> str | None:
-    """Why ``metric`` has no paired test on per-task values, or None where it has one."""
-    if metric.weighted:
-        return "a weighted metric needs one weight per task, which compare does not take"
-    if metric.statistic == "median":
-        return "a median is not a mean of per-task values"
-    if metric.statistic in {"std", "var", "mad"}:
-        return "a dispersion statistic is not a mean of per-task values"
-    if metric.statistic == "count":
-        return "a count is the number of tasks, the same for every system"
-    if metric.statistic != "power mean" or metric.power is None:  # pragma: no cover - registry has no other
-        return f"a {metric.statistic} is not a mean of per-task values"
-    if not np.isfinite(metric.power):
-        return "the maximum or minimum rank is an extreme order statistic, not a mean of per-task values"
-    return None
-
-
-def comparable_metrics(names: Iterable[str] | str) -> list[Metric]:
-    """The base metrics that ``names`` ask to compare (any name
-    :func:`kgrank.evaluation.metrics.lookup` takes), each once in the order first named: a
-    derived key names its base metric. A metric that is not a power mean with finite p
-    is refused with one line saying why."""
-    names = [names] if isinstance(names, str) else list(names)
-    if not names:
-        raise KgrankInputError("compare: no metric given; name one, e.g. mrr or hits@10")
-    chosen: dict[str, Metric] = {}
-    for name in names:
-        metric = lookup(name).metric
-        reason = _refusal(metric)
-        if reason is not None:
-            raise KgrankInputError(
-                f"metric {name!r}: {reason}, so no paired test tests it; compare a power mean with finite "
-                "p instead (mrr, mr, hits@k, gmr, hmr, mean r^-a, or their adjusted and z-score keys)"
-            )
-        chosen.setdefault(metric.key, metric)
-    return list(chosen.values())
 
 
 def task_values(metric: Metric, ranks: np.ndarray) -> np.ndarray:

@@ -351,7 +351,7 @@ def training_runs(
     ``seed``, whose run is the one every study reads. A list must hold ``seed`` (else the
     comparison would silently leave out the run the studies report), a pair must be trained,
     and the metrics must be comparable, each refused in one line naming the key."""
-    from kgrank.evaluation.comparison import comparable_metrics
+    from kgrank.evaluation.metrics import comparable_metrics
 
     try:
         comparable_metrics(comparison.get("metrics", []))
@@ -363,8 +363,9 @@ def training_runs(
         for model in entries:
             if dataset not in datasets or model not in models:
                 raise KgrankInputError(
-                    f"{source}: key comparison.seeds_by_pair.{dataset}.{model}: no such trained pair; the "
-                    f"trained datasets are {datasets} and the models {models}"
+                    f"{source}: key comparison.seeds_by_pair.{dataset}.{model}: not a pair of `datasets` x "
+                    f"`models` (the trained datasets are {datasets}, the models {models}); remove the entry "
+                    "or add the model to `models`"
                 )
     runs = {}
     for dataset in datasets:
