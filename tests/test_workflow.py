@@ -311,7 +311,8 @@ def test_a_seed_added_to_a_finished_run_trains_only_that_seed(tmp_path, workdir)
     config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
     config["comparison"]["seeds_by_pair"]["nations"]["transe"] = [7, 8, 9]
     path = tmp_path / "more-seeds.yaml"
-    path.write_text(yaml.safe_dump(config))
+    # the keys in their order: external_systems passes its entries as JSON, in the config's order
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
     plan = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(path)))
     assert plan == {"train_run": 1, "ranks_run": 1, "metrics_run": 1, "compare": 1, "all": 1}
 
