@@ -42,11 +42,9 @@ use rule metrics as metrics_run with:
         groups=f"{RESULTS}/seeds/{{run}}/metrics/{{dataset}}/{{model}}.groups.parquet",
     wildcard_constraints:
         run=r"[0-9]+",
+    # the keyword params named here replace metrics', the others stay
     params:
         system=lambda wildcards: f"--model-dir {run_model_dir(wildcards.dataset, wildcards.model, wildcards.run)}",
-        dataset_dir=of_wildcards(dataset_dir),
-        hits=HITS,
-        confidence=config["metrics"]["confidence"],
         seed=lambda wildcards: wildcards.run,
     log:
         log_file("metrics", "{dataset}/{model}.seed-{run}"),
@@ -65,10 +63,6 @@ if EXTERNAL_PAIRS:
             model="|".join(EXTERNAL_NAMES),
         params:
             system=lambda wildcards: f"--external {external_kind(wildcards)}",
-            dataset_dir=of_wildcards(dataset_dir),
-            hits=HITS,
-            confidence=config["metrics"]["confidence"],
-            seed=config["seed"],
 
     # What each external system joined, and what it skipped and why.
     rule external_systems:

@@ -46,14 +46,8 @@ use rule ranks as sampled_ranks with:
     wildcard_constraints:
         candidates=r"[1-9][0-9]*",
         model=SCORED_MODEL,
+    # the keyword params named here replace ranks', the others stay
     params:
-        device=config["device"],
-        model_dir=scoring_model_dir,
-        dataset_dir=of_wildcards(dataset_dir),
-        seed=config["seed"],
-        batch_size=config["ranks"]["batch_size"],
-        filter_splits=FILTER_SPLITS,
-        scoring=config["ranks"]["scoring"],
         sampled=lambda wildcards: f"--sampled-candidates {wildcards.candidates}",
     log:
         log_file("ranks", "{dataset}/{model}.sampled-{candidates}"),
@@ -71,15 +65,10 @@ use rule ranks as ranks_run with:
         run_rank_file(),
     wildcard_constraints:
         run=r"[0-9]+",
+    # the keyword params named here replace ranks', the others stay
     params:
-        device=config["device"],
         model_dir=of_wildcards(run_model_dir),
-        dataset_dir=of_wildcards(dataset_dir),
         seed=lambda wildcards: wildcards.run,
-        batch_size=config["ranks"]["batch_size"],
-        filter_splits=FILTER_SPLITS,
-        scoring=config["ranks"]["scoring"],
-        sampled="",
     log:
         log_file("ranks", "{dataset}/{model}.seed-{run}"),
     benchmark:

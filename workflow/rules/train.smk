@@ -51,14 +51,10 @@ use rule train as train_run with:
     wildcard_constraints:
         run=r"[0-9]+",
     priority: run_train_priority
+    # the keyword params named here replace train's, the others stay
     params:
         out_dir=of_wildcards(run_model_dir),
-        dataset_dir=of_wildcards(dataset_dir),
         seed=lambda wildcards: wildcards.run,
-        budget=budget_arguments,
-        device=config["device"],
-        sub_batch=f"--sub-batch-size {config['sub_batch_size']}" if config.get("sub_batch_size") else "",
-        scoring=config["training"]["scoring"],
     log:
         log_file("train", "{dataset}/{model}.seed-{run}"),
     benchmark:
