@@ -82,14 +82,6 @@ def looks_like_header(line: str) -> bool:
     return len(fields) == 3 and all(field in words for field, words in zip(fields, HEADER_WORDS, strict=True))
 
 
-def _header_mode(header: Any, source: str) -> Any:
-    if not (header == "auto" or isinstance(header, bool)):
-        raise KgrankInputError(
-            f"{source}: header {header!r} is not one of auto, true, false; use one of them"
-        )
-    return header
-
-
 @dataclass(frozen=True)
 class TripleLines:
     """The triples of one file, and the line number of the first one where ``header: auto``
@@ -101,22 +93,20 @@ class TripleLines:
     undecided_line: int | None = None
 
 
-def parse_triples(lines: Iterable[bytes], source: str, header: Any = False) -> np.ndarray:
+def parse_triple_lines(lines: Iterable[bytes], source: str, header: Any = False) -> TripleLines:
     """Labelled triples from the raw lines of a triple file; ``source`` names the file in
     errors. Blank lines are skipped but counted, so a reported line number is the one an
     editor shows.
 
     ``header``: False reads every line as a triple; True skips the first non-blank line;
     "auto" skips it when it reads as a header (``looks_like_header``) and says so on stderr
-    (a first line the vocabulary does not know stays a triple here; a dataset's splits
-    settle it by shape, :func:`settle_first_lines`).
+    (a first line the vocabulary does not know stays a triple here, its line kept in
+    ``undecided_line``; a dataset's splits settle it by shape, :func:`settle_first_lines`).
     """
-    return parse_triple_lines(lines, source, header).rows
-
-
-def parse_triple_lines(lines: Iterable[bytes], source: str, header: Any = False) -> TripleLines:
-    """:func:`parse_triples` with the first line that ``header: auto`` left undecided."""
-    header = _header_mode(header, source)
+    if not (header == "auto" or isinstance(header, bool)):
+        raise KgrankInputError(
+            f"{source}: header {header!r} is not one of auto, true, false; use one of them"
+        )
     rows: list[list[str]] = []
     first, skipped, undecided = True, False, None
     for line_number, line in text_lines(lines, source):
@@ -216,7 +206,7 @@ def settle_first_lines(files: Mapping[str, TripleLines]) -> dict[str, np.ndarray
 
 def read_triples(path: str | Path, header: Any = False) -> np.ndarray:
     """Read a labelled triple file; a malformed line stops with its file and line number.
-    ``header`` as in ``parse_triples``."""
+    ``header`` as in ``parse_triple_lines``."""
     return read_triple_lines(path, header).rows
 
 
@@ -293,7 +283,7 @@ def pykeen_raw_splits(
         member = getattr(dataset, f"relative_{stem}_path", None)
         if member is not None:
             with zipfile.ZipFile(dataset.path) as archive, archive.open(member.as_posix()) as handle:
-                raw[split] = parse_triples(handle, f"{dataset.path}:{member.as_posix()}")
+                raw[split] = parse_triple_lines(handle, f"{dataset.path}:{member.as_posix()}").rows
             continue
         path = getattr(dataset, f"{stem}_path", None)
         if path is None and missing_ok:
@@ -330,14 +320,7 @@ def _pykeen_sources(dataset: Any) -> dict[str, dict[str, str]]:
         except ValueError:
             return str(path)
 
-    paths = {
-        split: getattr(dataset, attribute, None)
-        for split, attribute in (
-            ("train", "training_path"),
-            ("valid", "validation_path"),
-            ("test", "testing_path"),
-        )
-    }
+    paths = {split: getattr(dataset, f"{stem}_path", None) for split, stem in PYKEEN_SPLIT_STEMS.items()}
     if all(path is not None and Path(path).is_file() for path in paths.values()):
         return {split: _source_record(Path(path), shown(Path(path))) for split, path in paths.items()}
     archive = getattr(dataset, "path", None)
@@ -358,11 +341,7 @@ def _splits_from_pykeen(name: str) -> tuple[dict[str, np.ndarray], dict[str, dic
     factory_logger.setLevel(logging.ERROR)
     try:
         with offline_refusal(name):
-            splits = {
-                "train": dataset.training.triples,
-                "valid": dataset.validation.triples,
-                "test": dataset.testing.triples,
-            }
+            splits = {split: getattr(dataset, stem).triples for split, stem in PYKEEN_SPLIT_STEMS.items()}
     finally:
         factory_logger.setLevel(level)
     return splits, _pykeen_sources(dataset)
@@ -434,7 +413,7 @@ def read_archive_splits(
     """The raw labelled triples of ``splits`` inside a dataset archive, as the files hold
     them (file order, nothing dropped), read without extracting anything; a missing (unless
     ``missing_ok``: left out), doubled or oversized member, a damaged archive or a malformed
-    line names the archive. ``header`` as in ``parse_triples``."""
+    line names the archive. ``header`` as in ``parse_triple_lines``."""
     read = _read_archive(archive, splits, header, missing_ok)
     return {split: parsed.rows for split, parsed in read.items()}
 
@@ -618,12 +597,17 @@ def _load_factories(dataset_dir: Path, create_inverse_triples: bool) -> Factorie
         for split in ("valid", "test")
     }
     for split, factory in others.items():
-        if factory.num_triples != len(labelled[split]):
-            raise KgrankInputError(
-                f"{dataset_dir / (split + '.tsv')}: {len(labelled[split]) - factory.num_triples} "
-                "triples use entities or relations absent from train.tsv; rerun the prepare step"
-            )
+        _check_all_seen(dataset_dir, split, len(labelled[split]), factory.num_triples)
     return Factories(training=training, validation=others["valid"], testing=others["test"])
+
+
+def _check_all_seen(dataset_dir: Path, split: str, labelled: int, kept: int) -> None:
+    """Refuse a split whose ``labelled`` triples kept only ``kept`` once mapped to ids."""
+    if kept != labelled:
+        raise KgrankInputError(
+            f"{dataset_dir / (split + '.tsv')}: {labelled - kept} "
+            "triples use entities or relations absent from train.tsv; rerun the prepare step"
+        )
 
 
 # PyKEEN's suffix of inverse relations: its factories drop training triples whose relation
@@ -704,9 +688,6 @@ def load_mapped_dataset(dataset_dir: str | Path, splits: tuple[str, ...] = SPLIT
     relation_to_id = {label: index for index, label in enumerate(sorted(relations))}
     triples = {split: _id_triples(labelled[split], entity_to_id, relation_to_id) for split in splits}
     for split in ("valid", "test"):
-        if split in triples and len(triples[split]) != len(labelled[split]):
-            raise KgrankInputError(  # load_factories' check, word for word
-                f"{dataset_dir / (split + '.tsv')}: {len(labelled[split]) - len(triples[split])} "
-                "triples use entities or relations absent from train.tsv; rerun the prepare step"
-            )
+        if split in triples:
+            _check_all_seen(dataset_dir, split, len(labelled[split]), len(triples[split]))
     return MappedDataset(entity_to_id=entity_to_id, relation_to_id=relation_to_id, triples=triples)
