@@ -182,15 +182,12 @@ def _comparison(args: argparse.Namespace, tolerance: Any) -> Any:
 
 
 def _write(args: argparse.Namespace, comparison: Any) -> None:
-    from kgrank.data.io import write_table
+    from kgrank.data.io import write_table, write_text
 
     if args.out_dir is not None:
         for table in ("pairs", "systems", "summary"):
             write_table(Path(args.out_dir) / f"{table}.tsv", getattr(comparison, table))
-    if args.markdown is not None or args.latex is not None:
-        from kgrank.data.io import write_text
-
-        if args.markdown is not None:
-            write_text(args.markdown, comparison.to_markdown())
-        if args.latex is not None:
-            write_text(args.latex, comparison.to_latex())
+    if args.markdown is not None:
+        write_text(args.markdown, comparison.to_markdown())
+    if args.latex is not None:
+        write_text(args.latex, comparison.to_latex())

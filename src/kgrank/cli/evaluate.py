@@ -477,13 +477,11 @@ def _evaluate(args: argparse.Namespace) -> None:
         f"{name} on {dataset}: {len(ranks)} ranks of {triples} test triples ({args.side} sides), "
         f"{args.rank_type} ranks, filtered by {filtered}{qualifiers}"
     )
-    print()
-    print(summary.to_markdown(index=False, tablefmt="simple", disable_numparse=True))
-    print()
-    print(
+    _print_table(
+        summary,
         f"[CI]: {args.confidence:.0%} interval of the value over test sets like this one; random "
         "expectation: under uniformly random ranks; adjusted index: 0 random, 1 perfect; z-score: "
-        "standard deviations above random"
+        "standard deviations above random",
     )
     if kind == "scores":
         _warn_if_random(ranks, args)
@@ -493,10 +491,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         _report_groups(by_group, args, name, dataset)
     if args.sampled is not None:
         _report_sampled(args, ranks, name, dataset)
-    if args.out is not None:
-        result.insert(0, "system", name)
-        result.insert(0, "dataset", dataset)
-        write_table(args.out, result)
+    _write_tidy(args.out, result, name, dataset)
     if args.markdown is not None:
         write_text(args.markdown, summary.to_markdown(index=False, disable_numparse=True) + "\n")
     if args.latex is not None:
@@ -504,10 +499,27 @@ def _evaluate(args: argparse.Namespace) -> None:
         write_text(args.latex, summary.to_latex(index=False, caption=caption, label=f"tab:{name}"))
 
 
+def _print_table(frame: Any, note: str) -> None:
+    """The layout of every printed table: a blank line, the table, a blank line, its note."""
+    print()
+    print(frame.to_markdown(index=False, tablefmt="simple", disable_numparse=True))
+    print()
+    print(note)
+
+
+def _write_tidy(path: str | None, table: Any, name: str, dataset: str) -> None:
+    """Write a tidy table where asked, the dataset and the system named in its first columns."""
+    from kgrank.data.io import write_table
+
+    if path is not None:
+        table.insert(0, "system", name)
+        table.insert(0, "dataset", dataset)
+        write_table(path, table)
+
+
 def _report_sampled(args: argparse.Namespace, ranks: Any, name: str, dataset: str) -> None:
     """Print (and write where asked) what a sampled protocol would report, per k."""
     from kgrank.api import evaluate_sampled
-    from kgrank.data.io import write_table
 
     largest = int(ranks["num_candidates"].max())
     too_many = [k for k in args.sampled if k >= largest - 1]
@@ -531,26 +543,17 @@ def _report_sampled(args: argparse.Namespace, ranks: Any, name: str, dataset: st
     columns = ["num_samples", "label", "estimator", "full value", "estimate (sd)", "bias", "RMSE"]
     if args.side == "all":
         columns.insert(0, "side")
-    print()
-    print(
-        shown[columns]
-        .rename(columns={"num_samples": "k", "label": "metric"})
-        .to_markdown(index=False, tablefmt="simple", disable_numparse=True)
-    )
-    print()
     shares = table.drop_duplicates(["side", "num_samples"])
     drawing = ", ".join(
         f"k={k}: {share:.0%}" for k, share in zip(shares["num_samples"], shares["sampled_share"], strict=True)
     )
-    print(
+    _print_table(
+        shown[columns].rename(columns={"num_samples": "k", "label": "metric"}),
         "k random negatives per task, optimistic ranks: the estimate's exact expectation (standard "
         "deviation) over the draw of negatives, summed over every sampled rank; naive is the sampled "
-        f"metric itself, what a sampled protocol reports. Tasks with more than k negatives: {drawing}"
+        f"metric itself, what a sampled protocol reports. Tasks with more than k negatives: {drawing}",
     )
-    if args.sampled_out is not None:
-        table.insert(0, "system", name)
-        table.insert(0, "dataset", dataset)
-        write_table(args.sampled_out, table)
+    _write_tidy(args.sampled_out, table, name, dataset)
 
 
 def _report_ties(ranks: Any, side: str) -> None:
@@ -569,20 +572,14 @@ def _report_ties(ranks: Any, side: str) -> None:
         .rename(columns={"label": "metric", "tie_neutral": "tie-neutral"})
     )
     columns = ["metric", "optimistic", "realistic", "pessimistic", "tie-neutral"]
-    print()
-    print(
-        shown[(["side"] if side == "all" else []) + columns].to_markdown(
-            index=False, tablefmt="simple", disable_numparse=True
-        )
-    )
     shares = ", ".join(
         f"{row.side} {row.tied_share:.1%}" for row in table.drop_duplicates("side").itertuples()
     )
-    print()
-    print(
+    _print_table(
+        shown[(["side"] if side == "all" else []) + columns],
         f"Ties: tasks whose true answer ties another candidate: {shares}. Tie-neutral: the expected value "
         "over every order of the tied candidates (McSherry & Najork 2008); the realistic rank is their "
-        "mean rank, not their mean value"
+        "mean rank, not their mean value",
     )
 
 
@@ -632,7 +629,6 @@ def _by_group(ranks: Any, folder: Path, keys: list[str], args: argparse.Namespac
 
 def _report_groups(table: Any, args: argparse.Namespace, name: str, dataset: str) -> None:
     """Print each group's values of the named metrics (and write the tidy table)."""
-    from kgrank.data.io import write_table
     from kgrank.evaluation.metrics import lookup
 
     index = ["group", "side", "num_ranks"] if args.side == "all" else ["group", "num_ranks"]
@@ -641,14 +637,9 @@ def _report_groups(table: Any, args: argparse.Namespace, name: str, dataset: str
     shown = shown.rename(columns={"group": args.by.replace("_", " "), "num_ranks": "ranks"})
     for column in shown.columns[len(index) :]:
         shown[column] = shown[column].map("{:#.4g}".format)
-    print()
-    print(shown.to_markdown(index=False, tablefmt="simple", disable_numparse=True))
-    print()
-    print(
+    _print_table(
+        shown,
         f"Per {args.by.replace('_', ' ')}: {args.rank_type} ranks; ranks: the group's (test triple, side) "
-        "count"
+        "count",
     )
-    if args.by_out is not None:
-        table.insert(0, "system", name)
-        table.insert(0, "dataset", dataset)
-        write_table(args.by_out, table)
+    _write_tidy(args.by_out, table, name, dataset)
