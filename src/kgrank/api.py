@@ -132,6 +132,7 @@ def evaluate(
     head hits_at_1    1.0
     tail hits_at_1    0.0
     """
+    options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed, "weights": weights}
     is_pair = (
         isinstance(ranks, tuple)
         and len(ranks) == 2
@@ -141,13 +142,6 @@ def evaluate(
         table = (
             ranks if isinstance(ranks, pd.DataFrame) else _system_ranks(ranks, dataset, seed, system_options)
         )
-        options = {
-            "metrics": metrics,
-            "hits": hits,
-            "confidence": confidence,
-            "seed": seed,
-            "weights": weights,
-        }
         return evaluate_system(table, rank_type=rank_type, side=side, **options)
     if dataset is not None or system_options:
         given = ", ".join(["dataset"] * (dataset is not None) + list(system_options))
@@ -172,8 +166,7 @@ def evaluate(
             "weight per rank, or call kgrank.api.evaluate_system(table, weights=...)"
         )
     if weights is not None:
-        weights = check_weights(np.asarray(weights, dtype=float).reshape(-1), rank_vector.size)
-    options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed, "weights": weights}
+        options["weights"] = check_weights(np.asarray(weights, dtype=float).reshape(-1), rank_vector.size)
     table = _evaluation_table(rank_vector, candidates, groups, rank_type=rank_type, **options)
     return table if sides is not None else table.drop(columns="side")
 
@@ -283,8 +276,13 @@ def evaluate_system(
         weights = scheme_weights(table, weights)
     if weights is not None:
         weights = check_weights(np.asarray(weights, dtype=float).reshape(-1), len(table))
-    options = {"metrics": metrics, "hits": hits, "confidence": confidence, "seed": seed}
-    options["rank_type"] = rank_type
+    options = {
+        "metrics": metrics,
+        "hits": hits,
+        "confidence": confidence,
+        "seed": seed,
+        "rank_type": rank_type,
+    }
     if side == "all":
         sides = table["side"]
         result = evaluate(table[rank_type], table["num_candidates"], sides=sides, weights=weights, **options)

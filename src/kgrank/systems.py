@@ -412,8 +412,7 @@ def _rank_columns(source: _Source) -> dict[str, np.ndarray]:
         one, other = ("optimistic", "pessimistic") if "optimistic" in given else ("pessimistic", "optimistic")
         raise KgrankInputError(f"{source.path}: column {one} without {other}; give both, or only rank")
     if "rank" in given:
-        rank = given["rank"]
-        return {"optimistic": rank, "realistic": rank, "pessimistic": rank, "random": rank}
+        return dict.fromkeys(RANK_COLUMNS, given["rank"])
     if "optimistic" not in given and "realistic" not in given:
         raise KgrankInputError(
             f"{source.path}: column random alone; add rank, or optimistic and pessimistic, or realistic"
@@ -1121,15 +1120,13 @@ def load_positional_ranks(
         )
     long = pd.DataFrame(
         {
-            "head": np.concatenate([test[:, 0], test[:, 0]]),
-            "relation": np.concatenate([test[:, 1], test[:, 1]]),
-            "tail": np.concatenate([test[:, 2], test[:, 2]]),
+            **{column: np.tile(test[:, position], 2) for position, column in enumerate(TRIPLE_COLUMNS)},
             "side": np.repeat(list(SIDES), len(test)),
             "rank": [repr(float(value)) for value in np.concatenate([array[:, 0], array[:, 1]])],
         }
     )
     # a problem names the array's row (1-based), as a Parquet row is named
-    rows = np.concatenate([np.arange(1, len(test) + 1)] * 2)
+    rows = np.tile(np.arange(1, len(test) + 1), 2)
     table = _rank_table_of(
         _Source(path, long, rows, True), dataset_dir, filter_splits, allow_partial, "labels"
     )

@@ -282,16 +282,9 @@ def read_stats(paths: Sequence[str | os.PathLike[str]]) -> pd.DataFrame:
                 f"{path}: key(s) {missing} missing; it is not a stats.json of `kgrank prepare-dataset` "
                 "(rerun that step)"
             )
-    frame = pd.DataFrame(
-        {
-            "dataset": [record["dataset"] for record in records],
-            "entities": [record["entities"] for record in records],
-            "relations": [record["relations"] for record in records],
-            "train": [record["triples"]["train"] for record in records],
-            "valid": [record["triples"]["valid"] for record in records],
-            "test": [record["triples"]["test"] for record in records],
-        }
-    )
+    columns = {key: [record[key] for record in records] for key in ("dataset", "entities", "relations")}
+    splits = {split: [record["triples"][split] for record in records] for split in ("train", "valid", "test")}
+    frame = pd.DataFrame({**columns, **splits})
     return frame.sort_values("entities", kind="stable").reset_index(drop=True)
 
 

@@ -95,10 +95,8 @@ def table_kind(
     adds flows through) and, by name, what each is: a name typed nowhere is "any"."""
     names = tuple(names)
     ranges, choices, at_most = dict(ranges or {}), dict(choices or {}), dict(at_most or {})
-    dtypes: dict[str, str] = {}
-    for dtype, typed in (("int", ints), ("float", floats), ("str", strings), ("bool", bools)):
-        for column in typed:
-            dtypes[column] = dtype
+    typed = (("int", ints), ("float", floats), ("str", strings), ("bool", bools))
+    dtypes = {column: dtype for dtype, columns in typed for column in columns}
     nullable, unbounded = set(nan), set(infinite)
     declared = set(dtypes) | nullable | unbounded | set(ranges) | set(choices) | set(at_most)
     unknown = sorted(declared - set(names))
@@ -293,21 +291,17 @@ def read_tables_of(paths: Sequence[str | os.PathLike[str]], kind: TableKind) -> 
 # --- the kinds the stages write, and those two studies share ----------------------------
 
 
-def _rank_kind() -> TableKind:
-    return table_kind(
-        "rank table",
-        "`kgrank ranks`",
-        RANK_TABLE_COLUMNS,
-        ints=("triple_id", "head", "relation", "tail", "num_candidates"),
-        floats=RANK_COLUMNS,
-        strings=("side",),
-        choices={"side": SIDES},
-        ranges={"triple_id": (0, None), "head": (0, None), "relation": (0, None), "tail": (0, None)},
-        check=check_rank_table,
-    )
-
-
-RANKS = _rank_kind()
+RANKS = table_kind(
+    "rank table",
+    "`kgrank ranks`",
+    RANK_TABLE_COLUMNS,
+    ints=("triple_id", "head", "relation", "tail", "num_candidates"),
+    floats=RANK_COLUMNS,
+    strings=("side",),
+    choices={"side": SIDES},
+    ranges={"triple_id": (0, None), "head": (0, None), "relation": (0, None), "tail": (0, None)},
+    check=check_rank_table,
+)
 
 
 def read_rank_table(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -336,7 +330,7 @@ def read_pair_tables(
         pair = pair_of(path)
         if pair in tables:
             raise KgrankInputError(f"{path}: {pair[0]}/{pair[1]} given twice; pass each pair once")
-        tables[pair] = read_rank_table(path) if kind is None else read_table(path, kind)
+        tables[pair] = read_table(path, kind or RANKS)
     return tables
 
 
