@@ -240,13 +240,8 @@ def _data_not_header(path: Path, fields: Sequence[str], what: str) -> KgrankInpu
 def _canonical_columns(source: _Source, what: str) -> _Source:
     """Columns renamed to their canonical names (case and aliases aside); a missing one
     is named, and a first line of data instead of a header is said to be one."""
-    names = {}
-    for column in source.frame.columns:
-        lowered = column.lower()
-        for canonical, aliases in ALIASES.items():
-            if lowered in aliases:
-                lowered = canonical
-        names[column] = lowered
+    canonical = {alias: name for name, aliases in ALIASES.items() for alias in aliases}
+    names = {column: canonical.get(column.lower(), column.lower()) for column in source.frame.columns}
     if len(set(names.values())) != len(names):
         clash = next(name for name in names.values() if list(names.values()).count(name) > 1)
         raise KgrankInputError(

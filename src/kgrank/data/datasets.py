@@ -223,11 +223,8 @@ def write_triples(path: str | Path, triples: np.ndarray) -> None:
 
 
 def sha256_of(path: str | Path) -> str:
-    digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _pykeen_dataset(name: str) -> Any:
@@ -260,7 +257,8 @@ def offline_refusal(name: str) -> Iterator[None]:
         ) from None
 
 
-# PyKEEN's attribute stem of each split's file (``training_path``, ``relative_training_path``)
+# PyKEEN's attribute stem of each split (``training``, ``training_path``, ``relative_training_path``;
+# Factories names its splits the same)
 PYKEEN_SPLIT_STEMS = {"train": "training", "valid": "validation", "test": "testing"}
 
 
@@ -547,8 +545,7 @@ class Factories:
     testing: Any
 
     def mapped(self, splits: tuple[str, ...] = SPLITS) -> list[Any]:
-        by_name = {"train": self.training, "valid": self.validation, "test": self.testing}
-        return [by_name[split].mapped_triples for split in splits]
+        return [getattr(self, PYKEEN_SPLIT_STEMS[split]).mapped_triples for split in splits]
 
     @property
     def num_entities(self) -> int:
