@@ -260,8 +260,7 @@ def evaluate_system(
     random); ``side``: ``both`` (every row), ``head``, ``tail``, or ``all`` (the three);
     ``weights``: one per row, or a scheme of :func:`kgrank.evaluation.weighted.scheme_weights`
     (``negatives``, ``relation``, ``uniform``); the other arguments as in :func:`evaluate`.
-    Returns :func:`evaluate`'s table with
-    ``side`` and ``rank_type`` columns first.
+    Returns :func:`evaluate`'s table with ``side`` and ``rank_type`` columns first.
     """
     if rank_type not in RANK_COLUMNS:
         raise KgrankInputError(f"rank type {rank_type!r} is not one of {', '.join(RANK_COLUMNS)}")
