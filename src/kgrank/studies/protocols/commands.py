@@ -13,6 +13,8 @@ mean rank, is ``protocols-weighted``, ``protocols-weighted-check`` and
 from __future__ import annotations
 
 import argparse
+from functools import partial
+from typing import TYPE_CHECKING
 
 from kgrank.cli.options import (
     add_caption,
@@ -27,11 +29,51 @@ from kgrank.cli.options import (
 )
 from kgrank.workflow.settings import add_settings
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+RANKS_HELP = "rank tables <dataset>/<model>.parquet of the rank stage"
+PROFILE_HELP = "which configuration produced the numbers"
+
+
+def _report_table(frame: pd.DataFrame, args: argparse.Namespace, caption: str, label: str) -> None:
+    """A command's report table: Markdown with the caption under it, and LaTeX."""
+    from kgrank.data.io import write_report_table
+
+    write_report_table(
+        frame, args.markdown, args.latex, caption=caption, label=label, floatfmt=".4g", markdown_caption=True
+    )
+
+
+def _figure(part: str, option: str, args: argparse.Namespace) -> None:
+    from kgrank.data.tables import read_table
+    from kgrank.studies.protocols import figures, inputs
+
+    table = read_table(getattr(args, option), getattr(inputs, f"{part}_kind")())
+    getattr(figures, f"plot_{part}")(table, args.pdf, args.png, caption=args.caption)
+
+
+def _add_figure(
+    commands: argparse._SubParsersAction, part: str, summary: str, option: str, what: str
+) -> None:
+    """``protocols-<part>-figure``: the table ``--<option>`` (checked as
+    ``inputs.<part>_kind()``) drawn by ``figures.plot_<part>``."""
+    command = commands.add_parser(f"protocols-{part}-figure", help=summary)
+    command.add_argument(f"--{option}", required=True, help=what)
+    add_caption(command)
+    add_figure_paths(command)
+    command.set_defaults(handler=partial(_figure, part, option))
+
+
+def _add_ranks(command: argparse.ArgumentParser, what: str = RANKS_HELP) -> None:
+    command.add_argument("--ranks", nargs="+", required=True, help=what)
+
+
 # --- part 3: weighted geometric mean rank -------------------------------------------------
 
 
 def _weighted(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.weighted import weighted_table
@@ -39,19 +81,13 @@ def _weighted(args: argparse.Namespace) -> None:
     tables = read_pair_tables(args.ranks)
     table = weighted_table(tables, args.settings["weighted"]["schemes"])
     write_table(args.out, table)
-    write_report_table(
-        report.weighted_report(table),
-        args.markdown,
-        args.latex,
-        caption=report.weighted_caption(len(tables)),
-        label="tab:protocols-weighted",
-        floatfmt=".4g",
-        markdown_caption=True,
+    _report_table(
+        report.weighted_report(table), args, report.weighted_caption(len(tables)), "tab:protocols-weighted"
     )
 
 
 def _weighted_check(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_dataset_tables
     from kgrank.studies.protocols.weighted import weighted_check
@@ -65,24 +101,10 @@ def _weighted_check(args: argparse.Namespace) -> None:
         alpha=weighted["alpha"],
     )
     write_table(args.out, check)
-    write_report_table(
-        report.check_report(check),
-        args.markdown,
-        args.latex,
-        caption=report.check_caption(check),
-        label="tab:protocols-weighted-montecarlo",
-        floatfmt=".4g",
-        markdown_caption=True,
+    _report_table(
+        report.check_report(check), args, report.check_caption(check), "tab:protocols-weighted-montecarlo"
     )
     print(report.check_summary(check))
-
-
-def _weighted_figure(args: argparse.Namespace) -> None:
-    from kgrank.data.tables import read_table
-    from kgrank.studies.protocols.figures import plot_weighted
-    from kgrank.studies.protocols.inputs import weighted_kind
-
-    plot_weighted(read_table(args.weighted, weighted_kind()), args.pdf, args.png, caption=args.caption)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -90,9 +112,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "protocols-weighted",
         help="weighted geometric mean rank of every pair under each weight scheme, with exact moments",
     )
-    command.add_argument(
-        "--ranks", nargs="+", required=True, help="rank tables <dataset>/<model>.parquet of the rank stage"
-    )
+    _add_ranks(command)
     add_settings(command, "protocols")
     command.add_argument("--out", required=True, help="tidy weighted metrics TSV")
     add_table_paths(command)
@@ -102,11 +122,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "protocols-weighted-check",
         help="Monte Carlo check of E and Var of WGMR and IWGMR on each dataset's candidate counts",
     )
-    command.add_argument(
-        "--ranks",
-        nargs="+",
-        required=True,
-        help="one rank table <dataset>/<model>.parquet per dataset (its candidate counts and relations)",
+    _add_ranks(
+        command, "one rank table <dataset>/<model>.parquet per dataset (its candidate counts and relations)"
     )
     add_settings(command, "protocols")
     add_seed(command, "the random-model draws")
@@ -114,13 +131,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_table_paths(command)
     command.set_defaults(handler=_weighted_check)
 
-    command = commands.add_parser(
-        "protocols-weighted-figure", help="the adjusted WGMR index against the unweighted one, per pair"
+    _add_figure(
+        commands,
+        "weighted",
+        "the adjusted WGMR index against the unweighted one, per pair",
+        "weighted",
+        "weighted metrics TSV of protocols-weighted",
     )
-    command.add_argument("--weighted", required=True, help="weighted metrics TSV of protocols-weighted")
-    add_caption(command)
-    add_figure_paths(command)
-    command.set_defaults(handler=_weighted_figure)
 
     add_sampled_commands(commands)
     add_ties_commands(commands)
@@ -130,7 +147,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _sampled(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_fixed_set_tables
@@ -153,23 +170,12 @@ def _sampled(args: argparse.Namespace) -> None:
     )
     write_table(args.out, estimates)
     write_table(args.agreement, agreement)
-    write_report_table(
+    _report_table(
         report.sampled_report(estimates, agreement, settings.limits()),
-        args.markdown,
-        args.latex,
-        caption=report.sampled_caption(estimates, args.profile, settings.limits()),
-        label="tab:protocols-sampled",
-        floatfmt=".4g",
-        markdown_caption=True,
+        args,
+        report.sampled_caption(estimates, args.profile, settings.limits()),
+        "tab:protocols-sampled",
     )
-
-
-def _sampled_figure(args: argparse.Namespace) -> None:
-    from kgrank.data.tables import read_table
-    from kgrank.studies.protocols.figures import plot_sampled
-    from kgrank.studies.protocols.inputs import sampled_kind
-
-    plot_sampled(read_table(args.estimates, sampled_kind()), args.pdf, args.png, caption=args.caption)
 
 
 def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
@@ -178,9 +184,7 @@ def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
         help="estimators of the full MRR and Hits@10 from sampled negatives: exact bias, SD, RMSE and "
         "the order agreement of every pair of systems",
     )
-    command.add_argument(
-        "--ranks", nargs="+", required=True, help="rank tables <dataset>/<model>.parquet of the rank stage"
-    )
+    _add_ranks(command)
     command.add_argument(
         "--fixed-set",
         nargs="*",
@@ -190,19 +194,19 @@ def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
     )
     add_settings(command, "protocols")
     add_seed(command, "the draws of negatives")
-    command.add_argument("--profile", required=True, help="which configuration produced the numbers")
+    command.add_argument("--profile", required=True, help=PROFILE_HELP)
     command.add_argument("--out", required=True, help="estimates TSV")
     command.add_argument("--agreement", required=True, help="order agreement TSV")
     add_table_paths(command)
     command.set_defaults(handler=_sampled)
 
-    command = commands.add_parser(
-        "protocols-sampled-figure", help="bias of each estimator of the full MRR against k, per dataset"
+    _add_figure(
+        commands,
+        "sampled",
+        "bias of each estimator of the full MRR against k, per dataset",
+        "estimates",
+        "estimates TSV of protocols-sampled",
     )
-    command.add_argument("--estimates", required=True, help="estimates TSV of protocols-sampled")
-    add_caption(command)
-    add_figure_paths(command)
-    command.set_defaults(handler=_sampled_figure)
 
 
 # --- part 2: ties -----------------------------------------------------------------------------
@@ -250,7 +254,7 @@ def _ties_pair(args: argparse.Namespace) -> None:
 
 
 def _ties(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.protocols import report
     from kgrank.studies.protocols.inputs import read_ties_tables
@@ -261,24 +265,13 @@ def _ties(args: argparse.Namespace) -> None:
     write_table(args.out, ties)
     write_table(args.widths, widths)
     limits = str(ties["settings"].iloc[0]).partition("; ")[2]
-    write_report_table(
+    _report_table(
         report.ties_report(ties, widths, limits),
-        args.markdown,
-        args.latex,
-        caption=report.ties_caption(ties, args.profile, limits),
-        label="tab:protocols-ties",
-        floatfmt=".4g",
-        markdown_caption=True,
+        args,
+        report.ties_caption(ties, args.profile, limits),
+        "tab:protocols-ties",
     )
     print(report.ties_summary(ties))
-
-
-def _ties_figure(args: argparse.Namespace) -> None:
-    from kgrank.data.tables import read_table
-    from kgrank.studies.protocols.figures import plot_ties
-    from kgrank.studies.protocols.inputs import ties_kind
-
-    plot_ties(read_table(args.ties, ties_kind()), args.pdf, args.png, caption=args.caption)
 
 
 def add_ties_commands(commands: argparse._SubParsersAction) -> None:
@@ -293,7 +286,7 @@ def add_ties_commands(commands: argparse._SubParsersAction) -> None:
     add_model_dir(command)
     add_settings(command, "protocols")
     add_seed(command, "the test subsample and the renamings")
-    command.add_argument("--profile", required=True, help="which configuration produced the numbers")
+    command.add_argument("--profile", required=True, help=PROFILE_HELP)
     command.add_argument(
         "--batch-size",
         type=positive_int,
@@ -309,20 +302,18 @@ def add_ties_commands(commands: argparse._SubParsersAction) -> None:
         "protocols-ties",
         help="rank widths of every evaluated pair and the tie analysis of the trained ones, as one table",
     )
-    command.add_argument(
-        "--ranks", nargs="+", required=True, help="rank tables <dataset>/<model>.parquet of the rank stage"
-    )
+    _add_ranks(command)
     command.add_argument("--pairs", nargs="+", required=True, help="TSVs of protocols-ties-pair")
-    command.add_argument("--profile", required=True, help="which configuration produced the numbers")
+    command.add_argument("--profile", required=True, help=PROFILE_HELP)
     command.add_argument("--out", required=True, help="gathered tie analysis TSV")
     command.add_argument("--widths", required=True, help="rank width TSV")
     add_table_paths(command)
     command.set_defaults(handler=_ties)
 
-    command = commands.add_parser(
-        "protocols-ties-figure", help="trec_eval's nDCG@20 under renamings against the tie-neutral value"
+    _add_figure(
+        commands,
+        "ties",
+        "trec_eval's nDCG@20 under renamings against the tie-neutral value",
+        "ties",
+        "gathered tie analysis TSV of protocols-ties",
     )
-    command.add_argument("--ties", required=True, help="gathered tie analysis TSV of protocols-ties")
-    add_caption(command)
-    add_figure_paths(command)
-    command.set_defaults(handler=_ties_figure)
