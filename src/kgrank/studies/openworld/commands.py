@@ -20,47 +20,12 @@ from kgrank.cli.options import (
 from kgrank.data.tables import table_kind
 from kgrank.workflow.settings import add_settings
 
-# the columns each command needs of the tables it reads
-GRID_COLUMNS = ("density", "correlation", "strength", "metric", "label", "variant", "mean", "standard_error")
-INVERSION_COLUMNS = (
-    "density",
-    "metric",
-    "variant",
-    "strength_weaker",
-    "gap",
-    "queries",
-    "inversion_probability",
-)
-CHECKPOINT_COLUMNS = (
-    "graph",
-    "density",
-    "configuration",
-    "model",
-    "epoch",
-    "evaluation",
-    "metric",
-    "label",
-    "variant",
-    "value",
-)
-# what the figure reads of the other two
-NEEDED_COLUMNS = (
-    "density",
-    "metric",
-    "strength_weaker",
-    "gap",
-    "queries_simulated",
-    "queries_normal",
-    "queries_normal_low",
-    "queries_normal_high",
-)
-SATURATION_COLUMNS = ("density", "label", "variant", "responds_at_low", "slope_ratio")
-
-# The tables, as each command reads them (kgrank.data.tables checks them where they are read).
+# The tables, as each command reads them (kgrank.data.tables checks them where they are read):
+# the columns each command needs of them.
 GRID = table_kind(
     "simulation grid",
     "`kgrank openworld-simulate`",
-    GRID_COLUMNS,
+    ("density", "correlation", "strength", "metric", "label", "variant", "mean", "standard_error"),
     floats=("density", "correlation", "strength", "mean", "standard_error"),
     strings=("metric", "label", "variant"),
     ranges={"density": (0, 1), "standard_error": (0, None)},
@@ -68,18 +33,28 @@ GRID = table_kind(
 INVERSIONS = table_kind(
     "inversion table",
     "`kgrank openworld-inconsistency`",
-    INVERSION_COLUMNS,
+    ("density", "metric", "variant", "strength_weaker", "gap", "queries", "inversion_probability"),
     floats=("density", "strength_weaker", "gap", "inversion_probability"),
     ints=("queries",),
     strings=("metric", "variant"),
     ranges={"density": (0, 1), "queries": (1, None), "inversion_probability": (0, 1)},
 )
-# queries_simulated is NaN where no simulated size reached 95 %; queries_normal where the
-# mean difference is not resolved; the normal bounds are infinite where it may be zero
+# what the figure reads of the other two: queries_simulated is NaN where no simulated size
+# reached 95 %; queries_normal where the mean difference is not resolved; the normal bounds
+# are infinite where it may be zero
 NEEDED = table_kind(
     "queries-needed table",
     "`kgrank openworld-inconsistency`",
-    NEEDED_COLUMNS,
+    (
+        "density",
+        "metric",
+        "strength_weaker",
+        "gap",
+        "queries_simulated",
+        "queries_normal",
+        "queries_normal_low",
+        "queries_normal_high",
+    ),
     floats=(
         "density",
         "strength_weaker",
@@ -98,7 +73,7 @@ NEEDED = table_kind(
 SATURATION = table_kind(
     "saturation table",
     "`kgrank openworld-saturation`",
-    SATURATION_COLUMNS,
+    ("density", "label", "variant", "responds_at_low", "slope_ratio"),
     floats=("density", "slope_ratio"),
     strings=("label", "variant"),
     bools=("responds_at_low",),
@@ -107,7 +82,18 @@ SATURATION = table_kind(
 CHECKPOINTS = table_kind(
     "checkpoint table",
     "`kgrank openworld-family-tree`",
-    CHECKPOINT_COLUMNS,
+    (
+        "graph",
+        "density",
+        "configuration",
+        "model",
+        "epoch",
+        "evaluation",
+        "metric",
+        "label",
+        "variant",
+        "value",
+    ),
     ints=("density", "epoch"),
     floats=("value",),
     strings=("graph", "configuration", "model", "evaluation", "metric", "label", "variant"),
@@ -280,11 +266,12 @@ def _inversions(args: argparse.Namespace) -> None:
     )
 
 
-FIGURE_INPUTS = {
-    "simulation": ("grid",),
-    "inconsistency": ("inversions", "needed"),
-    "metrics": ("grid", "saturation"),
-    "family-tree": ("checkpoints",),
+# Each figure's plotting function and the inputs it reads, in order, with their table kinds
+FIGURES = {
+    "simulation": ("plot_simulation", {"grid": GRID}),
+    "inconsistency": ("plot_inconsistency", {"inversions": INVERSIONS, "needed": NEEDED}),
+    "metrics": ("plot_metrics", {"grid": GRID, "saturation": SATURATION}),
+    "family-tree": ("plot_family_tree", {"checkpoints": CHECKPOINTS}),
 }
 
 
@@ -293,33 +280,18 @@ def _figure(args: argparse.Namespace) -> None:
     from kgrank.errors import KgrankInputError
     from kgrank.studies.openworld import figures
 
-    missing = [name for name in FIGURE_INPUTS[args.kind] if not getattr(args, name)]
+    plot, inputs = FIGURES[args.kind]
+    missing = [name for name in inputs if not getattr(args, name)]
     if missing:
         raise KgrankInputError(
             f"openworld-figure --kind {args.kind}: give {' '.join('--' + name for name in missing)}"
         )
-    if args.kind == "simulation":
-        figures.plot_simulation(read_table(args.grid, GRID), args.pdf, args.png, args.caption)
-    elif args.kind == "inconsistency":
-        figures.plot_inconsistency(
-            read_table(args.inversions, INVERSIONS),
-            read_table(args.needed, NEEDED),
-            args.pdf,
-            args.png,
-            args.caption,
-        )
-    elif args.kind == "metrics":
-        figures.plot_metrics(
-            read_table(args.grid, GRID),
-            read_table(args.saturation, SATURATION),
-            args.pdf,
-            args.png,
-            args.caption,
-        )
-    else:
-        figures.plot_family_tree(
-            read_tables_of(args.checkpoints, CHECKPOINTS), args.pdf, args.png, args.caption
-        )
+    # --checkpoints takes several files, every other input one
+    tables = [
+        (read_tables_of if name == "checkpoints" else read_table)(getattr(args, name), kind)
+        for name, kind in inputs.items()
+    ]
+    getattr(figures, plot)(*tables, args.pdf, args.png, args.caption)
 
 
 def _add_world(command: argparse.ArgumentParser) -> None:
@@ -394,7 +366,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("openworld-figure", help="one figure of the open-world study")
     command.add_argument(
         "--kind",
-        choices=("simulation", "inconsistency", "metrics", "family-tree"),
+        choices=tuple(FIGURES),
         required=True,
         help="which figure; each needs some of the inputs below",
     )
