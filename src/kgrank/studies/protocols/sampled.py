@@ -184,22 +184,11 @@ def _all_kept_note(num_candidates: np.ndarray, num_samples: int) -> str:
     )
 
 
-def replicate_estimates(
-    full: FullRanks,
-    num_samples: int,
-    estimators: Sequence[str],
-    settings: SampledSettings,
-    seed: int,
-) -> dict[tuple[str, str], np.ndarray]:
-    """Each (estimator, metric)'s estimate in each of ``settings.replicates`` draws of one
-    system, plus the sampled adjusted index (key ``adjusted-index``)."""
-    sampled = sample_ranks_from_full(full, num_samples, seed, settings.replicates)
-    return _estimates_of(full, sampled, estimators, settings)
-
-
 def _estimates_of(
     full: FullRanks, sampled: SampledRanks, estimators: Sequence[str], settings: SampledSettings
 ) -> dict[tuple[str, str], np.ndarray]:
+    """Each (estimator, metric)'s estimate in each replicate draw of one system's
+    ``sampled`` ranks, plus the sampled adjusted index (key ``adjusted-index``)."""
     estimates = {}
     for metric in SAMPLED_METRICS:
         for estimator in estimators:
@@ -299,12 +288,16 @@ def sampled_analysis(
             rows += _moment_rows(dataset, models, fulls, num_samples, settings, described)
             estimators = [e for e in settings.estimators if not _corrected_skipped(e, num_samples, settings)]
             draws = {
-                model: replicate_estimates(
+                model: _estimates_of(
                     fulls[model],
-                    num_samples,
+                    sample_ranks_from_full(
+                        fulls[model],
+                        num_samples,
+                        system_seed(settings.seed, dataset, model),
+                        settings.replicates,
+                    ),
                     estimators,
                     settings,
-                    system_seed(settings.seed, dataset, model),
                 )
                 for model in models
             }
