@@ -55,8 +55,6 @@ if TYPE_CHECKING:
 
     from kgrank.engine.candidates import KnownAnswers
 
-# the rank types whose MRR each (scorer, tolerance) reports
-MRR_RANK_TYPES = ("optimistic", "realistic", "pessimistic")
 # the statistics of one (scorer, measure) of the IR part, as TieSensitivity's per_system has them
 IR_STATISTICS = ("trec_eval", "minimum", "maximum", "spread", "changed_share", "tie_neutral")
 RANKS_MEASURE_WIDTH, RANKS_MEASURE_MRR = "rank_width", "MRR"
@@ -94,15 +92,10 @@ class TiesSettings:
             raise KgrankInputError(
                 f"studies.protocols.ties.tolerances {list(self.tolerances)}: pass at least one, each once"
             )
-        for name, value, least in (
-            ("depth", self.depth, 1),
-            ("renamings", self.renamings, 1),
-            ("max_run_rows", self.max_run_rows, 1),
-            ("max_test_triples", self.max_test_triples, 1),
-            ("max_queries", self.max_queries, 1),
-        ):
-            if value is not None and value < least:
-                raise KgrankInputError(f"studies.protocols.ties.{name} {value}: pass {least} or more")
+        for name in ("depth", "renamings", "max_run_rows", "max_test_triples", "max_queries"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise KgrankInputError(f"studies.protocols.ties.{name} {value}: pass 1 or more")
         cutoffs = [m.params.get("cutoff") or 0 for m in parse_measures(self.measures)]
         if max(cutoffs) > self.depth:
             raise KgrankInputError(
@@ -302,26 +295,17 @@ def pair_ties(
         optimistic = np.concatenate(columns["optimistic"]).astype(float)
         pessimistic = np.concatenate(columns["pessimistic"]).astype(float)
         width = pessimistic - optimistic
-        tasks = len(width)
-        rows.append(
-            _row(
-                dataset, model, scorer, tolerance, RANKS_MEASURE_WIDTH, "mean", width.mean(), tasks, described
-            )
-        )
-        rows.append(
-            _row(dataset, model, scorer, tolerance, RANKS_MEASURE_WIDTH, "tied_share", (width > 0).mean(),
-                 tasks, described)
-        )  # fmt: skip
-        by_type = {
-            "optimistic": optimistic,
-            "realistic": (optimistic + pessimistic) / 2,
-            "pessimistic": pessimistic,
+        values = {
+            (RANKS_MEASURE_WIDTH, "mean"): width.mean(),
+            (RANKS_MEASURE_WIDTH, "tied_share"): (width > 0).mean(),
+            (RANKS_MEASURE_MRR, "optimistic"): mrr.value(optimistic),
+            (RANKS_MEASURE_MRR, "realistic"): mrr.value((optimistic + pessimistic) / 2),
+            (RANKS_MEASURE_MRR, "pessimistic"): mrr.value(pessimistic),
         }
-        for rank_type in MRR_RANK_TYPES:
-            value = float(mrr.value(by_type[rank_type]))
-            rows.append(
-                _row(dataset, model, scorer, tolerance, RANKS_MEASURE_MRR, rank_type, value, tasks, described)
-            )
+        rows += [
+            _row(dataset, model, scorer, tolerance, measure, statistic, value, len(width), described)
+            for (measure, statistic), value in values.items()
+        ]
     for scorer in settings.scorers:
         budget = budgets[scorer]
         if not budget.queries:
