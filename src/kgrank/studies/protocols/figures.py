@@ -4,6 +4,7 @@ under each non-uniform weighting against the unweighted one (AGMRI), one point p
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -13,9 +14,36 @@ from kgrank.plotting import PALETTE, add_caption, log_scale, save_figure, set_st
 from kgrank.studies.protocols.report import REPORTED_RANK_TYPE, REPORTED_SIDE, scheme_label
 from kgrank.studies.protocols.settings import SCORERS
 
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
+
 ADJUSTED_INDEX = "adjusted_weighted_geometric_mean_rank_index"
 REFERENCE_SCHEME = "uniform"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _model_handles(markers: dict[str, str]) -> list:
+    """The legend entries of the models: each one's marker, unfilled."""
+    import matplotlib.pyplot as plt
+
+    return [
+        plt.Line2D(
+            [], [], color="black", marker=marker, linestyle="", fillstyle="none", label=model_label(model)
+        )
+        for model, marker in markers.items()
+    ]
+
+
+def _finish(
+    figure: plt.Figure, handles: list, title: str, caption: str, pdf: str | Path, png: str | Path
+) -> None:
+    """The legend right of the last panel (of one row), the title and the caption; then the
+    figure is saved."""
+    figure.axes[-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    figure.suptitle(title)
+    figure.tight_layout()
+    add_caption(figure, caption)
+    save_figure(figure, pdf, png)
 
 
 def adjusted_index_pairs(weighted: pd.DataFrame) -> pd.DataFrame:
@@ -83,24 +111,10 @@ def plot_weighted(weighted: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
     handles = [
         plt.Line2D([], [], color=colours[dataset], marker="o", linestyle="", label=dataset_label(dataset))
         for dataset in datasets
-    ] + [
-        plt.Line2D(
-            [],
-            [],
-            color="black",
-            marker=markers[model],
-            linestyle="",
-            fillstyle="none",
-            label=model_label(model),
-        )
-        for model in models
-    ]
+    ] + _model_handles(markers)
     handles.append(plt.Line2D([], [], color="grey", linestyle="--", label="no change (y = x)"))
-    axes[0, -1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    figure.suptitle("Weighted geometric mean rank: adjusted index against the unweighted one")
-    figure.tight_layout()
-    add_caption(figure, caption)
-    save_figure(figure, pdf, png)
+    title = "Weighted geometric mean rank: adjusted index against the unweighted one"
+    _finish(figure, handles, title, caption, pdf, png)
 
 
 # --- part 1: sampled negatives --------------------------------------------------------------
@@ -192,17 +206,12 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
             # on two lines: in one it ran past the panel's height into the x labels
             axis.set_ylabel("bias of the MRR estimate\n(estimate − full MRR)")
         axis.set_title(dataset_label(dataset), fontsize=9)
-    handles, labels = [], []
+    handles = {}  # each label once, from the first panel that has it
     for axis in axes[0]:
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
-            if label not in labels:
-                handles.append(handle)
-                labels.append(label)
-    axes[0, -1].legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    figure.suptitle("Sampled negatives: bias of estimators of the full MRR (band: ± 1 SD over draws)")
-    figure.tight_layout()
-    add_caption(figure, caption)
-    save_figure(figure, pdf, png)
+            handles.setdefault(label, handle)
+    title = "Sampled negatives: bias of estimators of the full MRR (band: ± 1 SD over draws)"
+    _finish(figure, list(handles.values()), title, caption, pdf, png)
 
 
 # --- part 2: ties -----------------------------------------------------------------------------
@@ -216,10 +225,9 @@ def ties_points(ties: pd.DataFrame, measure: str = "nDCG@20") -> pd.DataFrame:
         raise KgrankInputError(
             f"--ties: no {measure} rows; list {measure} in studies.protocols.ties.measures"
         )
-    wide = shown.pivot_table(
+    return shown.pivot_table(
         index=["dataset", "model", "scorer"], columns="statistic", values="value", sort=False
     ).reset_index()
-    return wide
 
 
 def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: str = "") -> None:
@@ -260,14 +268,7 @@ def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: 
         plt.Line2D([], [], color=colours[scorer], linewidth=2, label=scorer_label(scorer))
         for scorer in SCORERS
         if scorer in set(points["scorer"])
-    ] + [
-        plt.Line2D([], [], color="black", marker=markers[model], linestyle="", fillstyle="none",
-                   label=model_label(model))
-        for model in models
-    ]  # fmt: skip
+    ] + _model_handles(markers)
     handles.append(plt.Line2D([], [], color="grey", linestyle="--", label="no tie effect (y = x)"))
-    axes[0, -1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    figure.suptitle(f"Ties: trec_eval's {TIES_MEASURE} under renamed entities against the tie-neutral value")
-    figure.tight_layout()
-    add_caption(figure, caption)
-    save_figure(figure, pdf, png)
+    title = f"Ties: trec_eval's {TIES_MEASURE} under renamed entities against the tie-neutral value"
+    _finish(figure, handles, title, caption, pdf, png)
