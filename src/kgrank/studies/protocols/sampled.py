@@ -170,20 +170,6 @@ def _corrected_skipped(estimator: str, num_samples: int, settings: SampledSettin
     )
 
 
-def _corrected_note(settings: SampledSettings) -> str:
-    return (
-        f"corrected estimator skipped above k = {settings.corrected_max_k} "
-        f"(studies.protocols.sampled.corrected_max_k, {settings.profile})"
-    )
-
-
-def _all_kept_note(num_candidates: np.ndarray, num_samples: int) -> str:
-    return (
-        f"skipped: k = {num_samples} >= N_i - 1 for every task (largest N_i {int(num_candidates.max())}): "
-        "every task keeps all its negatives, the full ranking"
-    )
-
-
 def _estimates_of(
     full: FullRanks, sampled: SampledRanks, estimators: Sequence[str], settings: SampledSettings
 ) -> dict[tuple[str, str], np.ndarray]:
@@ -349,7 +335,10 @@ def _skipped_rows(
     rows = []
     for model in models:
         targets = full_values(fulls[model])
-        note = _all_kept_note(fulls[model].num_candidates, num_samples)
+        note = (
+            f"skipped: k = {num_samples} >= N_i - 1 for every task (largest N_i "
+            f"{int(fulls[model].num_candidates.max())}): every task keeps all its negatives, the full ranking"
+        )
         for estimator in REPORTED_ESTIMATORS:
             for metric in SAMPLED_METRICS:
                 target = targets[(ADJUSTED, metric)] if estimator == ADJUSTED else targets[metric]
@@ -391,6 +380,10 @@ def _moment_rows(
     """Exact moments of every estimator (a skipped row for the corrected one above its k)."""
     rows = []
     computed = [e for e in settings.estimators if not _corrected_skipped(e, num_samples, settings)]
+    skipped_note = (
+        f"corrected estimator skipped above k = {settings.corrected_max_k} "
+        f"(studies.protocols.sampled.corrected_max_k, {settings.profile})"
+    )
     for model in models:
         full = fulls[model]
         share = sampled_share(full.num_candidates, num_samples)
@@ -410,7 +403,7 @@ def _moment_rows(
                         _row(
                             dataset, model, num_samples, INDEPENDENT, estimator, metric,
                             full_value=targets[metric], method="skipped", replicates=0, share=share,
-                            note=_corrected_note(settings), settings=described,
+                            note=skipped_note, settings=described,
                         )
                     )  # fmt: skip
                     continue
