@@ -120,9 +120,7 @@ def check_simulation_settings(settings: Mapping[str, Any], source: str = "the co
     points around them, and its comparison at a simulated number of queries."""
     key = f"{source}: key studies.openworld"
     simulation, inconsistency, saturation = (
-        settings["simulation"],
-        settings["inconsistency"],
-        settings["saturation"],
+        settings[part] for part in ("simulation", "inconsistency", "saturation")
     )
     entities, answers = simulation["entities"], simulation["answers"]
     if answers >= entities:
