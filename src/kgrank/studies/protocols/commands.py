@@ -5,10 +5,8 @@ the parts of studies.protocols whose ``x-commands`` name it in
 src/kgrank/schemas/studies/protocols.schema.yaml, its defaults filled, and the rule passes
 them from the config.
 
-One group of commands per part of the study (issue #31): part 3, the weighted geometric
-mean rank, is ``protocols-weighted``, ``protocols-weighted-check`` and
-``protocols-weighted-figure``; a new part adds its own ``protocols-<part>...`` commands in
-:func:`add_commands`."""
+One group of ``protocols-<part>...`` commands per part of the study (issue #31), each
+ending in ``protocols-<part>-figure``; a new part adds its own in :func:`add_commands`."""
 
 from __future__ import annotations
 
