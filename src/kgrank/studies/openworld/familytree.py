@@ -207,16 +207,11 @@ def macro_rows(ranks: pd.DataFrame, metrics: Sequence[Metric]) -> list[dict]:
         value = float(per_query.mean())
         moments = macro_mean_moments(metric, num_candidates, query)
         rows.append({"metric": metric.key, "label": metric.label, "variant": "value", "value": value})
-        for variant, derived in derived_values(metric, value, moments).items():
-            if variant is not Variant.NORMALISED:
-                rows.append(
-                    {
-                        "metric": derived.key,
-                        "label": metric.label,
-                        "variant": str(variant),
-                        "value": derived.value,
-                    }
-                )
+        rows += [
+            {"metric": derived.key, "label": metric.label, "variant": str(variant), "value": derived.value}
+            for variant, derived in derived_values(metric, value, moments).items()
+            if variant is not Variant.NORMALISED
+        ]
     return rows
 
 
