@@ -233,18 +233,17 @@ def ties_report(ties: pd.DataFrame, widths: pd.DataFrame, limits: str) -> pd.Dat
     MRR of realistic ranks under exact equality and under the largest tolerance listed,
     the MRR gap optimistic − pessimistic, and nDCG@20: trec_eval's range over the renamings,
     the tie-neutral value and the share of queries whose trec_eval value changed."""
-    rows = []
-    for record in widths[widths["side"] == "both"].itertuples(index=False):
-        rows.append(
-            {
-                "dataset": dataset_label(record.dataset),
-                "model": model_label(record.model),
-                "scorer": scorer_label("stage"),
-                "tasks": int(record.num_tasks),
-                "mean width": record.mean_width,
-                "tied %": 100.0 * record.tied_share,
-            }
-        )
+    rows = [
+        {
+            "dataset": dataset_label(record.dataset),
+            "model": model_label(record.model),
+            "scorer": scorer_label("stage"),
+            "tasks": int(record.num_tasks),
+            "mean width": record.mean_width,
+            "tied %": 100.0 * record.tied_share,
+        }
+        for record in widths[widths["side"] == "both"].itertuples(index=False)
+    ]
     tolerances = list(dict.fromkeys(ties["tolerance"]))
     loosest = tolerances[-1]
     keys = list(dict.fromkeys(zip(ties["dataset"], ties["model"], ties["scorer"], strict=True)))
