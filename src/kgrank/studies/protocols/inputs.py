@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from kgrank.data.rank_table import RANK_COLUMNS, SIDES_AND_BOTH
-from kgrank.data.tables import TableKind, read_pair_tables, read_rank_table, table_kind
-from kgrank.defaults import WEIGHT_SCHEMES
+from kgrank.data.tables import TableKind, read_pair_tables, read_rank_table, read_table, table_kind
+from kgrank.defaults import SAMPLED_ESTIMATORS, WEIGHT_SCHEMES
 from kgrank.errors import KgrankInputError
 from kgrank.studies.protocols.settings import SCORERS
 
@@ -102,8 +102,6 @@ SAMPLED_AGREEMENT_COLUMNS = (
 def sampled_kind() -> TableKind:
     """The estimates table of `kgrank protocols-sampled` (NaN moments on skipped rows, a NaN
     standard deviation on one-draw rows)."""
-    from kgrank.defaults import SAMPLED_ESTIMATORS
-
     return table_kind(
         "sampled-negatives estimates table",
         "`kgrank protocols-sampled`",
@@ -190,8 +188,6 @@ def ties_kind() -> TableKind:
 
 def read_ties_tables(paths: Sequence[str | Path]) -> pd.DataFrame:
     """The pair tables of `kgrank protocols-ties-pair`, checked, one pair each, concatenated."""
-    from kgrank.data.tables import read_table
-
     if not paths:
         raise KgrankInputError(
             "--pairs: no table given; pass results/protocols/ties/<dataset>/<model>.tsv files"
