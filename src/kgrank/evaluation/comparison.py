@@ -83,7 +83,7 @@ from scipy import stats as scipy_stats
 
 from kgrank.data.rank_table import RANK_COLUMNS
 from kgrank.errors import KgrankInputError
-from kgrank.evaluation.intervals import Interval, metric_interval
+from kgrank.evaluation.intervals import Interval, from_task_mean, metric_interval, task_values
 from kgrank.evaluation.metrics import Metric, Variant, comparable_metrics, derive, lookup, moments_of
 from kgrank.evaluation.stats import (
     CrossedVariance,
@@ -190,31 +190,6 @@ SUMMARY_METHOD = (
 
 
 # --- metrics -------------------------------------------------------------------------------
-
-
-def task_values(metric: Metric, ranks: np.ndarray) -> np.ndarray:
-    """The per-task values whose arithmetic mean is a strictly monotone function of
-    ``metric`` (:func:`from_task_mean`): f(r)^p, or log f(r) for p = 0."""
-    transformed = metric.transform.function(np.asarray(ranks, dtype=float))
-    if metric.power == 0:
-        return np.log(transformed)
-    if metric.power == 1:
-        return np.asarray(transformed, dtype=float)
-    return transformed**metric.power
-
-
-def from_task_mean(metric: Metric, mean: np.ndarray | float) -> np.ndarray | float:
-    """The metric from the mean of its per-task values: g(mean^(1/p)), g(exp(mean)) for
-    p = 0 (element-wise)."""
-    mean = np.asarray(mean, dtype=float)
-    if metric.power == 0:
-        aggregated = np.exp(mean)
-    elif metric.power == 1:
-        aggregated = mean
-    else:
-        aggregated = mean ** (1.0 / metric.power)
-    with np.errstate(divide="ignore"):
-        return 1.0 / aggregated if metric.post == "reciprocal" else aggregated
 
 
 def increases_with_task_mean(metric: Metric) -> bool:
@@ -761,8 +736,21 @@ def _interval(low: float, high: float) -> str:
     return f"[{_number(low)}, {_number(high)}]"
 
 
-def _p(value: float, significant: bool) -> str:
-    return _number(value, 2) + ("*" if significant else "")
+def _numbers(values: Iterable[float], digits: int = 4) -> list[str]:
+    return [_number(value, digits) for value in values]
+
+
+def _intervals(table: pd.DataFrame, column: str) -> list[str]:
+    """The interval text of ``column``'s ends, ``<column>_low`` and ``<column>_high``."""
+    return [_interval(*ends) for ends in zip(table[f"{column}_low"], table[f"{column}_high"], strict=True)]
+
+
+def _holm_ps(table: pd.DataFrame, p_column: str, significant_column: str) -> list[str]:
+    """Holm-adjusted p-values to two digits, ``*`` where rejected."""
+    return [
+        _number(p, 2) + ("*" if significant else "")
+        for p, significant in zip(table[p_column], table[significant_column], strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -850,34 +838,12 @@ class Comparison:
                 "metric": self.pairs["metric"].map(label),
                 "first": self.pairs["first"],
                 "second": self.pairs["second"],
-                "difference": [_number(value) for value in self.pairs["difference"]],
-                "interval": [
-                    _interval(low, high)
-                    for low, high in zip(
-                        self.pairs["difference_low"], self.pairs["difference_high"], strict=True
-                    )
-                ],
-                "adjusted difference": [_number(value) for value in self.pairs["adjusted_difference"]],
-                "adjusted interval": [
-                    _interval(low, high)
-                    for low, high in zip(
-                        self.pairs["adjusted_difference_low"],
-                        self.pairs["adjusted_difference_high"],
-                        strict=True,
-                    )
-                ],
-                "t p (Holm)": [
-                    _p(p, significant)
-                    for p, significant in zip(
-                        self.pairs["t_p_holm"], self.pairs["t_significant"], strict=True
-                    )
-                ],
-                "Wilcoxon p (Holm)": [
-                    _p(p, significant)
-                    for p, significant in zip(
-                        self.pairs["wilcoxon_p_holm"], self.pairs["wilcoxon_significant"], strict=True
-                    )
-                ],
+                "difference": _numbers(self.pairs["difference"]),
+                "interval": _intervals(self.pairs, "difference"),
+                "adjusted difference": _numbers(self.pairs["adjusted_difference"]),
+                "adjusted interval": _intervals(self.pairs, "adjusted_difference"),
+                "t p (Holm)": _holm_ps(self.pairs, "t_p_holm", "t_significant"),
+                "Wilcoxon p (Holm)": _holm_ps(self.pairs, "wilcoxon_p_holm", "wilcoxon_significant"),
                 "better": self.pairs["better"],
             }
         )
@@ -886,11 +852,11 @@ class Comparison:
                 "dataset": self.systems["dataset"],
                 "system": self.systems["system"],
                 "metric": self.systems["metric"].map(label),
-                "value": [_number(value) for value in self.systems["value"]],
-                "E[M]": [_number(value) for value in self.systems["random_expectation"]],
-                "adjusted index": [_number(value) for value in self.systems["adjusted_index"]],
-                "z": [_number(value, 3) for value in self.systems["z_score"]],
-                "p (Holm)": [_number(value, 2) for value in self.systems["z_p_holm"]],
+                "value": _numbers(self.systems["value"]),
+                "E[M]": _numbers(self.systems["random_expectation"]),
+                "adjusted index": _numbers(self.systems["adjusted_index"]),
+                "z": _numbers(self.systems["z_score"], 3),
+                "p (Holm)": _numbers(self.systems["z_p_holm"], 2),
                 "mark": self.systems["mark"],
             }
         )
@@ -902,47 +868,23 @@ class Comparison:
                 "adjusted differences": self.summary["per_dataset"],
                 "same sign": self.summary["agreeing"],
                 "significantly against": self.summary["disagreeing"],
-                "weighted mean": [_number(value) for value in self.summary["adjusted_difference"]],
-                "Stouffer Z": [_number(value, 3) for value in self.summary["stouffer_z"]],
-                "p (Holm)": [
-                    _p(p, significant)
-                    for p, significant in zip(
-                        self.summary["combined_p_holm"], self.summary["significant"], strict=True
-                    )
-                ],
+                "weighted mean": _numbers(self.summary["adjusted_difference"]),
+                "Stouffer Z": _numbers(self.summary["stouffer_z"], 3),
+                "p (Holm)": _holm_ps(self.summary, "combined_p_holm", "significant"),
                 "better": self.summary["better"],
             }
         )
         if "seeds" in self.systems.columns:
-            pairs.insert(
-                len(pairs.columns) - 1,
-                "seeds",
-                [
-                    f"{int(first)}/{int(second)}"
-                    for first, second in zip(
-                        self.pairs["seeds_first"], self.pairs["seeds_second"], strict=True
-                    )
-                ],
-            )
-            pairs.insert(
-                len(pairs.columns) - 1,
-                "seeds t p (Holm)",
-                [
-                    _p(p, significant)
-                    for p, significant in zip(
-                        self.pairs["seeds_t_p_holm"], self.pairs["seeds_t_significant"], strict=True
-                    )
-                ],
-            )
-            systems.insert(len(systems.columns) - 1, "seeds", self.systems["seeds"].astype(int).to_numpy())
-            systems.insert(
-                len(systems.columns) - 1, "seed SD", [_number(value) for value in self.systems["seed_sd"]]
-            )
-            systems.insert(
-                len(systems.columns) - 1,
-                "seed share",
-                [_number(value, 2) for value in self.systems["seed_share"]],
-            )
+            seeds = zip(self.pairs["seeds_first"], self.pairs["seeds_second"], strict=True)
+            # each before the last column, better or mark
+            for frame, column, values in (
+                (pairs, "seeds", [f"{int(first)}/{int(second)}" for first, second in seeds]),
+                (pairs, "seeds t p (Holm)", _holm_ps(self.pairs, "seeds_t_p_holm", "seeds_t_significant")),
+                (systems, "seeds", self.systems["seeds"].astype(int).to_numpy()),
+                (systems, "seed SD", _numbers(self.systems["seed_sd"])),
+                (systems, "seed share", _numbers(self.systems["seed_share"], 2)),
+            ):
+                frame.insert(len(frame.columns) - 1, column, values)
         return {"pairs": pairs, "systems": systems, "summary": summary}
 
     def paper_table(self, latex: bool = False) -> pd.DataFrame:

@@ -88,24 +88,38 @@ def _resampled_interval(
     return Interval(low, high, f"{method} bootstrap (R={resamples})")
 
 
+def task_values(metric: Metric, ranks: np.ndarray) -> np.ndarray:
+    """The per-task values whose arithmetic mean is a strictly monotone function of
+    ``metric`` (:func:`from_task_mean`): f(r)^p, or log f(r) for p = 0."""
+    transformed = metric.transform.function(np.asarray(ranks, dtype=float))
+    if metric.power == 0:
+        return np.log(transformed)
+    if metric.power == 1:
+        return np.asarray(transformed, dtype=float)
+    return transformed**metric.power
+
+
+def from_task_mean(metric: Metric, mean: np.ndarray | float) -> np.ndarray | float:
+    """The metric from the mean of its per-task values: g(mean^(1/p)), g(exp(mean)) for
+    p = 0 (element-wise)."""
+    mean = np.asarray(mean, dtype=float)
+    if metric.power == 0:
+        aggregated = np.exp(mean)
+    elif metric.power == 1:
+        aggregated = mean
+    else:
+        aggregated = mean ** (1.0 / metric.power)
+    with np.errstate(divide="ignore"):
+        return 1.0 / aggregated if metric.post == "reciprocal" else aggregated
+
+
 def _normal_power_mean(metric: Metric, ranks: np.ndarray, confidence: float) -> Interval:
-    transformed = metric.transform.function(ranks)
-    power = metric.power
-    inner = np.log(transformed) if power == 0 else transformed**power
+    inner = task_values(metric, ranks)
     mean = inner.mean()
     half_width = scipy_stats.norm.ppf(0.5 + confidence / 2) * inner.std(ddof=1) / np.sqrt(len(inner))
     # the mean of f^p cannot leave the range of its values
     ends = np.clip([mean - half_width, mean + half_width], inner.min(), inner.max())
-    if power == 0:
-        aggregated = np.exp(ends)
-    elif power == 1:
-        aggregated = ends
-    else:
-        aggregated = ends ** (1.0 / power)
-    if metric.post == "reciprocal":
-        with np.errstate(divide="ignore"):
-            aggregated = 1.0 / aggregated
-    low, high = sorted(float(end) for end in aggregated)
+    low, high = sorted(float(end) for end in from_task_mean(metric, ends))
     return Interval(low, high, "normal (central limit)")
 
 
