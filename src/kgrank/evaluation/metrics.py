@@ -458,10 +458,14 @@ def _mean_score(key: str, label: str, transform: Transform, **extra: object) -> 
     return _rank_metric(key, label, _mean_moments(transform), increasing=True, transform=transform, **extra)
 
 
-def hits_at(k: int) -> Metric:
+def _cut_off(k: int, key: str) -> int:
     if isinstance(k, bool) or int(k) != k or k <= 0:
-        raise KgrankInputError(f"metric hits_at_{k}: k must be a positive integer, got {k!r}")
-    k = int(k)
+        raise KgrankInputError(f"metric {key}_{k}: k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+def hits_at(k: int) -> Metric:
+    k = _cut_off(k, "hits_at")
     return _mean_score(
         f"hits_at_{k}",
         f"Hits@{k}",
@@ -476,12 +480,6 @@ def hits_at(k: int) -> Metric:
 # the filtered setting has: RR@k is 1/r within the top k and 0 below; P@k is Hits@k / k;
 # nDCG@k is the log discount 1/log2(1 + r) within the top k (the ideal DCG is 1). Their
 # moments under uniform ranks are exact sums over the ranks.
-
-
-def _cut_off(k: int, key: str) -> int:
-    if isinstance(k, bool) or int(k) != k or k <= 0:
-        raise KgrankInputError(f"metric {key}_{k}: k must be a positive integer, got {k!r}")
-    return int(k)
 
 
 def _truncated(name: str, k: int, function: Callable[[np.ndarray], np.ndarray]) -> Transform:
@@ -596,17 +594,17 @@ def _dispersion(
     label: str,
     statistic: str,
     synonyms: tuple[str, ...],
-    moments_function: Callable | None = None,
+    moments_function: Callable,
     interval_method: str = "log variance",
+    increasing: bool = False,
 ) -> Metric:
-    """A dispersion statistic of the ranks: no optimum; without a moments function its
-    own value is sampled under the random model."""
+    """A dispersion statistic of the ranks, or their count: no optimum, so no derived variants."""
     return Metric(
         key=key,
         label=label,
         transform=IDENTITY,
         statistic=statistic,
-        increasing=False,
+        increasing=increasing,
         optimum=None,
         value_range=(0.0, np.inf),
         moments_function=moments_function,
@@ -622,17 +620,8 @@ def _dispersion_metrics() -> list[Metric]:
         _dispersion(
             "median_absolute_deviation", "MAD", "mad", ("rank_mad", "mad"), _mad_moments, "bootstrap"
         ),
-        Metric(
-            key="count",
-            label="count",
-            transform=IDENTITY,
-            statistic="count",
-            increasing=True,
-            optimum=None,
-            value_range=(0.0, np.inf),
-            moments_function=_count_moments,
-            synonyms=("rank_count",),
-            interval_method="none: a count",
+        _dispersion(
+            "count", "count", "count", ("rank_count",), _count_moments, "none: a count", increasing=True
         ),
     ]
 
@@ -989,25 +978,19 @@ def derived_values(metric: Metric, value: float, moments: Moments) -> dict[Varia
 
 def rows_for(metric: Metric, value: float, moments: Moments) -> list[dict]:
     """The base value with its moments and method, then its derived variants (same method)."""
-    rows = [
-        {
-            "metric": metric.key,
-            "value": value,
-            "expectation": moments.expectation,
-            "variance": moments.variance,
-        }
-    ]
+    rows = [DerivedValue(metric.key, value, moments.expectation, moments.variance)]
     if metric.has_derived:
-        rows += [
-            {
-                "metric": derived.key,
-                "value": derived.value,
-                "expectation": derived.expectation,
-                "variance": derived.variance,
-            }
-            for derived in derived_values(metric, value, moments).values()
-        ]
-    return [{**row, "method": moments.method} for row in rows]
+        rows += derived_values(metric, value, moments).values()
+    return [
+        {
+            "metric": row.key,
+            "value": row.value,
+            "expectation": row.expectation,
+            "variance": row.variance,
+            "method": moments.method,
+        }
+        for row in rows
+    ]
 
 
 def metric_rows(ranks: np.ndarray, num_candidates: np.ndarray, metric: Metric) -> list[dict]:
@@ -1041,6 +1024,16 @@ TIDY_COLUMNS = ["side", "rank_type", "metric", "value", "expectation", "variance
 INTERVAL_COLUMNS = ["ci_low", "ci_high", "ci_method"]
 
 
+def _unweighted(metrics: Sequence[Metric], weights: np.ndarray | None) -> list[Metric]:
+    """The metrics that take no weights, refused where weights are given."""
+    unweighted = [metric for metric in metrics if not metric.weighted]
+    if weights is not None and unweighted:
+        raise KgrankInputError(
+            f"metric {unweighted[0].key}: takes no weights; weigh only wgmr and iwgmr, or drop the weights"
+        )
+    return unweighted
+
+
 def evaluate_ranks(
     ranks: np.ndarray,
     num_candidates: np.ndarray,
@@ -1072,11 +1065,7 @@ def evaluate_ranks(
         )
     name = f"({', '.join(stream)})" if stream else "ranks"
     check_ranks(name, ranks, num_candidates)
-    unweighted = [metric for metric in metrics if not metric.weighted]
-    if weights is not None and unweighted:
-        raise KgrankInputError(
-            f"metric {unweighted[0].key}: takes no weights; weigh only wgmr and iwgmr, or drop the weights"
-        )
+    unweighted = _unweighted(metrics, weights)
     if moments is None:
         moments = moments_of(unweighted, num_candidates) if unweighted else {}
     rows: list[dict] = []
@@ -1152,11 +1141,7 @@ def evaluate_rank_table(
             f"rank table: num_candidates {num_candidates.min()} is not at least 1; recompute the ranks"
         )
     subsets = side_subsets(ranks["side"].to_numpy())
-    unweighted = [metric for metric in metrics if not metric.weighted]
-    if weights is not None and unweighted:
-        raise KgrankInputError(
-            f"metric {unweighted[0].key}: takes no weights; weigh only wgmr and iwgmr, or drop the weights"
-        )
+    unweighted = _unweighted(metrics, weights)
     cached = moments_of_subsets(unweighted, num_candidates, subsets)
     if weights is not None:
         weights = np.asarray(weights, dtype=float)

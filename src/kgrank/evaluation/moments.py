@@ -477,19 +477,14 @@ def log_expected_powers(
     *,
     chunk_elements: int = 4_000_000,
 ) -> np.ndarray:
-    """log E[r_i^(s_i)] for r_i uniform on 1..N_i, element-wise over tasks (exact sums).
-
-    Computed as log1p(mean_{k<=N} expm1(s ln k)) rather than logsumexp_k(s ln k) - ln N:
-    for the small per-task exponents of a weighted mean (s ~ 1/n) the result is ~ s E[ln r],
-    and the logsumexp form gets it as the difference of two numbers near ln N, losing about
-    log10(ln N / (s E[ln r])) digits; the variance needs the difference of two such results
-    per task and kept only ~6 correct digits that way at FB15k-237's size (relative error
-    6.5e-7 against 50-digit arithmetic; this form: 1.4e-11; tests/test_weighted.py checks
-    it on a smaller case). Every expm1(s ln k) has the sign of s, so the mean has no
-    cancellation, and |s| <= 2 keeps it far from overflow (E[r^2] <= N^2).
-    Each distinct (N, s) pair is one row; the pairs are sorted by N and summed in chunks
-    of at most ``chunk_elements`` terms. With one exponent for all tasks
-    :func:`kgrank.evaluation.moments.log_expected_power` is cheaper (a running sum serves every N).
+    """log E[r_i^(s_i)] for r_i uniform on 1..N_i, element-wise over tasks (exact sums), in
+    :func:`log_expected_power`'s cancellation-free form. For a weighted mean's small
+    exponents (s ~ 1/n) the logsumexp form kept only ~6 correct digits of the variance at
+    FB15k-237's size (relative error 6.5e-7 against 50-digit arithmetic; this form:
+    1.4e-11; tests/test_weighted.py checks it on a smaller case); |s| <= 2 keeps it far
+    from overflow (E[r^2] <= N^2). Each distinct (N, s) pair is one row; the pairs are
+    sorted by N and summed in chunks of at most ``chunk_elements`` terms. With one exponent
+    for all tasks :func:`log_expected_power` is cheaper (a running sum serves every N).
     """
     sizes = np.asarray(num_candidates, dtype=np.int64).reshape(-1)
     powers = np.asarray(exponents, dtype=float).reshape(-1)

@@ -51,7 +51,7 @@ and each vector is computed once (cached).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,8 +80,20 @@ GRAM_CUTOFF = 1e-13
 # --- inputs ---------------------------------------------------------------------------------
 
 
+class _RankTypes:
+    """The realistic rank, and each rank type by name, of the optimistic and pessimistic ones."""
+
+    @property
+    def realistic(self) -> np.ndarray:
+        return (self.optimistic + self.pessimistic) / 2.0
+
+    def ranks(self, rank_type: str) -> np.ndarray:
+        _check_rank_type(rank_type, SAMPLED_RANK_TYPES)
+        return self.realistic if rank_type == "realistic" else getattr(self, rank_type)
+
+
 @dataclass(frozen=True)
-class FullRanks:
+class FullRanks(_RankTypes):
     """Full filtered ranks of n tasks: optimistic, pessimistic (integers in [1, N_i]) and N_i."""
 
     optimistic: np.ndarray
@@ -115,14 +127,6 @@ class FullRanks:
         _check_inside("optimistic rank", optimistic, 1, num_candidates)
         _check_inside("pessimistic rank", pessimistic, optimistic, num_candidates)
         return cls(optimistic, pessimistic, num_candidates)
-
-    @property
-    def realistic(self) -> np.ndarray:
-        return (self.optimistic + self.pessimistic) / 2.0
-
-    def ranks(self, rank_type: str) -> np.ndarray:
-        _check_rank_type(rank_type, SAMPLED_RANK_TYPES)
-        return self.realistic if rank_type == "realistic" else getattr(self, rank_type)
 
 
 def _integers(name: str, values: object) -> np.ndarray:
@@ -170,7 +174,7 @@ def _check_num_samples(num_samples: object, num_candidates: np.ndarray) -> int:
 
 
 @dataclass(frozen=True)
-class SampledRanks:
+class SampledRanks(_RankTypes):
     """Sampled ranks of n tasks in R replicate draws: (R, n) arrays, and per task the sampled
     candidate count k_i + 1 and the full count N_i."""
 
@@ -181,17 +185,9 @@ class SampledRanks:
     num_samples: int
 
     @property
-    def realistic(self) -> np.ndarray:
-        return (self.optimistic + self.pessimistic) / 2.0
-
-    @property
     def draws(self) -> np.ndarray:
         """k_i = min(k, N_i - 1), the negatives each task draws."""
         return self.num_candidates - 1
-
-    def ranks(self, rank_type: str) -> np.ndarray:
-        _check_rank_type(rank_type, SAMPLED_RANK_TYPES)
-        return self.realistic if rank_type == "realistic" else getattr(self, rank_type)
 
 
 def draw_above_and_tied(
@@ -281,8 +277,7 @@ def sampled_rank_probabilities(
     num_candidates, draws = np.asarray(num_candidates), np.asarray(draws)
     width = int(draws.max()) + 1
     probabilities = np.zeros((len(full_ranks), width))
-    for count, draw in _groups(num_candidates, draws):
-        rows = (num_candidates == count) & (draws == draw)
+    for count, draw, rows in _groups(num_candidates, draws):
         drawn_above = np.arange(draw + 1)[None, :]
         probabilities[rows, : draw + 1] = hypergeometric_pmf(
             drawn_above, count - 1, full_ranks[rows, None] - 1, draw
@@ -290,9 +285,10 @@ def sampled_rank_probabilities(
     return probabilities
 
 
-def _groups(num_candidates: np.ndarray, draws: np.ndarray) -> list[tuple[int, int]]:
-    pairs = np.unique(np.stack([num_candidates, draws], axis=1), axis=0)
-    return [(int(count), int(draw)) for count, draw in pairs]
+def _groups(num_candidates: np.ndarray, draws: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Each distinct (N, k) with the mask of its tasks."""
+    for count, draw in np.unique(np.stack([num_candidates, draws], axis=1), axis=0):
+        yield int(count), int(draw), (num_candidates == count) & (draws == draw)
 
 
 # --- estimators --------------------------------------------------------------------------------
@@ -419,8 +415,7 @@ def estimate(
         scale = (sampled.full_num_candidates - 1) / np.maximum(sampled.draws, 1)
         return np.mean(metric.transform.function(1.0 + (ranks - 1.0) * scale), axis=-1)
     values = np.empty(ranks.shape)
-    for count, draw in _groups(sampled.full_num_candidates, sampled.draws):
-        tasks = (sampled.full_num_candidates == count) & (sampled.draws == draw)
+    for count, draw, tasks in _groups(sampled.full_num_candidates, sampled.draws):
         vector = _estimator_values(metric, estimator, count, draw, regularisation)
         values[:, tasks] = vector[ranks[:, tasks].astype(np.int64) - 1]
     return values.mean(axis=-1)
@@ -491,8 +486,7 @@ def estimator_moments(
         probabilities = sampled_rank_probabilities(ranks[block], counts, draws)
         for estimator, key in keys:
             values = np.zeros_like(probabilities)
-            for count, draw in _groups(counts, draws):
-                rows = (counts == count) & (draws == draw)
+            for count, draw, rows in _groups(counts, draws):
                 vector = _estimator_values(chosen[key], estimator, count, draw, regularisation)
                 values[rows, : draw + 1] = vector
             task_mean = np.sum(probabilities * values, axis=1)

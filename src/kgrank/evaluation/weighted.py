@@ -27,16 +27,10 @@ relations; not from the paper, the macro weighting PyKEEN's weights were added f
 PR #837) or ``uniform`` (GMR).
 
 Moments. With a_i = w_i / sum_j w_j and r_i independent and uniform on 1..N_i,
-WGMR = prod_i r_i^(a_i), so by independence
-
-    E[WGMR]   = prod_i E[r_i^(a_i)],    E[WGMR^2] = prod_i E[r_i^(2 a_i)],
-    log E[r^s] = logsumexp_{k=1..N}(s ln k) - ln N,
-    Var[WGMR] = E[WGMR]^2 (exp(sum_i [log E[r_i^(2 a_i)] - 2 log E[r_i^(a_i)]]) - 1),
-
-all in log space (:func:`~kgrank.evaluation.moments.product_of_task_powers`); IWGMR is the same
-with a_i -> -a_i.
-This is the per-task-exponent form of :func:`kgrank.evaluation.moments.product_of_powers`
-(one exponent 1/n for all tasks), to which it reduces with equal weights.
+WGMR = prod_i r_i^(a_i), whose exact E and Var are products over the tasks
+(:func:`~kgrank.evaluation.moments.product_of_task_powers`, the per-task-exponent form of
+:func:`~kgrank.evaluation.moments.product_of_powers`, to which it reduces with equal
+weights); IWGMR is the same with a_i -> -a_i.
 
 The authors' code reports as "expected" value the WGMR of the expected ranks (N_i + 1)/2
 (``RankCollector.get_expected``), which is not E[WGMR]: x^a is concave for 0 < a <= 1,
@@ -44,15 +38,13 @@ so E[r^a] <= E[r]^a (Jensen) and their plug-in value overstates the expectation 
 some N_i > 1 carries weight (:func:`wgmr_at_expected_ranks`; tests/test_weighted.py shows
 the Monte Carlo check rejecting it).
 
-Registry. WGMR and IWGMR are registered (:data:`kgrank.evaluation.metrics.WEIGHTED_METRICS`,
-found by :func:`kgrank.evaluation.metrics.lookup` under every name: ``wgmr``, ``awgmri``,
-``z_iwgmr`` ...) as metrics whose value and moments take weights (``Metric.weighted``); the
-one evaluator (:func:`~kgrank.evaluation.metrics.evaluate_ranks`,
-:func:`~kgrank.evaluation.metrics.evaluate_rank_table`) hands them the weights it is given.
-They are not in :func:`kgrank.evaluation.metrics.default_metrics`, whose table has no
-weights to give them. This module holds the weights (the schemes), the authors' plug-in
-expectation and the Monte Carlo check; the exact moments are
-:func:`~kgrank.evaluation.moments.product_of_task_powers`.
+WGMR and IWGMR are registered (:data:`kgrank.evaluation.metrics.WEIGHTED_METRICS`; every
+name :func:`~kgrank.evaluation.metrics.lookup` knows: ``wgmr``, ``awgmri``, ``z_iwgmr`` ...)
+as metrics whose value and moments take weights, which the one evaluator
+(:func:`~kgrank.evaluation.metrics.evaluate_ranks`) hands them; the default table
+(:func:`~kgrank.evaluation.metrics.default_metrics`) has no weights and leaves them out.
+This module holds the weight schemes, the authors' plug-in expectation and the Monte
+Carlo check.
 """
 
 from __future__ import annotations
