@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from kgrank.engine.ties import Tolerance
 
 
+# what every rank function here returns, per row of a score block
+_RANK_COUNTS = ("optimistic", "pessimistic", "num_candidates")
+
+
 def ranks_from_scores(
     scores: torch.Tensor, true_entities: torch.Tensor, filter_rows: Any = None, filter_cols: Any = None
 ) -> dict[str, np.ndarray]:
@@ -92,7 +96,7 @@ def sampled_ranks(
     score_array = scores.numpy()
     admissible = ~np.isnan(score_array)
     side_index = SIDES.index(side)
-    columns: dict[str, list[int]] = {"optimistic": [], "pessimistic": [], "num_candidates": []}
+    columns: dict[str, list[int]] = {name: [] for name in _RANK_COUNTS}
     for row, (true_entity, triple_id) in enumerate(
         zip(true_entities.tolist(), triple_ids.tolist(), strict=True)
     ):
@@ -119,11 +123,7 @@ class _RankColumns:
             self.tolerant_ranks = partial(
                 ranks_with_tolerance, absolute=tolerance.absolute, relative=tolerance.relative
             )
-        self.columns: dict[str, list[np.ndarray]] = {
-            "optimistic": [],
-            "pessimistic": [],
-            "num_candidates": [],
-        }
+        self.columns: dict[str, list[np.ndarray]] = {name: [] for name in _RANK_COUNTS}
 
     def __call__(self, block: ScoreBlock) -> None:
         if self.tolerant_ranks is not None:
@@ -203,10 +203,8 @@ def compute_ranks(
         progress=progress,
         description="ranking",
     )
-    columns = consumer.columns
     optimistic, pessimistic, num_candidates = (
-        np.concatenate(columns[name]).astype(np.int64)
-        for name in ("optimistic", "pessimistic", "num_candidates")
+        np.concatenate(consumer.columns[name]).astype(np.int64) for name in _RANK_COUNTS
     )
     table = pd.DataFrame(
         {

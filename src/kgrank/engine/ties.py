@@ -35,9 +35,7 @@ from kgrank.evaluation.stats import seed_stream
 if TYPE_CHECKING:
     import torch
 
-# ---------------------------------------------------------------------------------------
-# 1. Rank width
-# ---------------------------------------------------------------------------------------
+# --- 1. Rank width -----------------------------------------------------------------------
 
 RANK_WIDTH_COLUMNS = ("side", "num_tasks", "mean_width", "tied_share", "max_width")
 
@@ -162,9 +160,7 @@ def tie_neutral_table(
     return pd.DataFrame(rows, columns=list(TIE_NEUTRAL_RANK_COLUMNS))
 
 
-# ---------------------------------------------------------------------------------------
-# 2. Tie tolerance
-# ---------------------------------------------------------------------------------------
+# --- 2. Tie tolerance --------------------------------------------------------------------
 
 
 def _check_tolerance(absolute: float, relative: float) -> None:
@@ -271,9 +267,7 @@ def ranks_with_tolerance(
     }
 
 
-# ---------------------------------------------------------------------------------------
-# 3. Stress scorers
-# ---------------------------------------------------------------------------------------
+# --- 3. Stress scorers -------------------------------------------------------------------
 
 
 def constant_scores(scores: torch.Tensor, value: float = 0.0) -> torch.Tensor:
@@ -295,9 +289,7 @@ def quantised_scores(scores: torch.Tensor, decimals: int) -> torch.Tensor:
     return torch.round(scores, decimals=int(decimals))
 
 
-# ---------------------------------------------------------------------------------------
-# 4. Tie-neutral IR measures
-# ---------------------------------------------------------------------------------------
+# --- 4. Tie-neutral IR measures ----------------------------------------------------------
 
 RUN_FRAME_COLUMNS = ("query_id", "doc_id", "score")
 QRELS_FRAME_COLUMNS = ("query_id", "doc_id", "relevance")
@@ -518,9 +510,7 @@ def mean_over_queries(per_query: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"value": grouped.mean(), "num_queries": grouped.size()}).reset_index()
 
 
-# ---------------------------------------------------------------------------------------
-# 5. How far trec_eval's tie order moves a measure
-# ---------------------------------------------------------------------------------------
+# --- 5. How far trec_eval's tie order moves a measure ------------------------------------
 
 SENSITIVITY_COLUMNS = ("measure", "trec_eval", "minimum", "maximum", "spread", "changed", "tie_neutral")
 

@@ -935,31 +935,26 @@ def derive(
     variance = np.asarray(variance if known else np.nan, dtype=float)
     span = metric.optimum - expectation
     std = np.sqrt(variance)
-    nan = np.nan
     sign = 1.0 if metric.increasing else -1.0
-    has_expectation = expectation != 0
     has_span = span != 0
     has_std = std > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         # without a variance the adjusted index is still defined by its span alone
         index_defined = has_span & has_std if known else has_span
         return {
-            Variant.NORMALISED: DerivedArrays(
-                value=np.where(has_expectation, value / expectation, nan),
-                expectation=np.where(has_expectation, 1.0, nan),
-                variance=np.where(has_expectation, variance / expectation**2, nan),
+            Variant.NORMALISED: _defined(
+                expectation != 0, value / expectation, 1.0, variance / expectation**2
             ),
-            Variant.INDEX: DerivedArrays(
-                value=np.where(index_defined, (value - expectation) / span, nan),
-                expectation=np.where(index_defined, 0.0, nan),
-                variance=np.where(index_defined, variance / span**2, nan),
-            ),
-            Variant.Z_SCORE: DerivedArrays(
-                value=np.where(has_span & has_std, sign * (value - expectation) / std, nan),
-                expectation=np.where(has_span & has_std, 0.0, nan),
-                variance=np.where(has_span & has_std, 1.0, nan),
-            ),
+            Variant.INDEX: _defined(index_defined, (value - expectation) / span, 0.0, variance / span**2),
+            Variant.Z_SCORE: _defined(has_span & has_std, sign * (value - expectation) / std, 0.0, 1.0),
         }
+
+
+def _defined(
+    defined: np.ndarray, value: np.ndarray, expectation: np.ndarray | float, variance: np.ndarray | float
+) -> DerivedArrays:
+    """A derived variant's value, E and Var where it is ``defined``, NaN elsewhere."""
+    return DerivedArrays(*(np.where(defined, part, np.nan) for part in (value, expectation, variance)))
 
 
 def derived_values(metric: Metric, value: float, moments: Moments) -> dict[Variant, DerivedValue]:
