@@ -206,10 +206,6 @@ def _where(frame: pd.DataFrame, index: int) -> str:
     return f"dataset {row['dataset']!r}, system {row['system']!r}, task {row['task']!r}"
 
 
-def _run_of(frame: pd.DataFrame, ranks: pd.DataFrame, index: int) -> str:
-    return f", seed {frame[RUN_COLUMN].iloc[index]!r}" if RUN_COLUMN in ranks.columns else ""
-
-
 def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
     """The long-form frame with its values checked; dataset and system as text."""
     if not isinstance(ranks, pd.DataFrame):
@@ -260,8 +256,9 @@ def _checked(ranks: pd.DataFrame) -> pd.DataFrame:
     repeated = frame.duplicated(["dataset", "system", RUN_COLUMN, "task"]).to_numpy()
     if repeated.any():
         index = int(np.flatnonzero(repeated)[0])
+        run = f", seed {frame[RUN_COLUMN].iloc[index]!r}" if RUN_COLUMN in ranks.columns else ""
         raise KgrankInputError(
-            f"compare: {_where(frame, index)}{_run_of(frame, ranks, index)} appears twice; give "
+            f"compare: {_where(frame, index)}{run} appears twice; give "
             "one rank per task (and a seed column to tell several runs of a system apart)"
         )
     return frame
@@ -593,13 +590,6 @@ def _crossed_interval(
 # --- across datasets -----------------------------------------------------------------------
 
 
-def _orientation_to_adjusted(metric: Metric, expectation: float) -> float:
-    """+1 where a larger metric value is a larger adjusted index (optimum above E), -1
-    where it is smaller (MR: optimum 1 below E), NaN where the span is 0."""
-    span = metric.optimum - expectation
-    return float(np.sign(span)) if span != 0 else float("nan")
-
-
 def stouffer(t_statistics: np.ndarray, tasks: np.ndarray) -> tuple[float, float]:
     """Stouffer's weighted Z of one-sided paired t-tests (``t_statistics`` on ``tasks - 1``
     degrees of freedom, p = P(T > t)) with weights sqrt(tasks), and its one-sided p:
@@ -659,11 +649,11 @@ def _summary(pairs: pd.DataFrame, metrics: Sequence[Metric], alpha: float) -> pd
         adjusted = group["adjusted_difference"].to_numpy(dtype=float)
         pooled = float(np.sum(tasks * adjusted) / np.sum(tasks))
         direction = -1.0 if pooled < 0 else 1.0
-        # each dataset's t on the adjusted scale (positive: first better), then one-sided
-        # in the direction of the pooled difference
-        orientation = np.array(
-            [_orientation_to_adjusted(metric, e) for e in group["random_expectation"].to_numpy(dtype=float)]
-        )
+        # each dataset's t on the adjusted scale (positive: first better; flipped where the
+        # optimum lies below E, as MR's does; NaN where the span is 0), then one-sided in the
+        # direction of the pooled difference
+        span = metric.optimum - group["random_expectation"].to_numpy(dtype=float)
+        orientation = np.where(span != 0, np.sign(span), np.nan)
         t_adjusted = group["t_statistic"].to_numpy(dtype=float) * orientation
         z, p = stouffer(direction * t_adjusted, tasks)
         two_sided = float(min(1.0, 2.0 * min(p, 1.0 - p))) if np.isfinite(p) else float("nan")

@@ -636,27 +636,6 @@ def log_weighted_mean(ranks: np.ndarray, fractions: np.ndarray) -> np.ndarray | 
     return float(result) if np.ndim(result) == 0 else result
 
 
-def _weighted_ranks(ranks: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[float]) -> tuple:
-    ranks = np.asarray(ranks, dtype=float)
-    if ranks.ndim == 0:
-        raise KgrankInputError(f"ranks: got the single number {float(ranks)}; give a vector of ranks")
-    fractions = check_weights(weights, ranks.shape[-1])
-    bad = ~np.isfinite(ranks) | (ranks < 1)
-    if bad.any():
-        raise KgrankInputError(
-            f"ranks: {ranks[bad].flat[0]} is not a rank of at least 1; recompute the ranks"
-        )
-    return ranks, fractions / fractions.sum()
-
-
-def _weighted_moments(
-    num_candidates: np.ndarray | Sequence[int], weights: np.ndarray | Sequence[float], sign: float
-):
-    num_candidates = np.asarray(num_candidates)
-    fractions = check_weights(weights, len(num_candidates))
-    return mom.product_of_task_powers(num_candidates, sign * fractions / fractions.sum())
-
-
 def _needs_weights(key: str):
     def refuse(num_candidates: np.ndarray) -> Moments:
         raise KgrankInputError(f"metric {key}: needs one weight per rank; pass weights=")
@@ -677,15 +656,25 @@ class WeightedMetric(Metric):
     ) -> np.ndarray | float:
         if weights is None:
             raise KgrankInputError(f"metric {self.key}: needs one weight per rank; pass weights=")
-        ranks, fractions = _weighted_ranks(ranks, weights)
-        return np.exp(self.sign * log_weighted_mean(ranks, fractions))
+        ranks = np.asarray(ranks, dtype=float)
+        if ranks.ndim == 0:
+            raise KgrankInputError(f"ranks: got the single number {float(ranks)}; give a vector of ranks")
+        fractions = check_weights(weights, ranks.shape[-1])
+        bad = ~np.isfinite(ranks) | (ranks < 1)
+        if bad.any():
+            raise KgrankInputError(
+                f"ranks: {ranks[bad].flat[0]} is not a rank of at least 1; recompute the ranks"
+            )
+        return np.exp(self.sign * log_weighted_mean(ranks, fractions / fractions.sum()))
 
     def moments(
         self, num_candidates: np.ndarray, weights: np.ndarray | Sequence[float] | None = None
     ) -> Moments:
         if weights is None:
             _needs_weights(self.key)(num_candidates)
-        return _weighted_moments(num_candidates, weights, self.sign)
+        num_candidates = np.asarray(num_candidates)
+        fractions = check_weights(weights, len(num_candidates))
+        return mom.product_of_task_powers(num_candidates, self.sign * fractions / fractions.sum())
 
 
 WEIGHTED_GEOMETRIC_MEAN_RANK, INVERSE_WEIGHTED_GEOMETRIC_MEAN_RANK = (
