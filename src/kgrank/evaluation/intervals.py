@@ -44,9 +44,7 @@ from kgrank.evaluation.stats import bootstrap_batch, bootstrap_interval, seed_se
 if TYPE_CHECKING:
     from kgrank.evaluation.metrics import Metric
 
-# The methods a metric names (Metric.interval_method), besides "none: <why>": the normal
-# interval of a power mean's transformed mean, Wilson's for a proportion (Hits@k),
-# order statistics for a median, the normal interval of a log variance, the bootstrap.
+# The methods a metric names (Metric.interval_method) besides "none: <why>" (module docstring).
 METHODS = ("normal", "wilson", "order statistics", "log variance", "bootstrap")
 DEFAULT_RESAMPLES = 1000
 # The central-limit interval is used from this many tasks on; below, the bootstrap.

@@ -373,14 +373,6 @@ def _power_mean_moments(p: float) -> Callable[[np.ndarray], Moments]:
     return moments
 
 
-def _sampled_median(summary: np.ndarray) -> np.ndarray:
-    return summary[:, 0]
-
-
-def _sampled_inverse_median(summary: np.ndarray) -> np.ndarray:
-    return 1.0 / summary[:, 0]
-
-
 def _sampled_mad(summary: np.ndarray) -> np.ndarray:
     return summary[:, 1] * mom.MAD_NORMAL_SCALE
 
@@ -392,18 +384,13 @@ def _median_moments(post: str) -> Callable[[np.ndarray], Moments | mom.SamplingR
         if np.all(n == n[0]) and len(n) % 2 == 1:
             return mom.median_moments_iid(int(n[0]), len(n), transform)
         # The median rank, its inverse and the MAD share one median per replicate.
-        then = _sampled_inverse_median if post == "reciprocal" else _sampled_median
-        return mom.SamplingRequest(mom.median_and_deviation, then)
+        return mom.SamplingRequest(mom.median_and_deviation, lambda summary: transform(summary[:, 0]))
 
     return moments
 
 
 def _mad_moments(n: np.ndarray) -> mom.SamplingRequest:
     return mom.SamplingRequest(mom.median_and_deviation, _sampled_mad)
-
-
-def _row_std(ranks: np.ndarray) -> np.ndarray:
-    return np.std(ranks, axis=-1)
 
 
 def _standard_deviation_moments(n: np.ndarray) -> Moments | mom.SamplingRequest:
@@ -415,7 +402,7 @@ def _standard_deviation_moments(n: np.ndarray) -> Moments | mom.SamplingRequest:
         lambda x: 0.5 / np.sqrt(x),
         lambda x: -0.25 * x**-1.5,
         num_candidates=n,
-        statistic=_row_std,
+        statistic=lambda ranks: np.std(ranks, axis=-1),
     )
 
 
