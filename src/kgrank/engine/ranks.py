@@ -68,17 +68,6 @@ def random_tie_ranks(optimistic: np.ndarray, pessimistic: np.ndarray, seed: int)
     return generator.integers(optimistic, pessimistic, endpoint=True).astype(np.int64)
 
 
-def _sampled_columns(
-    allowed: np.ndarray, true_entity: int, num_samples: int, generator: np.random.Generator
-) -> np.ndarray:
-    """Up to ``num_samples`` distinct columns among ``allowed`` (true entity excluded), uniformly."""
-    allowed[true_entity] = False
-    candidates = np.flatnonzero(allowed)
-    if len(candidates) <= num_samples:
-        return candidates
-    return generator.choice(candidates, size=num_samples, replace=False)
-
-
 def sampled_ranks(
     scores: torch.Tensor,
     true_entities: torch.Tensor,
@@ -101,7 +90,11 @@ def sampled_ranks(
         zip(true_entities.tolist(), triple_ids.tolist(), strict=True)
     ):
         generator = np.random.default_rng([seed, side_index, triple_id])
-        chosen = _sampled_columns(admissible[row], true_entity, num_samples, generator)
+        # up to num_samples distinct admissible columns, the true entity excluded, uniformly
+        admissible[row, true_entity] = False
+        chosen = np.flatnonzero(admissible[row])
+        if len(chosen) > num_samples:
+            chosen = generator.choice(chosen, size=num_samples, replace=False)
         true_score = score_array[row, true_entity]
         others = score_array[row, chosen]
         columns["optimistic"].append(1 + int((others > true_score).sum()))

@@ -29,7 +29,7 @@ from scipy.stats import nhypergeom
 
 from kgrank.data.rank_table import SIDES_AND_BOTH, select_side
 from kgrank.errors import KgrankInputError
-from kgrank.evaluation.metrics import Metric, mean_metric
+from kgrank.evaluation.metrics import Metric, lookup, mean_metric
 from kgrank.evaluation.stats import seed_stream
 
 if TYPE_CHECKING:
@@ -131,8 +131,6 @@ def tie_neutral_table(
     and tie-neutrally (:func:`tie_neutral_values`, averaged over the tasks), with the share
     of tasks tied, per side (``both``, ``head``, ``tail`` or ``all``: the three); columns
     TIE_NEUTRAL_RANK_COLUMNS. How much the choice of tie rule moves a value."""
-    from kgrank.evaluation.metrics import lookup
-
     sides = ("both", "head", "tail") if side == "all" else (side,)
     rows = []
     for which in sides:

@@ -53,9 +53,8 @@ The methods, each stated in :attr:`Comparison.caption`:
   on this test set", the seeds held fixed. Its value is the metric of that mean; its
   interval is a t interval (Satterthwaite's degrees of freedom) on the variance of a
   crossed tasks x seeds design (:func:`kgrank.evaluation.stats.crossed_variance`), which
-  holds both sources: the
-  share that new seeds would move is ``seed_share``, the spread of the per-seed values
-  ``seed_sd``. Each pair also gets Welch's t-test of the two systems' per-seed values
+  holds both sources: the share that new seeds would move is ``seed_share``, the spread
+  of the per-seed values ``seed_sd``. Each pair also gets Welch's t-test of the two systems' per-seed values
   (``seeds_t_*``, Holm over the pairs that have one): "is this system better whatever
   the seed", the test set held fixed. Against random a system of R seeds is compared with
   the mean of R random runs (variance Var[M] / R; exact for MR, MRR and Hits@k, whose
@@ -807,9 +806,8 @@ class Comparison:
             systems += (
                 f"{runs}; its interval is a t interval on the variance of a crossed tasks x seeds design "
                 "(method of moments, Satterthwaite's degrees of freedom), seed share: the part of that "
-                "variance new seeds would move, seed SD: the "
-                "spread of the per-seed values; a system of R seeds is compared with the mean of R random "
-                "runs (Var[M] / R, the variance column)."
+                "variance new seeds would move, seed SD: the spread of the per-seed values; a system of R "
+                "seeds is compared with the mean of R random runs (Var[M] / R, the variance column)."
             )
         return {"pairs": pairs, "systems": systems, "summary": summary}
 
