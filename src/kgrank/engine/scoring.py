@@ -61,17 +61,6 @@ BIT_IDENTICAL = "bit-identical"
 ScoreFunction = Callable[[Any, Any, Any, Any, str], tuple[torch.Tensor, "SquaredDistanceError | str | None"]]
 
 
-def _squared_distance_scores(
-    query: torch.Tensor,
-    entities: torch.Tensor,
-    query_squared_norms: torch.Tensor,
-    squared_norms: torch.Tensor,
-):
-    """|q - e|^2 for every (query, entity) pair as |q|^2 - 2 q.e + |e|^2, clamped at 0 against rounding."""
-    squared = query_squared_norms.unsqueeze(1) - 2.0 * (query @ entities.T) + squared_norms
-    return squared.clamp_(min=0.0)
-
-
 def _norm_scores(
     query: torch.Tensor, entities: torch.Tensor, p: float, power_norm: bool
 ) -> tuple[torch.Tensor, SquaredDistanceError | str]:
@@ -81,7 +70,9 @@ def _norm_scores(
     if p == 2:
         query_squared_norms = (query * query).sum(dim=1)
         squared_norms = (entities * entities).sum(dim=1)
-        squared = _squared_distance_scores(query, entities, query_squared_norms, squared_norms)
+        # |q - e|^2 for every (query, entity) pair as |q|^2 - 2 q.e + |e|^2, clamped at 0 against rounding
+        squared = query_squared_norms.unsqueeze(1) - 2.0 * (query @ entities.T) + squared_norms
+        squared.clamp_(min=0.0)
         unit_roundoff = torch.finfo(query.dtype).eps / 2
         reach = query_squared_norms.sqrt() + squared_norms.max().sqrt()
         error = SquaredDistanceError(

@@ -90,14 +90,6 @@ def _reciprocal_moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mom.harmonic_number(n, 1) / n, mom.harmonic_number(n, 2) / n
 
 
-def _indicator_moments(k: int) -> Callable:
-    def task_moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        probability = np.minimum(k, np.asarray(n, dtype=float)) / n
-        return probability, probability  # an indicator equals its square
-
-    return task_moments
-
-
 IDENTITY = Transform(
     text="r", function=lambda ranks: ranks, task_moments=_identity_moments, method=mom.CLOSED_FORM
 )
@@ -107,10 +99,14 @@ RECIPROCAL = Transform(
 
 
 def indicator(k: int) -> Transform:
+    def task_moments(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        probability = np.minimum(k, np.asarray(n, dtype=float)) / n
+        return probability, probability  # an indicator equals its square
+
     return Transform(
         text=f"1[r <= {k}]",
         function=lambda ranks: (ranks <= k).astype(float),
-        task_moments=_indicator_moments(k),
+        task_moments=task_moments,
         method=mom.CLOSED_FORM,
     )
 

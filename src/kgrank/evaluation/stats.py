@@ -24,18 +24,16 @@ from kgrank.garbage import frozen_objects
 SeedKey = int | str
 
 
-def _entropy(seed: int | Sequence[SeedKey], keys: Sequence[SeedKey]) -> list[int]:
-    # A name becomes its CRC-32: stable across processes and Python versions, unlike hash().
-    # A seed may itself be a stream's key list ([seed, side, rank type]), names included.
-    parts = [seed] if isinstance(seed, int | np.integer | str) else list(seed)
-    return [zlib.crc32(key.encode()) if isinstance(key, str) else int(key) for key in [*parts, *keys]]
-
-
 def seed_sequence(seed: int | Sequence[SeedKey], *keys: SeedKey) -> np.random.SeedSequence:
     """The one way kgrank derives a seed: the config's ``seed`` and the keys that name
     one stream (a dataset, an index, a replicate; names count by their CRC-32).
     ``seed_sequence(7, "nations", 1)`` is ``SeedSequence([7, crc32("nations"), 1])``."""
-    return np.random.SeedSequence(_entropy(seed, keys))
+    # A name becomes its CRC-32: stable across processes and Python versions, unlike hash().
+    # A seed may itself be a stream's key list ([seed, side, rank type]), names included.
+    parts = [seed] if isinstance(seed, int | np.integer | str) else list(seed)
+    return np.random.SeedSequence(
+        [zlib.crc32(key.encode()) if isinstance(key, str) else int(key) for key in [*parts, *keys]]
+    )
 
 
 def seed_stream(seed: int | Sequence[SeedKey], *keys: SeedKey) -> np.random.Generator:
