@@ -152,14 +152,12 @@ def compute_ranks(
 ) -> pd.DataFrame:
     """Rank every test triple on both sides; see the module docstring for the rank variants.
 
-    One :func:`kgrank.engine.score_pass.score_pass` (which owns the batching, the device, the
-    evaluation mode and the retry at half the batch size when memory runs out), side by
-    side, whose blocks this engine ranks. Scores come from :class:`kgrank.engine.scoring.Scorer`
-    (a product form for the common model families, ``model.predict`` otherwise, or always
-    with ``fast=False``). With ``sampled_candidates`` = k each true entity is ranked
-    against k random candidates that are not known answers (``num_candidates`` = k + 1)
-    instead of against every entity; a task with fewer than k such candidates keeps them
-    all, and a k of at least N - 1 (N entities), with which every task would, is refused.
+    One :func:`kgrank.engine.score_pass.score_pass`, side by side, whose blocks this engine
+    ranks; ``fast=False`` scores through ``model.predict`` only (:class:`kgrank.engine.scoring.Scorer`).
+    With ``sampled_candidates`` = k each true entity is ranked against k random candidates
+    that are not known answers (``num_candidates`` = k + 1) instead of against every
+    entity; a task with fewer than k such candidates keeps them all, and a k of at least
+    N - 1 (N entities), with which every task would, is refused.
     With a ``tolerance`` (:func:`kgrank.engine.ties.parse_tolerance`: absolute or relative) a
     candidate whose score lies that close to the true one ties with it
     (:func:`kgrank.engine.ties.ranks_with_tolerance`); ``exact`` or None: equality.

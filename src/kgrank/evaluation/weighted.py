@@ -163,13 +163,11 @@ def wgmr_montecarlo(
     """Simulated against exact mean and variance of WGMR and IWGMR, with verdicts.
 
     Draws ``replicates`` rank vectors of the random model on the given N_i (in chunks of
-    at most ``chunk_elements`` ranks), evaluates both metrics on each, and compares as the
-    moments study does (:func:`kgrank.evaluation.moments.compare_with_simulation`): a z statistic of the
-    simulated mean, the ratio of simulated to analytic variance with its standard error
-    (from the fourth central moment, :func:`kgrank.evaluation.moments.sample_mean_variance`), and a
-    Bonferroni family-wise verdict at level ``alpha`` over all tests
-    (:func:`kgrank.evaluation.moments.apply_familywise`). ``analytic`` replaces the exact moments by
-    key, e.g. to show that the check rejects a wrong value.
+    at most ``chunk_elements`` ranks), evaluates both metrics on each, and compares and
+    judges them as the moments study does (:func:`kgrank.evaluation.moments.compare_with_simulation`,
+    :func:`kgrank.evaluation.moments.apply_familywise` at level ``alpha`` over all tests).
+    ``analytic`` replaces the exact moments by key, e.g. to show that the check rejects a
+    wrong value.
     """
     num_candidates = np.asarray(num_candidates)
     fractions = check_weights(weights, len(num_candidates))
