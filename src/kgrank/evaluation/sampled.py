@@ -308,12 +308,8 @@ def correction(
     regularisation: float = 0.0,
 ) -> np.ndarray:
     """Krichene & Rendle's corrected values f~(s), s = 1..draws + 1, for tasks with
-    ``num_candidates`` candidates ranked against ``draws`` of their negatives.
-
-    Solves [(1 - gamma) A' D A + gamma diag(A' p)] f~ = A' D f over full ranks r = 1..N with
-    A[r, s] = P(S = s | r), p the uniform prior over 1..N and D = diag(p). See the module
-    docstring.
-    """
+    ``num_candidates`` candidates ranked against ``draws`` of their negatives: the module
+    docstring's system over full ranks r = 1..N, with the uniform prior."""
     metric = mean_metric(metric)
     regularisation = _check_regularisation(regularisation)
     return _uniform_correction(metric.key, int(num_candidates), int(draws), regularisation)
