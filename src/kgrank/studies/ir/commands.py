@@ -123,11 +123,23 @@ def stability_summary_kind() -> TableKind:
     )
 
 
+def _write_report(
+    args: argparse.Namespace, prefix: str, table: pd.DataFrame, caption: str, label: str, floatfmt: str = "g"
+) -> None:
+    """A report table at --<prefix>markdown (its caption under it) and --<prefix>latex."""
+    from kgrank.data.io import write_report_table
+
+    markdown, latex = getattr(args, f"{prefix}markdown"), getattr(args, f"{prefix}latex")
+    write_report_table(
+        table, markdown, latex, caption=caption, label=label, floatfmt=floatfmt, markdown_caption=True
+    )
+
+
 def _queries(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from kgrank.data.datasets import load_factories
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.studies.ir.evaluation import entity_labels, plan_items
     from kgrank.studies.ir.kgc_sparsity import read_kgc_sparsity, split_evaluation
     from kgrank.studies.ir.report import COUNTS_CAPTION, counts_table
@@ -153,15 +165,7 @@ def _queries(args: argparse.Namespace) -> None:
         write_table(args.counts, read.counts)
         write_table(args.relations, read.relations)
         write_table(args.divergences, read.divergences)
-        write_report_table(
-            counts_table(read.counts),
-            args.markdown,
-            args.latex,
-            caption=COUNTS_CAPTION,
-            label="tab:ir-counts",
-            floatfmt=".0f",
-            markdown_caption=True,
-        )
+        _write_report(args, "", counts_table(read.counts), COUNTS_CAPTION, "tab:ir-counts", ".0f")
     else:
         evaluations = split_evaluation(args.dataset_dir)
     write_table(args.out, evaluations)
@@ -258,11 +262,6 @@ def _read_item_tables(paths: list[str], names: list[str], option: str) -> dict[t
     return tables
 
 
-def _pair_items(paths: list[str], pairs: list[str]) -> dict[tuple[str, str], pd.DataFrame]:
-    """The item tables by (dataset, model), ``pairs`` naming each path's `dataset/model`."""
-    return _read_item_tables(paths, pairs, "--pairs")
-
-
 def _read_systems(paths: list[str], systems: list[str]) -> dict[str, pd.DataFrame]:
     """Item tables by system name, one name per path."""
     return {system: table for (_, system), table in _read_item_tables(paths, systems, "--systems").items()}
@@ -283,7 +282,7 @@ def _dataset_evaluations(specs: list[str], datasets: set[str]) -> list[tuple[str
 
 
 def _montecarlo(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.montecarlo import check_evaluations
     from kgrank.studies.ir.report import montecarlo_caption, montecarlo_table
@@ -291,7 +290,7 @@ def _montecarlo(args: argparse.Namespace) -> None:
 
     # the macro moments are checked on the paper protocol's query structures (the default
     # protocol; on FB-Test-O the two coincide, and the formula does not depend on the filter)
-    by_protocol = split_protocols(_pair_items(args.items, args.pairs))
+    by_protocol = split_protocols(_read_item_tables(args.items, args.pairs, "--pairs"))
     if PAPER not in by_protocol:
         raise KgrankInputError(
             f"{args.items[0]}: no rows of protocol {PAPER!r} (it has {', '.join(by_protocol)}); "
@@ -312,21 +311,14 @@ def _montecarlo(args: argparse.Namespace) -> None:
     )
     table.insert(0, "protocol", PAPER)
     write_table(args.out, table)
-    write_report_table(
-        montecarlo_table(table),
-        args.markdown,
-        args.latex,
-        caption=montecarlo_caption(table, replicates, alpha),
-        label="tab:ir-montecarlo",
-        floatfmt=".4g",
-        markdown_caption=True,
-    )
+    caption = montecarlo_caption(table, replicates, alpha)
+    _write_report(args, "", montecarlo_table(table), caption, "tab:ir-montecarlo", ".4g")
     failed = int((~table["passed"]).sum())
     print(f"macro moments: {len(table) - failed} of {len(table)} Monte Carlo checks pass")
 
 
 def _systems(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import METRICS, read_tables_of
     from kgrank.studies.ir.aggregate import aggregate_items, split_protocols, with_protocol
     from kgrank.studies.ir.figures import plot_systems
@@ -340,7 +332,8 @@ def _systems(args: argparse.Namespace) -> None:
     from kgrank.studies.ir.settings import MAIN_EVALUATIONS
 
     items = _read_systems(args.items, args.systems)
-    budgets = read_tables_of(args.micro_metrics, METRICS).drop_duplicates("model").set_index("model")
+    micro_metrics = read_tables_of(args.micro_metrics, METRICS)
+    budgets = micro_metrics.drop_duplicates("model").set_index("model")
     table = with_protocol(
         {
             protocol: aggregate_items(tables, evaluations=list(MAIN_EVALUATIONS))
@@ -349,33 +342,18 @@ def _systems(args: argparse.Namespace) -> None:
     )
     gap = sample_vs_test(table)
     write_table(args.gap, gap)
-    write_report_table(
-        sample_vs_test_table(gap),
-        args.gap_markdown,
-        args.gap_latex,
-        caption=sample_vs_test_caption(gap),
-        label="tab:ir-sample-vs-test",
-        floatfmt=".4f",
-        markdown_caption=True,
-    )
+    caption = sample_vs_test_caption(gap)
+    _write_report(args, "gap_", sample_vs_test_table(gap), caption, "tab:ir-sample-vs-test", ".4f")
     write_table(args.out, table)
     statement = systems_caption(args.caption)
-    write_report_table(
-        systems_table(table, args.systems, budgets),
-        args.markdown,
-        args.latex,
-        caption=statement,
-        label="tab:ir-systems",
-        floatfmt=".4g",
-        markdown_caption=True,
-    )
+    _write_report(args, "", systems_table(table, args.systems, budgets), statement, "tab:ir-systems", ".4g")
     # the run's dataset, as the systems' metric tables name it
-    dataset = str(read_tables_of(args.micro_metrics, METRICS)["dataset"].iloc[0])
+    dataset = str(micro_metrics["dataset"].iloc[0])
     plot_systems(table, args.pdf, args.png, caption=statement, dataset=dataset)
 
 
 def _sparsity(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import read_table
     from kgrank.studies.ir.aggregate import split_protocols, with_protocol
     from kgrank.studies.ir.agreement import label_sparsity
@@ -400,25 +378,10 @@ def _sparsity(args: argparse.Namespace) -> None:
     write_table(args.values, values)
     taus = tau_by_protocol(agreement)
     write_table(args.tau, taus)
-    write_report_table(
-        tau_by_protocol_table(taus),
-        args.tau_markdown,
-        args.tau_latex,
-        caption=tau_by_protocol_caption(len(args.systems)),
-        label="tab:ir-tau-by-protocol",
-        floatfmt=".3g",
-        markdown_caption=True,
-    )
+    caption = tau_by_protocol_caption(len(args.systems))
+    _write_report(args, "tau_", tau_by_protocol_table(taus), caption, "tab:ir-tau-by-protocol", ".3g")
     statement = sparsity_caption(len(args.systems))
-    write_report_table(
-        sparsity_table(agreement),
-        args.markdown,
-        args.latex,
-        caption=statement,
-        label="tab:ir-sparsity",
-        floatfmt=".3g",
-        markdown_caption=True,
-    )
+    _write_report(args, "", sparsity_table(agreement), statement, "tab:ir-sparsity", ".3g")
     plot_tau_by_depth(agreement, args.pdf, args.png, caption=statement)
     plot_values_by_depth(values, args.values_pdf, args.values_png, caption=SPARSITY_VALUES_CAPTION)
 
@@ -464,14 +427,14 @@ def _stability_figure(args: argparse.Namespace) -> None:
 def _discrimination(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.studies.ir.aggregate import split_protocols
     from kgrank.studies.ir.discrimination import discrimination, discrimination_summary
     from kgrank.studies.ir.figures import plot_discrimination
     from kgrank.studies.ir.report import discrimination_caption, discrimination_table
 
     alpha = args.settings["alpha"]
-    tables = _pair_items(args.items, args.pairs)
+    tables = _read_item_tables(args.items, args.pairs, "--pairs")
     frames = []
     specs = _dataset_evaluations(args.evaluations, {d for d, _ in tables})
     for protocol, of_protocol in split_protocols(tables).items():
@@ -485,14 +448,7 @@ def _discrimination(args: argparse.Namespace) -> None:
     summary = discrimination_summary(pairs, alpha)
     write_table(args.summary, summary)
     statement = discrimination_caption(alpha)
-    write_report_table(
-        discrimination_table(summary),
-        args.markdown,
-        args.latex,
-        caption=statement,
-        label="tab:ir-discrimination",
-        markdown_caption=True,
-    )
+    _write_report(args, "", discrimination_table(summary), statement, "tab:ir-discrimination")
     plot_discrimination(pairs, args.pdf, args.png, alpha=alpha, caption=statement)
 
 
@@ -504,6 +460,7 @@ def _add_systems(command: argparse.ArgumentParser) -> None:
 
 
 def _add_pair_items(command: argparse.ArgumentParser) -> None:
+    """Item tables of several datasets, each named dataset/model, and the sets to analyse."""
     command.add_argument(
         "--items",
         nargs="+",
@@ -513,9 +470,6 @@ def _add_pair_items(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--pairs", nargs="+", required=True, help="the dataset/model of each item table, in the same order"
     )
-
-
-def _add_dataset_evaluations(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--evaluations",
         nargs="+",
@@ -597,7 +551,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "ir-montecarlo", help="the macro moments (best of R relevant answers) against simulation"
     )
     _add_pair_items(command)
-    _add_dataset_evaluations(command)
     add_hits(command, required=True)
     add_settings(command, "ir")
     add_seed(command, "the simulation")
@@ -623,8 +576,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument(
         "--gap", required=True, help="where to write FB-Test-S vs FB-Test-O micro MRR per protocol (TSV)"
     )
-    command.add_argument("--gap-markdown", required=True, help="where to write that table as Markdown")
-    command.add_argument("--gap-latex", required=True, help="where to write that table as LaTeX")
+    add_table_paths(command, prefix="gap-")
     command.set_defaults(handler=_systems)
 
     command = commands.add_parser(
@@ -647,8 +599,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument(
         "--tau", required=True, help="where to write the S vs S-C tau per metric and protocol (TSV)"
     )
-    command.add_argument("--tau-markdown", required=True, help="where to write that table as Markdown")
-    command.add_argument("--tau-latex", required=True, help="where to write that table as LaTeX")
+    add_table_paths(command, prefix="tau-")
     command.set_defaults(handler=_sparsity)
 
     command = commands.add_parser(
@@ -676,7 +627,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "ir-discrimination", help="paired t-tests of every system pair per metric: discriminative power"
     )
     _add_pair_items(command)
-    _add_dataset_evaluations(command)
     add_settings(command, "ir")
     command.add_argument("--out", required=True, help="where to write every pair's test (TSV)")
     command.add_argument("--summary", required=True, help="where to write the counts per metric (TSV)")
