@@ -30,6 +30,8 @@ PROTOCOL_LABELS = {
     "all-known": "all-known filter (train+valid+test)",
 }
 AVERAGING_STYLES = {"micro": "-", "macro": "--", "macro-pykeen": ":"}
+# the lines of every curve figure
+LINE = {"marker": "o", "markersize": 3, "linewidth": 1}
 SMALLEST_P = 1e-16  # smaller p-values (and 0) are drawn at this floor of the log axis
 
 
@@ -95,6 +97,27 @@ def _panel_label(panel: tuple[str, str, str]) -> str:
     dataset, evaluation, protocol = panel
     label = evaluation_label(dataset, evaluation)
     return f"{label},\n{protocol_label(protocol)}" if protocol else label
+
+
+def _protocol_title(title: str, protocol: str) -> str:
+    """A panel's title, its protocol on a second line where the table has one."""
+    return f"{title}\n{protocol_label(protocol)}" if protocol else title
+
+
+def _cells(axes: np.ndarray, rows: list, columns: list) -> list[tuple]:
+    """(axis, row key, column key) of every panel of a grid."""
+    return [
+        (axes[row, column], row_key, column_key)
+        for row, row_key in enumerate(rows)
+        for column, column_key in enumerate(columns)
+    ]
+
+
+def _integer_ticks(axis: plt.Axes) -> None:
+    """Whole-number ticks on the x axis (depths, pair counts), however few values there are."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
 
 
 def _set_style() -> None:
@@ -182,19 +205,12 @@ def plot_tau_by_depth(agreement: pd.DataFrame, pdf: str | Path, png: str | Path,
     if frame.empty:
         _nothing_to_draw("No pooling depths evaluated: no tau to draw.", pdf, png, caption)
         return
-    from matplotlib.ticker import MaxNLocator
-
     metrics, averagings = _metrics(frame), _averagings(frame)
     protocols = _protocols(frame)
     colours = _colours(list(AVERAGING_LABELS))
     figure, axes = _grid(len(protocols), len(metrics))
     styles = {"depth vs pooled": ("-", "o", "vs FB-Test-S-C"), "depth vs sample": ("--", "s", "vs FB-Test-S")}
-    cells = [
-        (axes[row, column], protocol, metric)
-        for row, protocol in enumerate(protocols)
-        for column, metric in enumerate(metrics)
-    ]
-    for axis, protocol, metric in cells:
+    for axis, protocol, metric in _cells(axes, protocols, metrics):
         shown = _of_protocol(frame, protocol)
         for averaging in averagings:
             for comparison, (line, marker, text) in styles.items():
@@ -216,11 +232,8 @@ def plot_tau_by_depth(agreement: pd.DataFrame, pdf: str | Path, png: str | Path,
                     label=f"{AVERAGING_LABELS[averaging]}, {text}",
                 )
         axis.set_ylim(-1.05, 1.05)
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
-        axis.set_title(
-            f"{metric_label(metric)}\n{protocol_label(protocol)}" if protocol else metric_label(metric),
-            fontsize=8,
-        )
+        _integer_ticks(axis)
+        axis.set_title(_protocol_title(metric_label(metric), protocol), fontsize=8)
         axis.set_xlabel("pooling depth d (rank cut-off)")
         axis.set_ylabel("Kendall's τ (systems)")
     _finish(
@@ -259,8 +272,6 @@ def plot_values_by_depth(
             f"No pooling depths with {averaging} {metric_label(metric)}: nothing to draw.", pdf, png, caption
         )
         return
-    from matplotlib.ticker import MaxNLocator
-
     systems = list(dict.fromkeys(frame["model"]))
     colours = _colours(systems)
     protocols = _protocols(frame)
@@ -269,28 +280,15 @@ def plot_values_by_depth(
         ("value", metric_label(metric), "raw value"),
         ("adjusted_index", adjusted_label(metric), "adjusted index (0: random, 1: optimum)"),
     )
-    cells = [
-        (axes[row, column], protocol, panel)
-        for row, protocol in enumerate(protocols)
-        for column, panel in enumerate(panels)
-    ]
-    for axis, protocol, (column, label, title) in cells:
-        axis.set_title(f"{title}\n{protocol_label(protocol)}" if protocol else title, fontsize=8)
+    for axis, protocol, (column, label, title) in _cells(axes, protocols, panels):
+        axis.set_title(_protocol_title(title, protocol), fontsize=8)
         shown = _of_protocol(frame, protocol)
         for system in systems:
             curve = shown[shown["model"] == system].sort_values("depth")
-            axis.plot(
-                curve["depth"],
-                curve[column],
-                marker="o",
-                markersize=3,
-                linewidth=1,
-                color=colours[system],
-                label=model_label(system),
-            )
+            axis.plot(curve["depth"], curve[column], **LINE, color=colours[system], label=model_label(system))
         if column == "adjusted_index":
             axis.axhline(0.0, color="grey", linewidth=0.8)  # 0: the random model
-        axis.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        _integer_ticks(axis)
         axis.set_xlabel("pooling depth d (rank cut-off)")
         axis.set_ylabel(f"{label} (unitless)")
     _finish(
@@ -336,9 +334,7 @@ def plot_stability(summary: pd.DataFrame, pdf: str | Path, png: str | Path, capt
                 axis.plot(
                     curve["fraction"],
                     curve["mean_tau"],
-                    marker="o",
-                    markersize=3,
-                    linewidth=1,
+                    **LINE,
                     linestyle=AVERAGING_STYLES[averaging],
                     color=colour,
                     label=AVERAGING_LABELS[averaging],
@@ -379,8 +375,6 @@ def plot_discrimination(
 ) -> None:
     """Rows: evaluations; columns: metrics; the p-values of all system pairs sorted
     increasingly (log y), one colour per averaging, the significance level as a line."""
-    from matplotlib import ticker
-
     _set_style()
     if pairs.empty:
         _nothing_to_draw("Fewer than two systems: no pair to test.", pdf, png, caption)
@@ -411,9 +405,7 @@ def plot_discrimination(
                 axis.plot(
                     np.arange(1, len(p_values) + 1),
                     p_values,
-                    marker="o",
-                    markersize=3,
-                    linewidth=1,
+                    **LINE,
                     linestyle=AVERAGING_STYLES[averaging],
                     color=colours[averaging],
                     label=AVERAGING_LABELS[averaging],
@@ -425,8 +417,7 @@ def plot_discrimination(
                 axis.set_title(metric_label(metric), fontsize=9)
             if row == len(panels) - 1:
                 axis.set_xlabel("system pairs, sorted by p")
-            # pairs are counted: whole-number ticks only, however few pairs there are
-            axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True, min_n_ticks=1))
+            _integer_ticks(axis)  # pairs are counted
             axis.set_xlim(0.5, most_pairs + 0.5)
             if column == 0:
                 axis.set_ylabel(f"{_panel_label(panel)}\np-value (paired t, log)", fontsize=7)
@@ -469,12 +460,7 @@ def plot_systems(
     )
     width = 0.8 / len(SYSTEM_BARS)
     positions = np.arange(len(systems))
-    cells = [
-        (axes[row, column], protocol, evaluation)
-        for row, protocol in enumerate(protocols)
-        for column, evaluation in enumerate(evaluations)
-    ]
-    for axis, protocol, evaluation in cells:
+    for axis, protocol, evaluation in _cells(axes, protocols, evaluations):
         shown = _of_protocol(table, protocol)
         shown = shown[shown["evaluation"] == evaluation]
         for offset, (averaging, metric, label) in enumerate(SYSTEM_BARS):
@@ -491,8 +477,7 @@ def plot_systems(
                 label=label,
             )
         axis.set_xticks(positions, [model_label(system) for system in systems], rotation=45, ha="right")
-        title = EVALUATION_LABELS[evaluation]
-        axis.set_title(f"{title}\n{protocol_label(protocol)}" if protocol else title, fontsize=8)
+        axis.set_title(_protocol_title(EVALUATION_LABELS[evaluation], protocol), fontsize=8)
         axis.set_ylim(0, 1)
         axis.set_ylabel("value (higher is better)")
     # the dataset the run used, not the paper's
