@@ -24,11 +24,10 @@ from kgrank.evaluation.comparison import holm_within, paired_comparisons
 from kgrank.studies.ir.aggregate import AVERAGINGS, check_aligned, defined_metrics
 
 FAMILY = ("averaging", "metric")
+# a panel of the figure, a row of the summary: one family on one evaluation
+GROUP = ("protocol", "dataset", "evaluation", *FAMILY)
 DISCRIMINATION_COLUMNS = (
-    "protocol",
-    "dataset",
-    "evaluation",
-    *FAMILY,
+    *GROUP,
     "first",
     "second",
     "tasks",
@@ -37,17 +36,7 @@ DISCRIMINATION_COLUMNS = (
     "t_p",
     "t_p_holm",
 )
-DISCRIMINATION_SUMMARY_COLUMNS = (
-    "protocol",
-    "dataset",
-    "evaluation",
-    "averaging",
-    "metric",
-    "num_pairs",
-    "alpha",
-    "significant",
-    "significant_holm",
-)
+DISCRIMINATION_SUMMARY_COLUMNS = (*GROUP, "num_pairs", "alpha", "significant", "significant_holm")
 
 
 def per_item_values(items: pd.DataFrame, averaging: str, metric: str) -> np.ndarray:
@@ -118,10 +107,9 @@ def discrimination_summary(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
     with p below ``alpha`` before and after Holm (columns DISCRIMINATION_SUMMARY_COLUMNS)."""
     if "protocol" not in pairs.columns:  # a table of one protocol, written without the column
         pairs = pairs.assign(protocol="")
-    group = ["protocol", "dataset", "evaluation", "averaging", "metric"]
     summary = (
         pairs.assign(below=pairs["t_p"] < alpha, below_holm=pairs["t_p_holm"] < alpha)
-        .groupby(group, sort=False)
+        .groupby(list(GROUP), sort=False)
         .agg(
             num_pairs=("t_p", "size"),
             significant=("below", "sum"),

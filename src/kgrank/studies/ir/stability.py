@@ -53,31 +53,10 @@ from kgrank.studies.ir.settings import ALL_KNOWN, PAPER, PROTOCOLS
 
 CUTOFF = 20
 RANK_COLUMN = "arithmetic_mean_rank"  # f(r) = r: the micro rows' realistic rank itself
-STABILITY_COLUMNS = (
-    "protocol",
-    "dataset",
-    "evaluation",
-    "averaging",
-    "metric",
-    "variant",
-    "fraction",
-    "repetition",
-    "tau",
-)
-STABILITY_SUMMARY_COLUMNS = (
-    "protocol",
-    "dataset",
-    "evaluation",
-    "averaging",
-    "metric",
-    "variant",
-    "fraction",
-    "repetitions",
-    "defined",
-    "mean_tau",
-    "tau_p05",
-    "tau_p95",
-)
+# what a tau is of: the summary is grouped by these
+STABILITY_KEYS = ("protocol", "dataset", "evaluation", "averaging", "metric", "variant", "fraction")
+STABILITY_COLUMNS = (*STABILITY_KEYS, "repetition", "tau")
+STABILITY_SUMMARY_COLUMNS = (*STABILITY_KEYS, "repetitions", "defined", "mean_tau", "tau_p05", "tau_p95")
 
 
 def _sum_per_query(
@@ -163,6 +142,11 @@ class MicroRows:
     place_orders: dict[str, np.ndarray]  # per system: permutation of query_order by position
     metrics: list[str]  # metrics with moments
 
+    @property
+    def group_sizes(self) -> np.ndarray:
+        """The number of micro rows (relevant answers) of each query."""
+        return np.diff(np.append(self.group_starts, self.query_order.size))
+
 
 def micro_rows(items_by_system: Mapping[str, pd.DataFrame], evaluation: str) -> tuple[MicroRows, dict]:
     systems = list(items_by_system)
@@ -230,7 +214,7 @@ def best_rank_tables(
     R_sub from the closed forms or kgrank.evaluation.moments.best_rank_moments. With
     ``discarded_are_candidates`` (the paper protocol) the R - R_sub discarded answers join
     the M non-relevant candidates."""
-    group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
+    group_sizes = rows.group_sizes
     num_other = np.repeat(rows.num_other, group_sizes)
     num_relevant = np.arange(rows.query_order.size) - np.repeat(rows.group_starts, group_sizes) + 1
     if discarded_are_candidates:
@@ -285,7 +269,7 @@ def overtaking_discarded(rows: MicroRows, relevant_above: np.ndarray, sampled: n
     tied with it are the rest of the group; prefix sums of the discarded indicator give both.
     """
     sampled = np.atleast_2d(np.asarray(sampled, dtype=float))
-    group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
+    group_sizes = rows.group_sizes
     query = np.repeat(np.arange(rows.group_starts.size), group_sizes)
     tier = np.asarray(relevant_above)[rows.query_order]
     order = np.lexsort((tier, query))  # query stays sorted: each query keeps its slots
@@ -322,7 +306,7 @@ def subset_values(
     num_sampled = sampled.sum(axis=1)
     per_query = np.add.reduceat(in_query_order, rows.group_starts, axis=1)
     has_answer = per_query > 0
-    group_sizes = np.diff(np.append(rows.group_starts, rows.query_order.size))
+    group_sizes = rows.group_sizes
     reference_table = tables[systems[0]]
     # per system the realistic ranks (subsets, rows) of every answer on each subset, and
     # per row the candidate count N (+ D_q) its micro moments take
@@ -343,7 +327,7 @@ def subset_values(
     lookup_row = rows.group_starts[None, :] + np.maximum(per_query, 1).astype(int) - 1
     # macro-pykeen weights: 1 / R_sub for each sampled answer, in table order
     share = np.where(has_answer, 1.0 / np.maximum(per_query, 1), 0.0)
-    answer_share = np.repeat(share, np.diff(np.append(rows.group_starts, rows.query_order.size)), axis=1)
+    answer_share = np.repeat(share, group_sizes, axis=1)
     weights = np.zeros_like(sampled)
     weights[:, rows.query_order] = in_query_order * answer_share
     # per system, (subsets, queries): the smallest realistic rank among the sampled answers
@@ -501,8 +485,7 @@ def stability(
 def stability_summary(taus: pd.DataFrame) -> pd.DataFrame:
     """Mean tau and its 5th and 95th percentiles over the repetitions, per protocol, dataset,
     evaluation, averaging, metric, variant and fraction (columns STABILITY_SUMMARY_COLUMNS)."""
-    group = ["protocol", "dataset", "evaluation", "averaging", "metric", "variant", "fraction"]
-    grouped = taus.groupby(group, sort=False)["tau"]
+    grouped = taus.groupby(list(STABILITY_KEYS), sort=False)["tau"]
     summary = grouped.agg(
         repetitions="size",
         # tau is undefined where a subset ties every system (a share of 1 % and Hits@1):
