@@ -181,17 +181,18 @@ def aggregate_arrays(
     }
 
 
-def metric_arrays(items: pd.DataFrame, metrics: Sequence[str]) -> dict[str, np.ndarray]:
-    """The columns of ``metrics`` with their expectation and variance columns (where the
-    metric has moments) as float arrays, by column name."""
-    names = [
-        column
-        for metric in metrics
-        for column in (
-            (metric, f"{metric}_expectation", f"{metric}_variance") if has_moments(metric) else (metric,)
-        )
+def metric_columns(metrics: Sequence[str]) -> list[str]:
+    """The columns of ``metrics`` with their expectation and variance columns where the
+    metric has moments."""
+    moments = ("", "_expectation", "_variance")
+    return [
+        f"{metric}{suffix}" for metric in metrics for suffix in (moments if has_moments(metric) else ("",))
     ]
-    return {name: items[name].to_numpy(dtype=float) for name in names}
+
+
+def metric_arrays(items: pd.DataFrame, metrics: Sequence[str]) -> dict[str, np.ndarray]:
+    """The :func:`metric_columns` of ``metrics`` as float arrays, by column name."""
+    return {name: items[name].to_numpy(dtype=float) for name in metric_columns(metrics)}
 
 
 def aggregate_rows(items: pd.DataFrame, metric: str, weights: np.ndarray | None = None) -> dict[str, float]:

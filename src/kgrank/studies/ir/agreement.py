@@ -24,7 +24,7 @@ in the rankings; the tau rows of all three are reported so that this is visible.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,7 @@ from kgrank.studies.ir.aggregate import (
     has_moments,
     higher_is_better,
     metric_arrays,
+    metric_columns,
     metric_keys,
 )
 from kgrank.studies.ir.kgc_sparsity import depth_evaluation
@@ -173,13 +174,8 @@ def sparsity_values(
     # the rows' columns as arrays, once: a selection takes a few rows of every system
     keys = metric_keys(reference)
     # every system's table must carry the first one's metrics (check_aligned compares rows)
-    needed = [
-        column
-        for key in keys
-        for column in ((key, f"{key}_expectation", f"{key}_variance") if has_moments(key) else (key,))
-    ]
     for system in systems:
-        missing = [column for column in needed if column not in items_by_system[system].columns]
+        missing = [column for column in metric_columns(keys) if column not in items_by_system[system].columns]
         if missing:
             raise KgrankInputError(
                 f"item tables: the one of {system} has no column {', '.join(missing)}, which that of "
@@ -206,6 +202,7 @@ def sparsity_values(
                 weights = relation_mix_weights(reference[mask], source)
             else:
                 weights = weight[chosen]
+            selected = asdict(selection)  # evaluation, depth, category, side, weighting
             for system in systems:
                 columns = arrays[system]
                 for metric in keys:
@@ -220,11 +217,7 @@ def sparsity_values(
                     rows.append(
                         {
                             "model": system,
-                            "evaluation": selection.evaluation,
-                            "depth": selection.depth,
-                            "category": selection.category,
-                            "side": selection.side,
-                            "weighting": selection.weighting,
+                            **selected,
                             "averaging": averaging,
                             "metric": metric,
                             **aggregate_arrays(metric, weights, values, *moments),

@@ -565,18 +565,9 @@ def protocol_items(
     micro_values = _moment_columns(
         keys, micro["realistic"].to_numpy(), lambda metric: metric.transform.task_moments(num_candidates)
     )
-    base = {
-        "evaluation": micro["evaluation"].to_numpy(),
-        "item": micro.groupby("evaluation").cumcount().to_numpy(),
-        "query": micro["query"].to_numpy(),
-        "side": micro["side"].to_numpy(),
-        "relation": micro["relation"].to_numpy(),
-        "num_relevant": micro["num_relevant"].to_numpy(),
-        "num_candidates": num_candidates,
-        "position": micro["position"].to_numpy(),
-        "relevant_above": micro["relevant_above"].to_numpy(),
-    }
-    micro_rows = pd.DataFrame({**base, "averaging": "micro", "weight": 1.0, **micro_values})
+    micro_rows = pd.DataFrame(
+        {**_item_ids(micro, num_candidates), "averaging": "micro", "weight": 1.0, **micro_values}
+    )
     pykeen_rows = micro_rows.assign(averaging="macro-pykeen", weight=1.0 / micro_rows["num_relevant"])
     for key in keys:
         pykeen_rows[f"{key}_variance"] = np.nan
@@ -609,24 +600,25 @@ def protocol_items(
     macro = macro.merge(measures, on=["evaluation", "query"], how="left")
     macro_rows = pd.DataFrame(
         {
-            "evaluation": macro["evaluation"].to_numpy(),
+            **_item_ids(macro, num_other + num_relevant),
             "averaging": "macro",
-            "item": macro.groupby("evaluation").cumcount().to_numpy(),
-            "query": macro["query"].to_numpy(),
-            "side": macro["side"].to_numpy(),
-            "relation": macro["relation"].to_numpy(),
-            "num_relevant": num_relevant,
-            "num_candidates": num_other + num_relevant,
-            "position": macro["position"].to_numpy(),
-            "relevant_above": macro["relevant_above"].to_numpy(),
             "weight": 1.0,
             **macro_values,
-            "ap_at_20": macro["ap_at_20"].to_numpy(),
-            "ndcg_at_20": macro["ndcg_at_20"].to_numpy(),
+            **{column: macro[column].to_numpy() for column in trec.MEASURE_COLUMNS[1:]},
         }
     )
     table = pd.concat([micro_rows, macro_rows, pykeen_rows], ignore_index=True)
     return table.reindex(columns=item_columns(hits))
+
+
+def _item_ids(rows: pd.DataFrame, num_candidates: np.ndarray) -> dict[str, np.ndarray]:
+    """The id columns of one item per row of ``rows``, numbered within each evaluation."""
+    copied = ("evaluation", "query", "side", "relation", "num_relevant", "position", "relevant_above")
+    return {
+        **{column: rows[column].to_numpy() for column in copied},
+        "item": rows.groupby("evaluation").cumcount().to_numpy(),
+        "num_candidates": num_candidates,
+    }
 
 
 def qrels_of(micro: pd.DataFrame) -> pd.DataFrame:
