@@ -698,9 +698,8 @@ def evaluate_model(
     progress: bool = True,
 ) -> EvaluationPass:
     """One pass of a trained model (``kgrank.training.train.load_model``) over ``evaluations``
-    (kgc_sparsity's EVALUATION_COLUMNS) under both protocols: `paper` filters
-    ``filter_splits`` but the test split, `all-known` every one of ``filter_splits``
-    (kgrank.studies.ir.settings.protocol_filter_splits), each plus the set's own answers."""
+    (kgc_sparsity's EVALUATION_COLUMNS) under both protocols, each filtering its
+    :func:`kgrank.studies.ir.settings.protocol_filter_splits` of ``filter_splits``."""
     filters = {
         protocol: known_answers(factories, splits)
         for protocol, splits in protocol_filter_splits(filter_splits).items()

@@ -93,6 +93,8 @@ def systems_table(table: pd.DataFrame, systems: Sequence[str], budgets: pd.DataF
     """One row per main evaluation set and system with the columns of SYSTEMS_SHOWN (from
     aggregate_items' table) and the system's training budget (``budgets`` indexed by model)."""
     budget_keys = [key for key in BUDGET_KEYS if key in budgets.columns]
+    # one row per protocol, evaluation, model, averaging and metric
+    indexed = table.set_index(["protocol", "evaluation", "model", "averaging", "metric"])
     rows = []
     for protocol, evaluation in product(dict.fromkeys(table["protocol"]), MAIN_EVALUATIONS):
         for system in systems:
@@ -102,14 +104,8 @@ def systems_table(table: pd.DataFrame, systems: Sequence[str], budgets: pd.DataF
                 "model": model_label(system),
             }
             for name, (averaging, metric, column) in SYSTEMS_SHOWN.items():
-                chosen = table[
-                    (table["protocol"] == protocol)
-                    & (table["evaluation"] == evaluation)
-                    & (table["model"] == system)
-                    & (table["averaging"] == averaging)
-                    & (table["metric"] == metric)
-                ]
-                row[name] = float(chosen[column].iloc[0]) if len(chosen) else float("nan")
+                key = (protocol, evaluation, system, averaging, metric)
+                row[name] = float(indexed[column].get(key, float("nan")))
             row.update({key: budgets.loc[system, key] for key in budget_keys if system in budgets.index})
             rows.append(row)
     return pd.DataFrame(rows)

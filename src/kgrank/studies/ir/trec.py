@@ -91,10 +91,8 @@ def document_ids(entities: np.ndarray, labels: Sequence[str]) -> np.ndarray:
     return names
 
 
-def run_frame(run: pd.DataFrame, labels: Sequence[str], depth: int | None = None) -> pd.DataFrame:
-    """ir-measures' run layout (query_id, doc_id, score) of run lists (RUN_COLUMNS), cut at ``depth``."""
-    if depth is not None:
-        run = run[run["position"] <= depth]
+def run_frame(run: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """ir-measures' run layout (query_id, doc_id, score) of run lists (RUN_COLUMNS)."""
     return pd.DataFrame(
         {
             "query_id": query_ids(run["side"], run["query"]),
