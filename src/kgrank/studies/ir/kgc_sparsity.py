@@ -41,6 +41,7 @@ from scipy.stats import entropy
 from kgrank.data.datasets import SPLITS, load_factories, pykeen_raw_splits, read_archive_splits, read_triples
 from kgrank.data.io import text_lines
 from kgrank.errors import KgrankInputError
+from kgrank.studies.ir.evaluation import plan_items
 
 SAMPLES = "FB-Test-S/samples.txt"
 SAMPLE_INDICES = "FB-Test-S/sample_idxs.txt"
@@ -395,16 +396,6 @@ def split_evaluation(dataset_dir: str | Path) -> pd.DataFrame:
     return _evaluation_frame("test", factories.testing.mapped_triples.numpy())
 
 
-def evaluation_queries(evaluations: pd.DataFrame) -> pd.DataFrame:
-    """The distinct queries of each evaluation: evaluation, side, given, relation."""
-    frames = [
-        evaluations.assign(side="head", given=evaluations["tail"]),
-        evaluations.assign(side="tail", given=evaluations["head"]),
-    ]
-    queries = pd.concat(frames, ignore_index=True)[["evaluation", "side", "given", "relation"]]
-    return queries.drop_duplicates().reset_index(drop=True)
-
-
 def _query_counts(kgc_dir: Path, file: str, vocabulary: _Vocabulary, queries: pd.DataFrame) -> list[dict]:
     """Counts of a trec_queries.txt file against the queries of its evaluation."""
     rows = read_fields(kgc_dir / file, 3, file)
@@ -585,7 +576,8 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
         chosen = depth_ids[relevant & (depths <= depth)]
         frames.append(_evaluation_frame(depth_evaluation(depth), np.concatenate([sample, chosen])))
     evaluations = pd.concat(frames, ignore_index=True)
-    queries = evaluation_queries(evaluations)
+    # one row per query of each evaluation (side, given, relation)
+    queries = plan_items(evaluations).drop_duplicates(["evaluation", "query"])
     for file, evaluation in ((TEST_QUERIES, "test"), (POOLED_QUERIES, "pooled")):
         counts.extend(_query_counts(kgc_dir, file, vocabulary, queries[queries["evaluation"] == evaluation]))
     for evaluation, frame in evaluations.groupby("evaluation", sort=False):
