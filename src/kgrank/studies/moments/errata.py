@@ -30,9 +30,9 @@ class Formula:
     quantity: str
     published: str
     published_value: Callable[[np.ndarray, int], float]
-    # what to simulate: "mean" or "variance" of the statistic over replicates
-    moment: str
     statistic: Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+    # what to simulate: the "mean" or the "variance" of the statistic over replicates
+    moment: str = "mean"
     constant_n: bool = False
     # For a statistic printed in place of a metric: the corrected statistic, simulated too.
     corrected_statistic: Callable[[np.ndarray, np.ndarray, int], np.ndarray] | None = None
@@ -99,7 +99,6 @@ def formulas() -> list[Formula]:
             quantity="E[r_i]",
             published="(N_i + 1) / 2",
             published_value=lambda n_i, k: (n_i[0] + 1) / 2,
-            moment="mean",
             statistic=_first_rank,
         ),
         Formula(
@@ -115,7 +114,6 @@ def formulas() -> list[Formula]:
             quantity="E[MR]",
             published="(1/n) sum_i (N_i + 1)/2",
             published_value=lambda n_i, k: np.mean((n_i + 1) / 2),
-            moment="mean",
             statistic=_mr,
         ),
         Formula(
@@ -142,7 +140,6 @@ def formulas() -> list[Formula]:
             corrected="2 / (n (N + 1)) * sum_i r_i",
             published_value=_constant(1.0),
             corrected_value=_constant(1.0),
-            moment="mean",
             statistic=_amr_constant_printed,
             constant_n=True,
             corrected_statistic=_amr_constant_corrected,
@@ -152,7 +149,6 @@ def formulas() -> list[Formula]:
             quantity="E[1/r_i]",
             published="H(N_i) / N_i",
             published_value=lambda n_i, k: h1(n_i[0]) / n_i[0],
-            moment="mean",
             statistic=_first_reciprocal,
         ),
         Formula(
@@ -160,7 +156,6 @@ def formulas() -> list[Formula]:
             quantity="E[MRR]",
             published="(1/n) sum_i H(N_i) / N_i",
             published_value=lambda n_i, k: np.mean(h1(n_i) / n_i),
-            moment="mean",
             statistic=_mrr,
         ),
         Formula(
@@ -193,7 +188,6 @@ def formulas() -> list[Formula]:
             quantity="E[H_k]",
             published="(1/n) sum_i p_i",
             published_value=lambda n_i, k: np.mean(p(n_i, k)),
-            moment="mean",
             statistic=_hits,
         ),
         Formula(
@@ -201,7 +195,6 @@ def formulas() -> list[Formula]:
             quantity="E[H_k]",
             published="min(k/N, 1)",
             published_value=lambda n_i, k: min(k / n_i[0], 1.0),
-            moment="mean",
             statistic=_hits,
             constant_n=True,
         ),
@@ -229,7 +222,6 @@ def formulas() -> list[Formula]:
             quantity="E[GMR]",
             published="prod_i E[r_i^(1/n)], log E[r^(1/n)] = -log N + logsumexp_k (log k / n)",
             published_value=lambda n_i, k: float(np.exp(log_expected_power(n_i, 1 / len(n_i)).sum())),
-            moment="mean",
             statistic=_gmr,
         ),
         # Eq. 7 of the ambiguity paper: "(1/n) sum_{i=1}^{|S|} i = (|S| + 1)/2", with n the
@@ -242,7 +234,6 @@ def formulas() -> list[Formula]:
             corrected="(1/#S) sum_{j=1}^{#S} j = (#S + 1) / 2",
             published_value=lambda n_i, k: n_i[0] * (n_i[0] + 1) / (2 * len(n_i)),
             corrected_value=lambda n_i, k: (n_i[0] + 1) / 2,
-            moment="mean",
             statistic=_first_rank,
             constant_n=True,
         ),
@@ -251,7 +242,6 @@ def formulas() -> list[Formula]:
             quantity="E[MR]",
             published="(1/(2n)) sum_i (#S_i + 1)",
             published_value=lambda n_i, k: np.sum(n_i + 1) / (2 * len(n_i)),
-            moment="mean",
             statistic=_mr,
         ),
         Formula(
@@ -259,7 +249,6 @@ def formulas() -> list[Formula]:
             quantity="E[AMR] (must be 1)",
             published="2 sum_i r_i / sum_i (#S_i + 1)",
             published_value=_constant(1.0),
-            moment="mean",
             statistic=_amr_ambiguity_printed,
         ),
         Formula(
@@ -269,7 +258,6 @@ def formulas() -> list[Formula]:
             corrected="1 - 2 sum_i (r_i - 1) / sum_i (#S_i - 1)",
             published_value=_constant(0.0),
             corrected_value=_constant(0.0),
-            moment="mean",
             statistic=_amri_ambiguity_printed,
             corrected_statistic=_amri_corrected,
         ),
@@ -357,18 +345,6 @@ def _simulated_moment(sample: np.ndarray, moment: str) -> tuple[float, float]:
 
 
 def errata(check: pd.DataFrame) -> pd.DataFrame:
-    """The rows where a published expression disagrees with the simulation."""
-    columns = [
-        "equation",
-        "quantity",
-        "setting",
-        "published",
-        "corrected",
-        "published_value",
-        "corrected_value",
-        "simulated",
-        "simulation_error",
-        "z_published",
-        "z_corrected",
-    ]
-    return check.loc[~check["published_holds"], columns].reset_index(drop=True)
+    """The rows where a published expression disagrees with the simulation, in the columns
+    of :func:`check_formulas` from ``equation`` to ``z_corrected``."""
+    return check.loc[~check["published_holds"], "equation":"z_corrected"].reset_index(drop=True)
