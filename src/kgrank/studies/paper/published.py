@@ -368,30 +368,15 @@ def attach_simulation(audit: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame
         check = simulated.loc[key]
         replicates = float(check["replicates"])
         mean, std = float(check["simulated_mean"]), float(np.sqrt(check["simulated_variance"]))
-        if row.variant == Variant.Z_SCORE:
-            # standard error of a sample standard deviation, about sd / sqrt(2R) near normality
-            error, exact, implied, simulated_value = (
-                std / np.sqrt(2 * replicates),
-                row.exact_std,
-                row.implied_std,
-                std,
-            )
-        else:
-            error, exact, implied, simulated_value = (
-                std / np.sqrt(replicates),
-                row.exact_expectation,
-                row.implied_expectation,
-                mean,
-            )
-        records.append(
-            dict(
-                zip(
-                    columns,
-                    (mean, std, (exact - simulated_value) / error, (implied - simulated_value) / error),
-                    strict=True,
-                )
-            )
-        )
+        # a z-score's moment is the standard deviation: a sample standard deviation's standard
+        # error is about sd / sqrt(2R) near normality, a mean's sd / sqrt(R)
+        spread = row.variant == Variant.Z_SCORE
+        error = std / np.sqrt(2 * replicates if spread else replicates)
+        simulated_value = std if spread else mean
+        moment = "std" if spread else "expectation"
+        exact, implied = getattr(row, f"exact_{moment}"), getattr(row, f"implied_{moment}")
+        z_scores = ((exact - simulated_value) / error, (implied - simulated_value) / error)
+        records.append(dict(zip(columns, (mean, std, *z_scores), strict=True)))
     return audit.assign(**pd.DataFrame(records, index=audit.index, columns=list(columns)))
 
 
