@@ -91,8 +91,12 @@ def drift_values(realistic: np.ndarray, num_candidates: np.ndarray) -> dict[str,
     return values
 
 
-def candidate_size_label(size: int | None) -> str:
-    return ALL_CANDIDATES if size is None else str(size)
+def _drift_rows(protocol: str, size: str, replicate: int, realistic: np.ndarray, n: np.ndarray) -> list[dict]:
+    """One row per drift metric of one set of realistic ranks against ``n`` candidates."""
+    point = {"protocol": protocol, "size": size, "replicate": replicate, "mean_candidates": float(n.mean())}
+    return [
+        {**point, "metric": metric, "value": value} for metric, value in drift_values(realistic, n).items()
+    ]
 
 
 def sampled_drift(
@@ -112,18 +116,9 @@ def sampled_drift(
         for replicate in range(1 if size is None or saturated else repetitions):
             generator = seed_stream(seed, size or 0, replicate)
             ranks = sampled_ranks_from_counts(table, size, generator)
+            label = ALL_CANDIDATES if size is None else str(size)
             n = ranks["num_candidates"].to_numpy()
-            for metric, value in drift_values(ranks["realistic"].to_numpy(), n).items():
-                rows.append(
-                    {
-                        "protocol": "sampled",
-                        "size": candidate_size_label(size),
-                        "replicate": replicate,
-                        "mean_candidates": float(n.mean()),
-                        "metric": metric,
-                        "value": value,
-                    }
-                )
+            rows += _drift_rows("sampled", label, replicate, ranks["realistic"].to_numpy(), n)
     return pd.DataFrame(rows)
 
 
@@ -134,17 +129,7 @@ def subset_drift(subset_ranks: pd.DataFrame) -> pd.DataFrame:
     for (fraction, replicate), group in subset_ranks.groupby(["fraction", "replicate"], sort=True):
         n = group["num_candidates"].to_numpy()
         realistic = (group["optimistic"].to_numpy() + group["pessimistic"].to_numpy()) / 2.0
-        for metric, value in drift_values(realistic, n).items():
-            rows.append(
-                {
-                    "protocol": "subsets",
-                    "size": f"{fraction:g}",
-                    "replicate": int(replicate),
-                    "mean_candidates": float(n.mean()),
-                    "metric": metric,
-                    "value": value,
-                }
-            )
+        rows += _drift_rows("subsets", f"{fraction:g}", int(replicate), realistic, n)
     return pd.DataFrame(rows)
 
 
