@@ -145,25 +145,6 @@ def _check_keywords(
         )
 
 
-def _check_component_keywords(path: str, pipeline: dict[str, Any], pipeline_key: str) -> None:
-    from pykeen.losses import loss_resolver
-    from pykeen.models import model_resolver
-    from pykeen.optimizers import optimizer_resolver
-    from pykeen.sampling import negative_sampler_resolver
-
-    components = [
-        ("model_kwargs", model_resolver, pipeline["model"]),
-        ("optimizer_kwargs", optimizer_resolver, pipeline["optimizer"]),
-        ("loss_kwargs", loss_resolver, pipeline.get("loss")),
-        ("negative_sampler_kwargs", negative_sampler_resolver, pipeline.get("negative_sampler")),
-    ]
-    for key, resolver, name in components:
-        if name is not None:
-            cls = resolver.lookup(name)
-            owner = f"{cls.__module__.split('.')[0]}'s {cls.__name__}"  # pykeen's TransE, torch's Adam
-            _check_keywords(path, key, pipeline.get(key), accepted_keywords(cls), owner, pipeline_key)
-
-
 def validate_hyperparameters(data: Any, path: str | Path, pipeline_key: str = "pipeline") -> dict[str, Any]:
     """Check a hyperparameter mapping against the schema (every value against the value
     table, ``$defs/values``) and PyKEEN's component names. ``path`` names where the mapping
@@ -207,7 +188,13 @@ def _check_with_pykeen(where: str, data: dict[str, Any], pipeline_key: str) -> b
     for key, resolver, what in components:
         if key in pipeline:
             _check_known(where, f"{pipeline_key}.{key}", pipeline[key], resolver, what)
-    _check_component_keywords(where, pipeline, pipeline_key)
+    # every name is known: now the keywords each component takes
+    for key, resolver, _ in components:
+        if pipeline.get(key) is not None:
+            cls = resolver.lookup(pipeline[key])
+            owner = f"{cls.__module__.split('.')[0]}'s {cls.__name__}"  # pykeen's TransE, torch's Adam
+            kwargs = f"{key}_kwargs"
+            _check_keywords(where, kwargs, pipeline.get(kwargs), accepted_keywords(cls), owner, pipeline_key)
     # the top-level name is what tables and file names show; the pipeline's is what trains
     if (
         "model" in data
