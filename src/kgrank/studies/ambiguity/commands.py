@@ -29,8 +29,26 @@ def _interval(settings: dict) -> dict:
     return {"confidence": settings["confidence"], "bootstrap_resamples": settings["bootstrap_resamples"]}
 
 
+def _report(
+    args: argparse.Namespace, name: str, table, caption: str, floatfmt: str = ".4g", prefix: str = ""
+) -> None:
+    """A report table to ``--{prefix}markdown`` and ``--{prefix}latex``, labelled
+    ``tab:ambiguity-<name>``, its caption under the Markdown table too."""
+    from kgrank.data.io import write_report_table
+
+    write_report_table(
+        table,
+        getattr(args, f"{prefix}markdown"),
+        getattr(args, f"{prefix}latex"),
+        caption=caption,
+        label=f"tab:ambiguity-{name}",
+        floatfmt=floatfmt,
+        markdown_caption=True,
+    )
+
+
 def _variants(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_variants
@@ -42,25 +60,11 @@ def _variants(args: argparse.Namespace) -> None:
     write_table(args.out, metrics)
     write_table(args.ties, ties)
     flagged = report.random_like(tables, alpha)
-    write_report_table(
-        report.ties_report(ties, {model for _, model in tables}, flagged),
-        args.ties_markdown,
-        args.ties_latex,
-        caption=report.ties_caption(alpha),
-        label="tab:ambiguity-ties",
-        floatfmt=".4g",
-        markdown_caption=True,
-    )
+    ties_table = report.ties_report(ties, {model for _, model in tables}, flagged)
+    _report(args, "ties", ties_table, report.ties_caption(alpha), prefix="ties_")
     statement = report.constant_and_random_statement(metrics)
-    write_report_table(
-        report.variants_report(metrics, flagged),
-        args.markdown,
-        args.latex,
-        caption=report.variants_caption(statement, alpha),
-        label="tab:ambiguity-variants",
-        floatfmt=".4g",
-        markdown_caption=True,
-    )
+    caption = report.variants_caption(statement, alpha)
+    _report(args, "variants", report.variants_report(metrics, flagged), caption)
     print(statement)
     plot_variants(metrics, args.pdf, args.png, shown=report.SHOWN_IN_VARIANTS_FIGURE, caption=statement)
 
@@ -94,7 +98,7 @@ def _subsets(args: argparse.Namespace) -> None:
 
 
 def _drift(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.drift import ALL_CANDIDATES, drift_table, slope_table
@@ -111,15 +115,9 @@ def _drift(args: argparse.Namespace) -> None:
     slopes = slope_table(drift, **interval, seed=args.seed)
     write_table(args.slopes, slopes)
     summary = report.flat_summary(slopes)
-    write_report_table(
-        report.slopes_report(drift, slopes, report.random_like(tables, settings["alpha"])),
-        args.markdown,
-        args.latex,
-        caption=report.slopes_caption(summary, **interval, alpha=settings["alpha"]),
-        label="tab:ambiguity-drift",
-        floatfmt=".3g",
-        markdown_caption=True,
-    )
+    flagged = report.random_like(tables, settings["alpha"])
+    caption = report.slopes_caption(summary, **interval, alpha=settings["alpha"])
+    _report(args, "drift", report.slopes_report(drift, slopes, flagged), caption, floatfmt=".3g")
     print(summary)
 
 
@@ -132,7 +130,7 @@ def _drift_figure(args: argparse.Namespace) -> None:
 
 
 def _table1(args: argparse.Namespace) -> None:
-    from kgrank.data.io import read_stats, write_report_table, write_table
+    from kgrank.data.io import read_stats, write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.table1 import published_table1_path, read_published, table1
@@ -143,19 +141,11 @@ def _table1(args: argparse.Namespace) -> None:
     alpha = args.settings["alpha"]
     table = table1(read_published(published_path), read_pair_tables(args.ranks), entities, alpha=alpha)
     write_table(args.out, table)
-    write_report_table(
-        report.table1_report(table, alpha),
-        args.markdown,
-        args.latex,
-        caption=report.table1_caption(alpha),
-        label="tab:ambiguity-table1",
-        floatfmt=".4g",
-        markdown_caption=True,
-    )
+    _report(args, "table1", report.table1_report(table, alpha), report.table1_caption(alpha))
 
 
 def _pairwise(args: argparse.Namespace) -> None:
-    from kgrank.data.io import write_report_table, write_table
+    from kgrank.data.io import write_table
     from kgrank.data.tables import read_pair_tables
     from kgrank.studies.ambiguity import report
     from kgrank.studies.ambiguity.figures import plot_pairwise
@@ -169,15 +159,7 @@ def _pairwise(args: argparse.Namespace) -> None:
     write_table(args.out, table)
     flagged = report.random_like(tables, alpha)
     caption = report.pairwise_caption(len(table), **interval, alpha=alpha)
-    write_report_table(
-        report.pairwise_report(table, flagged),
-        args.markdown,
-        args.latex,
-        caption=caption,
-        label="tab:ambiguity-pairwise",
-        floatfmt=".3g",
-        markdown_caption=True,
-    )
+    _report(args, "pairwise", report.pairwise_report(table, flagged), caption, floatfmt=".3g")
     print(report.pairwise_summary(table, alpha))
     plot_pairwise(table, flagged, args.pdf, args.png, caption=caption)
 
