@@ -318,6 +318,8 @@ def load_hyperparameters(path: str | Path) -> dict[str, Any]:
 # kgrank does not take from the hyperparameter file: the workflow sets the dataset and the
 # evaluator itself, and early stopping is part of the budget (config `budget`).
 _EXPERIMENT_DROPPED = ("dataset", "evaluator", "evaluator_kwargs", "stopper", "stopper_kwargs")
+# The keys of kgrank's archived layout of a published configuration (beside an optional note).
+ARCHIVED_KEYS = ("model", "dataset", "pipeline", "source")
 
 
 def _read_published(path: Path) -> Any:
@@ -442,26 +444,18 @@ def import_published(json_path: str | Path, out_dir: str | Path) -> Path:
             raise KgrankInputError(
                 f"{json_path}: expected a mapping at the top level, found {type(published).__name__}"
             )
-        missing = [key for key in ("model", "dataset", "pipeline", "source") if key not in published]
+        missing = [key for key in ARCHIVED_KEYS if key not in published]
         if missing:
             raise KgrankInputError(
                 f"{json_path}: key(s) {missing} missing; a published configuration needs model, "
                 "dataset, pipeline and source (or, as PyKEEN ships them, a pipeline naming its "
                 "model and dataset)"
             )
-        pipeline = {
-            key: value
-            for key, value in published["pipeline"].items()
-            if key not in {"dataset", "evaluator", "evaluator_kwargs"}
+        document = {key: published[key] for key in (*ARCHIVED_KEYS, "note") if key in published}
+        unread = ("dataset", "evaluator", "evaluator_kwargs")  # the workflow sets them
+        document["pipeline"] = {
+            key: value for key, value in document["pipeline"].items() if key not in unread
         }
-        document = {
-            "model": published["model"],
-            "dataset": published["dataset"],
-            "pipeline": pipeline,
-            "source": published["source"],
-        }
-        if "note" in published:
-            document["note"] = published["note"]
     # The two names become the path written: no '..', '/' or absolute path leaves --out-dir.
     for key in ("dataset", "model"):
         check_name(
