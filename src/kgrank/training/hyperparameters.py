@@ -286,6 +286,12 @@ def apply_budget(
     return trained
 
 
+def effective_epochs(pipeline: Mapping[str, Any], max_epochs: int | None) -> int:
+    """The epochs a pipeline trains: its own, capped at ``max_epochs`` (None: no cap)."""
+    published = int(pipeline["training_kwargs"]["num_epochs"])
+    return published if max_epochs is None else min(published, int(max_epochs))
+
+
 def apply_pair_budget(pipeline: Mapping[str, Any], pair: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`apply_budget` with one pair's budget as ``kgrank.workflow.config.pair_budget`` resolves it."""
     model_kwargs = {key: pair[key] for key in BUDGET_MODEL_KWARGS if pair.get(key) is not None}

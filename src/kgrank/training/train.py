@@ -28,7 +28,7 @@ from kgrank.engine.candidates import known_answers
 from kgrank.errors import KgrankInputError
 from kgrank.garbage import frozen_objects
 from kgrank.training.early_stopping import EarlyStopping, LearningCurve
-from kgrank.training.hyperparameters import apply_budget
+from kgrank.training.hyperparameters import apply_budget, effective_epochs
 from kgrank.training.step import fast_scores, sparse_label_batches
 
 
@@ -37,11 +37,6 @@ def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
-
-
-def effective_epochs(pipeline: Mapping[str, Any], max_epochs: int | None) -> int:
-    published = int(pipeline["training_kwargs"]["num_epochs"])
-    return published if max_epochs is None else min(published, int(max_epochs))
 
 
 def build_model(pipeline: Mapping[str, Any], training_factory: Any, seed: int) -> Any:

@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kgrank.training.hyperparameters import apply_pair_budget, load_hyperparameters
+from kgrank.training.hyperparameters import apply_pair_budget, effective_epochs, load_hyperparameters
 from kgrank.workflow.config import documented_statistics, pair_budget
 from kgrank.workflow.remembered import remembered
 
@@ -252,9 +252,7 @@ def trained_pair(
     pipeline = load_hyperparameters(hyperparameters_path)["pipeline"]
     resolved = pair_budget(budget, dataset, model)
     trained = apply_pair_budget(pipeline, resolved)
-    # as kgrank.training.train.effective_epochs (not imported: it would load torch at parse time)
-    published = int(trained["training_kwargs"]["num_epochs"])
-    epochs = published if resolved["max_epochs"] is None else min(published, int(resolved["max_epochs"]))
+    epochs = effective_epochs(trained, resolved["max_epochs"])
     stopping = resolved["early_stopping"]
     return TrainedPair(trained, epochs, None if stopping is None else int(stopping["frequency"]))
 
