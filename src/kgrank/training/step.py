@@ -180,19 +180,6 @@ def fast_scores(model: Any) -> Iterator[str | None]:
             model.__dict__.pop(name, None)
 
 
-class _PairIndices(torch.utils.data.Dataset):
-    """The LCWA instances' pairs by position; the batch is assembled by :func:`_collate`."""
-
-    def __init__(self, instances: Any):
-        self.instances = instances
-
-    def __len__(self) -> int:
-        return len(self.instances)
-
-    def __getitem__(self, item: int) -> int:
-        return item
-
-
 def _collate(instances: Any) -> Callable[[list[int]], dict[str, torch.Tensor]]:
     def collate(items: list[int]) -> dict[str, torch.Tensor]:
         # the batch's rows of the (pairs x targets) label matrix, kept sparse (CSR)
@@ -267,8 +254,9 @@ def sparse_label_batches(loop: Any, fused_loss: bool = True) -> bool:
         if sampler:
             raise NotImplementedError(f"LCWA training has no batch sampler; got {sampler!r}")
         instances = LCWAInstances.from_triples_factory(triples_factory, target=loop.target)
+        # the pairs by position (a range is a map-style dataset); the batch is made by _collate
         return torch.utils.data.DataLoader(
-            dataset=_PairIndices(instances), collate_fn=_collate(instances), **kwargs
+            dataset=range(len(instances)), collate_fn=_collate(instances), **kwargs
         )
 
     fused = fused_loss and fused_loss_name(loop.loss) is not None
