@@ -470,17 +470,18 @@ def check_budget(
         validate_pipeline(trained, f"{source}: key {key} with {dataset}/{model}.yaml", "pipeline")
 
 
-# The keys of a pair's budget beyond its epoch cap, in the order they are described.
-PAIR_BUDGET_KEYS = (
-    "training_loop",
-    "num_negs_per_pos",
-    "embedding_dim",
-    "relation_dim",
-    "batch_size",
-    "learning_rate",
-    "loss",
-    "label_smoothing",
-)
+# The keys of a pair's budget beyond its epoch cap and training loop, each with how a
+# budget's description says it; the keys in the order they are described.
+PAIR_BUDGET_LABELS = {
+    "num_negs_per_pos": "{} negatives",
+    "embedding_dim": "dim {}",
+    "relation_dim": "relation dim {}",
+    "batch_size": "batch {}",
+    "learning_rate": "lr {:g}",
+    "loss": "{} loss",
+    "label_smoothing": "label smoothing {:g}",
+}
+PAIR_BUDGET_KEYS = ("training_loop", *PAIR_BUDGET_LABELS)
 
 
 def pair_budget(budget: Mapping[str, Any], dataset: str, model: str) -> dict[str, Any]:
@@ -512,16 +513,9 @@ def describe_budget(budget: Mapping[str, Any], shared_stopping: Mapping[str, Any
     details = []
     if budget.get("training_loop") is not None:
         details.append("sLCWA" if budget["training_loop"] == "slcwa" else "LCWA")
-    labels = {
-        "num_negs_per_pos": "{} negatives",
-        "embedding_dim": "dim {}",
-        "relation_dim": "relation dim {}",
-        "batch_size": "batch {}",
-        "learning_rate": "lr {:g}",
-        "loss": "{} loss",
-        "label_smoothing": "label smoothing {:g}",
-    }
-    details += [label.format(budget[key]) for key, label in labels.items() if budget.get(key) is not None]
+    details += [
+        label.format(budget[key]) for key, label in PAIR_BUDGET_LABELS.items() if budget.get(key) is not None
+    ]
     stopping = budget.get("early_stopping")
     if stopping and _stopping_rule(stopping) != _stopping_rule(shared_stopping):
         details.append(_describe_stopping(stopping))
