@@ -34,40 +34,35 @@ def study_metrics(hits: Sequence[int] = (1, 10)) -> list[Metric]:
     ]
 
 
+def _scorer_ranks(table: pd.DataFrame, optimistic, realistic, pessimistic, random) -> pd.DataFrame:
+    """A rank table with these ranks on the tasks of ``table`` (its side and num_candidates)."""
+    return pd.DataFrame(
+        {
+            "side": table["side"].to_numpy(),
+            "optimistic": optimistic,
+            "realistic": realistic,
+            "pessimistic": pessimistic,
+            "random": random,
+            "num_candidates": table["num_candidates"].to_numpy(dtype=np.int64),
+        }
+    )
+
+
 def constant_scorer_ranks(table: pd.DataFrame, generator: np.random.Generator) -> pd.DataFrame:
     """A rank table of the constant scorer on the tasks of ``table`` (its side and
     num_candidates): every candidate ties with the true one; ``generator`` draws the
     non-deterministic rank."""
     n = table["num_candidates"].to_numpy(dtype=np.int64)
-    return pd.DataFrame(
-        {
-            "side": table["side"].to_numpy(),
-            "optimistic": np.ones_like(n),
-            "realistic": (n + 1) / 2.0,
-            "pessimistic": n,
-            # a uniform position in the one tie block, as kgrank.engine.ranks.random_tie_ranks draws it
-            "random": generator.integers(1, n, endpoint=True),
-            "num_candidates": n,
-        }
-    )
+    # random: a uniform position in the one tie block, as kgrank.engine.ranks.random_tie_ranks draws it
+    return _scorer_ranks(table, np.ones_like(n), (n + 1) / 2.0, n, generator.integers(1, n, endpoint=True))
 
 
 def random_scorer_ranks(table: pd.DataFrame, generator: np.random.Generator) -> pd.DataFrame:
     """A rank table of a uniformly random scorer (drawn from ``generator``) on the tasks
     of ``table``: the true entity's position among N_i distinct scores is uniform on
     1..N_i, and with no ties every rank definition gives that position."""
-    n = table["num_candidates"].to_numpy(dtype=np.int64)
-    rank = generator.integers(1, n, endpoint=True)
-    return pd.DataFrame(
-        {
-            "side": table["side"].to_numpy(),
-            "optimistic": rank,
-            "realistic": rank.astype(float),
-            "pessimistic": rank,
-            "random": rank,
-            "num_candidates": n,
-        }
-    )
+    rank = generator.integers(1, table["num_candidates"].to_numpy(dtype=np.int64), endpoint=True)
+    return _scorer_ranks(table, rank, rank.astype(float), rank, rank)
 
 
 def tie_summary(table: pd.DataFrame) -> dict[str, float]:
