@@ -238,14 +238,9 @@ def apply_budget(
     loss: str | None = None,
     label_smoothing: float | None = None,
 ) -> dict[str, Any]:
-    """The pipeline actually trained: the published one with the budget's changes.
-
-    The training loop (and its negatives per positive), the embedding dimensions, the
-    batch size, the learning rate, the loss (with PyKEEN's default parameters: the
-    published loss's parameters belong to the published loss) and the label smoothing may
-    change; None keeps the published value. The model's interaction, optimiser and
-    inverse triples stay.
-    """
+    """The pipeline actually trained: the published one with the budget's changes (None
+    keeps the published value). A changed loss takes PyKEEN's default parameters: the
+    published loss's parameters belong to the published loss."""
     trained = {key: value for key, value in pipeline.items()}
     unknown = set(model_kwargs or {}) - set(BUDGET_MODEL_KWARGS)
     if unknown:

@@ -111,16 +111,14 @@ def train(
     """Train and write ``model.pt`` (state dict), ``config.json``, ``losses.tsv``,
     ``learning_curve.tsv`` and ``training.json``.
 
-    ``max_epochs``, ``training_loop``, ``num_negs_per_pos``, ``model_kwargs``,
-    ``batch_size``, ``learning_rate``, ``loss`` and ``label_smoothing`` are the budget (see
-    :func:`apply_budget`); None keeps the published value. With ``early_stopping`` the
-    validation MRR is computed every few epochs by kgrank's rank engine, training stops when
-    it stops improving and the best weights are kept (:mod:`kgrank.training.early_stopping`).
-    ``scoring="fast"`` trains with the 1-N step of :mod:`kgrank.training.step` (the same
-    arithmetic as PyKEEN's, by matrix products); ``"pykeen"`` with PyKEEN's own scores.
-    ``sub_batch_size`` bounds the memory of one step (same gradients, computed in slices);
-    PyKEEN cannot slice models with batch normalisation (TuckER) in training, so they keep
-    whole batches.
+    ``max_epochs`` and the arguments of :func:`apply_budget` are the budget; None keeps the
+    published value. With ``early_stopping`` the validation MRR is computed every few epochs
+    by kgrank's rank engine, training stops when it stops improving and the best weights are
+    kept (:mod:`kgrank.training.early_stopping`). ``scoring="fast"`` trains with the 1-N step
+    of :mod:`kgrank.training.step` (the same arithmetic as PyKEEN's, by matrix products);
+    ``"pykeen"`` with PyKEEN's own scores. ``sub_batch_size`` bounds the memory of one step
+    (same gradients, computed in slices); PyKEEN cannot slice models with batch
+    normalisation (TuckER) in training, so they keep whole batches.
     """
     from pykeen.utils import set_random_seed
 

@@ -485,13 +485,9 @@ PAIR_BUDGET_KEYS = ("training_loop", *PAIR_BUDGET_LABELS)
 
 
 def pair_budget(budget: Mapping[str, Any], dataset: str, model: str) -> dict[str, Any]:
-    """The budget of one (dataset, model) pair: its epoch cap and what else it changes.
-
-    Precedence: ``by_dataset.<dataset>.<model>`` > ``max_epochs_by_model.<model>`` > ``max_epochs``.
-    Every other key (training loop and negatives per positive, embedding dimensions,
-    batch size, learning rate) is None where the published value stays; ``early_stopping``
-    is the pair's rule, else the budget's, else None.
-    """
+    """The budget of one (dataset, model) pair: its epoch cap (``by_dataset.<dataset>.<model>``
+    > ``max_epochs_by_model.<model>`` > ``max_epochs``), each of :data:`PAIR_BUDGET_KEYS`
+    (None where the published value stays) and its early-stopping rule (None: none)."""
     own = ((budget.get("by_dataset") or {}).get(dataset) or {}).get(model) or {}
     by_model = budget.get("max_epochs_by_model") or {}
     max_epochs = own["max_epochs"] if "max_epochs" in own else by_model.get(model, budget.get("max_epochs"))
