@@ -78,6 +78,7 @@ def tie_summary(table: pd.DataFrame) -> dict[str, float]:
     random = table["random"].to_numpy()
     block = pessimistic - optimistic + 1  # candidates in the true one's tie block
     tied = block > 1
+    shares = block[tied] / table["num_candidates"].to_numpy()[tied]
     return {
         "tasks": len(table),
         "share_tied": float(tied.mean()),
@@ -85,11 +86,7 @@ def tie_summary(table: pd.DataFrame) -> dict[str, float]:
         "mean_tie_block": float(block[tied].mean()) if tied.any() else 1.0,
         "median_tie_block": float(np.median(block[tied])) if tied.any() else 1.0,
         "max_tie_block": int(block.max()),
-        "mean_block_share_of_candidates": float(
-            (block[tied] / table["num_candidates"].to_numpy()[tied]).mean()
-        )
-        if tied.any()
-        else 0.0,
+        "mean_block_share_of_candidates": float(shares.mean()) if tied.any() else 0.0,
     }
 
 
