@@ -39,11 +39,13 @@ def scorer_label(name: str) -> str:
     return SCORER_LABELS.get(name, model_label(name))
 
 
-def _finish(figure: plt.Figure, title: str, caption: str, pdf: str | Path, png: str | Path) -> None:
+def _finish(
+    figure: plt.Figure, title: str, caption: str, pdf: str | Path, png: str | Path, rect: tuple | None = None
+) -> None:
     from kgrank.plotting import add_caption, save_figure
 
     figure.suptitle(title)
-    figure.tight_layout()
+    figure.tight_layout(rect=rect)
     add_caption(figure, caption)
     save_figure(figure, pdf, png)
 
@@ -110,7 +112,7 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
     model (the same in every figure), a marker per dataset."""
     import matplotlib.pyplot as plt
 
-    from kgrank.plotting import add_caption, log_scale, save_figure, set_style, system_styles
+    from kgrank.plotting import log_scale, set_style, system_styles
 
     set_style()
     keys = [key for key in drift_metric_keys() if key in set(drift["metric"])]
@@ -159,12 +161,8 @@ def plot_drift(drift: pd.DataFrame, pdf: str | Path, png: str | Path, caption: s
     figure.legend(
         handles, labels, loc="lower center", ncol=min(8, len(labels)), fontsize=7, bbox_to_anchor=(0.5, 0.0)
     )
-    figure.suptitle(
-        "Candidate-set size: raw metrics drift, adjusted ones should not (band: lowest to highest seed)"
-    )
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
-    add_caption(figure, caption)
-    save_figure(figure, pdf, png)
+    title = "Candidate-set size: raw metrics drift, adjusted ones should not (band: lowest to highest seed)"
+    _finish(figure, title, caption, pdf, png, rect=(0, 0.06, 1, 1))
 
 
 def plot_pairwise(
@@ -211,12 +209,9 @@ def plot_pairwise(
             marks[i, j] = f"{row.difference:+.3f}{star}"
             marks[j, i] = f"{-row.difference:+.3f}{star}"
         image = axis.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
-        for i in range(len(models)):
-            for j in range(len(models)):
-                if marks[i, j]:
-                    dark = abs(matrix[i, j]) > 0.6 * limit
-                    colour = "white" if dark else "black"
-                    axis.text(j, i, marks[i, j], ha="center", va="center", fontsize=7, color=colour)
+        for i, j in zip(*np.nonzero(marks != ""), strict=True):  # row by row, as the matrix reads
+            colour = "white" if abs(matrix[i, j]) > 0.6 * limit else "black"
+            axis.text(j, i, marks[i, j], ha="center", va="center", fontsize=7, color=colour)
         names = [
             model_label(model)
             + (f" {random_like[(dataset, model)]}" if random_like.get((dataset, model)) else "")
