@@ -391,19 +391,11 @@ def _from_pykeen_experiment(published: dict[str, Any], path: Path) -> dict[str, 
     for key, resolver in resolvers.items():
         if isinstance(pipeline.get(key), str):
             pipeline[key] = resolver.normalize(pipeline[key])
-    source: dict[str, Any] = {
-        "pykeen_experiment": {
-            "package": "pykeen",
-            "version": version("pykeen"),
-            "path": _package_path(path),
-        }
-    }
+    experiment = {"package": "pykeen", "version": version("pykeen"), "path": _package_path(path)}
     metadata = published.get("metadata") or {}
-    for key in ("title", "comment", "comments"):
-        if key in metadata:
-            source["pykeen_experiment"][key] = metadata[key]
+    experiment |= {key: metadata[key] for key in ("title", "comment", "comments") if key in metadata}
     if "results" in published:
-        source["pykeen_experiment"]["reported_results"] = published["results"]
+        experiment["reported_results"] = published["results"]
     document: dict[str, Any] = {
         "model": pipeline["model"],
         "dataset": (
@@ -412,7 +404,7 @@ def _from_pykeen_experiment(published: dict[str, Any], path: Path) -> dict[str, 
             else original["dataset"]
         ),
         "pipeline": pipeline,
-        "source": source,
+        "source": {"pykeen_experiment": experiment},
     }
     dropped = {key: original[key] for key in ("stopper", "stopper_kwargs") if key in original}
     if dropped:
