@@ -3,24 +3,11 @@ each, with the published value, kgrank's value, the tolerance and a verdict.
 
 The published values are data (``claims/<paper>.tsv``, one row per claim, transcribed from
 the papers with their location); each row also names how kgrank's value is obtained, so that
-adding a claim is adding a row:
-
-- ``source``: a table a study writes, relative to ``results/`` (TSV, JSON or parquet);
-  ``{name}`` placeholders come from the command's ``--param name=value`` (the IR dataset),
-  the others (``{dataset}``, ``{model}``) are globbed and become columns; ``-`` for a claim
-  that needs no table (arithmetic, or a closed form of the core).
-- ``select``: rows of the source, ``column=value`` clauses joined by ``,`` (``a|b`` for
-  either, ``!=`` for not). Where a source has a column of :data:`DEFAULT_SELECTION` that the
-  selector leaves open (the IR tables' ``protocol``), the default is selected.
-- ``value``: an expression over the selected rows (:func:`evaluate_expression`), e.g.
-  ``value("amri")``, ``mean("value", "dataset=wn18rr") - mean("value", "dataset=nations")``.
-- ``relation``, ``published_value``, ``tolerance``: how kgrank's value must relate to the
-  published one (``~`` within the tolerance, absolute or ``N%`` relative; ``<``, ``>``, ``<=``,
-  ``>=`` a threshold, for qualitative claims turned into predicates).
-- ``kind``: what a failed check means: ``reproduce`` (kgrank deviates), ``reproduce-gpu``
-  (needs the published models: kgrank's laptop budget trains other models), ``consistency``
-  (the paper against its own numbers or definitions: a failure is a self-contradiction), or
-  ``not-checkable`` (``cause`` says why).
+adding a claim is adding a row: the ``source`` table a study writes under ``results/`` (``-``
+for none), the rows it ``select``-s (:func:`parse_selector`), the ``value`` expression over
+them (:func:`evaluate_expression`), the ``relation`` to the ``published_value`` within the
+``tolerance``, and the ``kind`` of claim, which says what a failed check means
+(:data:`FAILED`). docs/scorecard.md describes every column.
 
 The core reads every study's outputs here, and imports none of them.
 """
