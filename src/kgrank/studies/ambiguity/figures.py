@@ -67,20 +67,17 @@ def plot_variants(
     )
     colours = dict(zip(RANK_COLUMNS, sns.color_palette(PALETTE, len(RANK_COLUMNS)), strict=True))
     markers = dict(zip(RANK_COLUMNS, ("^", "o", "v", "x"), strict=True))
+    offsets = np.linspace(-0.27, 0.27, len(RANK_COLUMNS))  # each definition's markers beside its scorer
     for column, dataset in enumerate(datasets):
         cell = frame[frame["dataset"] == dataset]
         scorers = list(dict.fromkeys(cell["scorer"]))
         for row, metric in enumerate(shown):
             axis = axes[row, column]
-            for offset, rank_type in zip(
-                np.linspace(-0.27, 0.27, len(RANK_COLUMNS)), RANK_COLUMNS, strict=True
-            ):
-                points = cell[(cell["metric"] == metric) & (cell["rank_type"] == rank_type)].set_index(
-                    "scorer"
-                )
+            for offset, rank_type in zip(offsets, RANK_COLUMNS, strict=True):
+                points = cell[(cell["metric"] == metric) & (cell["rank_type"] == rank_type)]
                 axis.scatter(
                     np.arange(len(scorers)) + offset,
-                    points.loc[scorers, "value"],
+                    points.set_index("scorer").loc[scorers, "value"],
                     color=colours[rank_type],
                     marker=markers[rank_type],
                     s=22,
@@ -93,10 +90,9 @@ def plot_variants(
             axis.set_xticks(
                 range(len(scorers)), [scorer_label(name) for name in scorers], rotation=35, fontsize=7
             )
-            axis.set_ylabel(
-                metric_label(metric) + (" (log scale)" if metric == "arithmetic_mean_rank" else "")
-            )
-            if metric == "arithmetic_mean_rank":
+            log = metric == "arithmetic_mean_rank"
+            axis.set_ylabel(metric_label(metric) + (" (log scale)" if log else ""))
+            if log:
                 log_scale(axis, "y")
             if row == 0:
                 axis.set_title(dataset_label(dataset))
