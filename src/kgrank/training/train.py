@@ -296,10 +296,8 @@ def load_model(model_dir: str | Path, dataset_dir: str | Path, device: str = "cp
     # the pipeline trained (a budget may change dimensions), as built by train()
     pipeline = resolved.get("trained_pipeline", resolved["hyperparameters"]["pipeline"])
     factories = load_factories(dataset_dir, create_inverse_triples=create_inverse_triples(pipeline))
-    if (factories.training.num_entities, factories.training.num_relations) != (
-        resolved["num_entities"],
-        resolved["num_relations"],
-    ):
+    trained_on = (resolved["num_entities"], resolved["num_relations"])
+    if (factories.training.num_entities, factories.training.num_relations) != trained_on:
         raise KgrankInputError(
             f"{model_dir / 'config.json'}: model trained on {resolved['num_entities']} entities and "
             f"{resolved['num_relations']} relations, but {dataset_dir} has "
