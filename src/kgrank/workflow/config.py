@@ -544,12 +544,8 @@ def budget_caption(
 
 
 def _trained_budget_caption(budget: Mapping[str, Any], datasets: Iterable[str], models: list[str]) -> str:
-    if (
-        budget.get("max_epochs") is None
-        and not budget.get("max_epochs_by_model")
-        and not budget.get("by_dataset")
-        and not budget.get("early_stopping")
-    ):
+    changes = ("max_epochs_by_model", "by_dataset", "early_stopping")
+    if budget.get("max_epochs") is None and not any(budget.get(key) for key in changes):
         return "Training budget: the published configuration of every model."
     shared = budget.get("early_stopping")
     clauses: dict[str, list[str]] = {}
