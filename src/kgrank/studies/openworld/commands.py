@@ -266,12 +266,13 @@ def _inversions(args: argparse.Namespace) -> None:
     )
 
 
-# Each figure's plotting function and the inputs it reads, in order, with their table kinds
-FIGURES = {
-    "simulation": ("plot_simulation", {"grid": GRID}),
-    "inconsistency": ("plot_inconsistency", {"inversions": INVERSIONS, "needed": NEEDED}),
-    "metrics": ("plot_metrics", {"grid": GRID, "saturation": SATURATION}),
-    "family-tree": ("plot_family_tree", {"checkpoints": CHECKPOINTS}),
+# The inputs each figure reads, in the order its plotting function takes them, with their
+# table kinds (--checkpoints takes several files, every other input one)
+FIGURE_INPUTS = {
+    "simulation": {"grid": GRID},
+    "inconsistency": {"inversions": INVERSIONS, "needed": NEEDED},
+    "metrics": {"grid": GRID, "saturation": SATURATION},
+    "family-tree": {"checkpoints": CHECKPOINTS},
 }
 
 
@@ -280,18 +281,23 @@ def _figure(args: argparse.Namespace) -> None:
     from kgrank.errors import KgrankInputError
     from kgrank.studies.openworld import figures
 
-    plot, inputs = FIGURES[args.kind]
+    inputs = FIGURE_INPUTS[args.kind]
     missing = [name for name in inputs if not getattr(args, name)]
     if missing:
         raise KgrankInputError(
             f"openworld-figure --kind {args.kind}: give {' '.join('--' + name for name in missing)}"
         )
-    # --checkpoints takes several files, every other input one
     tables = [
         (read_tables_of if name == "checkpoints" else read_table)(getattr(args, name), kind)
         for name, kind in inputs.items()
     ]
-    getattr(figures, plot)(*tables, args.pdf, args.png, args.caption)
+    plot = {
+        "simulation": figures.plot_simulation,
+        "inconsistency": figures.plot_inconsistency,
+        "metrics": figures.plot_metrics,
+        "family-tree": figures.plot_family_tree,
+    }[args.kind]
+    plot(*tables, args.pdf, args.png, args.caption)
 
 
 def _add_world(command: argparse.ArgumentParser) -> None:
@@ -366,7 +372,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("openworld-figure", help="one figure of the open-world study")
     command.add_argument(
         "--kind",
-        choices=tuple(FIGURES),
+        choices=tuple(FIGURE_INPUTS),
         required=True,
         help="which figure; each needs some of the inputs below",
     )

@@ -373,8 +373,10 @@ def attach_simulation(audit: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame
         spread = row.variant == Variant.Z_SCORE
         error = std / np.sqrt(2 * replicates if spread else replicates)
         simulated_value = std if spread else mean
-        moment = "std" if spread else "expectation"
-        exact, implied = getattr(row, f"exact_{moment}"), getattr(row, f"implied_{moment}")
+        if spread:
+            exact, implied = row.exact_std, row.implied_std
+        else:
+            exact, implied = row.exact_expectation, row.implied_expectation
         z_scores = ((exact - simulated_value) / error, (implied - simulated_value) / error)
         records.append(dict(zip(columns, (mean, std, *z_scores), strict=True)))
     return audit.assign(**pd.DataFrame(records, index=audit.index, columns=list(columns)))

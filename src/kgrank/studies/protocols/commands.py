@@ -47,15 +47,18 @@ def _figure(part: str, option: str, args: argparse.Namespace) -> None:
     from kgrank.data.tables import read_table
     from kgrank.studies.protocols import figures, inputs
 
-    table = read_table(getattr(args, option), getattr(inputs, f"{part}_kind")())
-    getattr(figures, f"plot_{part}")(table, args.pdf, args.png, caption=args.caption)
+    kind, plot = {
+        "weighted": (inputs.weighted_kind, figures.plot_weighted),
+        "sampled": (inputs.sampled_kind, figures.plot_sampled),
+        "ties": (inputs.ties_kind, figures.plot_ties),
+    }[part]
+    plot(read_table(getattr(args, option), kind()), args.pdf, args.png, caption=args.caption)
 
 
 def _add_figure(
     commands: argparse._SubParsersAction, part: str, summary: str, option: str, what: str
 ) -> None:
-    """``protocols-<part>-figure``: the table ``--<option>`` (checked as
-    ``inputs.<part>_kind()``) drawn by ``figures.plot_<part>``."""
+    """``protocols-<part>-figure``: the table ``--<option>`` checked and drawn (:func:`_figure`)."""
     command = commands.add_parser(f"protocols-{part}-figure", help=summary)
     command.add_argument(f"--{option}", required=True, help=what)
     add_caption(command)

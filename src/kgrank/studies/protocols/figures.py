@@ -15,7 +15,7 @@ from kgrank.studies.protocols.report import REPORTED_RANK_TYPE, REPORTED_SIDE, s
 from kgrank.studies.protocols.settings import SCORERS
 
 if TYPE_CHECKING:
-    import matplotlib.pyplot as plt
+    import numpy as np
 
 ADJUSTED_INDEX = "adjusted_weighted_geometric_mean_rank_index"
 REFERENCE_SCHEME = "uniform"
@@ -35,11 +35,12 @@ def _model_handles(markers: dict[str, str]) -> list:
 
 
 def _finish(
-    figure: plt.Figure, handles: list, title: str, caption: str, pdf: str | Path, png: str | Path
+    axes: np.ndarray, handles: list, title: str, caption: str, pdf: str | Path, png: str | Path
 ) -> None:
-    """The legend right of the last panel (of one row), the title and the caption; then the
+    """The legend right of the first row's last panel, the title and the caption; then the
     figure is saved."""
-    figure.axes[-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    figure = axes[0, -1].figure
+    axes[0, -1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     figure.suptitle(title)
     figure.tight_layout()
     add_caption(figure, caption)
@@ -114,7 +115,7 @@ def plot_weighted(weighted: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
     ] + _model_handles(markers)
     handles.append(plt.Line2D([], [], color="grey", linestyle="--", label="no change (y = x)"))
     title = "Weighted geometric mean rank: adjusted index against the unweighted one"
-    _finish(figure, handles, title, caption, pdf, png)
+    _finish(axes, handles, title, caption, pdf, png)
 
 
 # --- part 1: sampled negatives --------------------------------------------------------------
@@ -211,7 +212,7 @@ def plot_sampled(estimates: pd.DataFrame, pdf: str | Path, png: str | Path, *, c
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
     title = "Sampled negatives: bias of estimators of the full MRR (band: ± 1 SD over draws)"
-    _finish(figure, list(handles.values()), title, caption, pdf, png)
+    _finish(axes, list(handles.values()), title, caption, pdf, png)
 
 
 # --- part 2: ties -----------------------------------------------------------------------------
@@ -271,4 +272,4 @@ def plot_ties(ties: pd.DataFrame, pdf: str | Path, png: str | Path, *, caption: 
     ] + _model_handles(markers)
     handles.append(plt.Line2D([], [], color="grey", linestyle="--", label="no tie effect (y = x)"))
     title = f"Ties: trec_eval's {TIES_MEASURE} under renamed entities against the tie-neutral value"
-    _finish(figure, handles, title, caption, pdf, png)
+    _finish(axes, handles, title, caption, pdf, png)
