@@ -268,7 +268,7 @@ def test_the_checker_reads_a_tree_from_disk(tmp_path):
 # in common.smk. Core strings equal to a study's name for another reason, with the reason:
 NOT_A_STUDY = {
     ("kgrank.plotting", "paper"): "seaborn's plotting context",
-    ("kgrank.scorecard", "paper"): "the claims' column that names the publication",
+    ("kgrank.scorecard.card", "paper"): "the claims' column that names the publication",
 }
 
 

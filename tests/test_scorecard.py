@@ -12,7 +12,7 @@ import pytest
 
 from kgrank.cli.main import main
 from kgrank.errors import KgrankInputError
-from kgrank.scorecard import (
+from kgrank.scorecard.card import (
     CLAIM_COLUMNS,
     CONTRADICTED,
     DEVIATES,

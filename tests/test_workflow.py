@@ -93,7 +93,7 @@ def test_outputs_exist(workdir):
     assert check["passed"].all(), check.loc[~check["passed"], ["side", "metric", "z_mean", "z_variance"]]
     assert len(pd.read_csv(results / "models/nations/transe/losses.tsv", sep="\t")) == 2
     # the scorecard: every claim of the package judged, the counts first in the Markdown
-    from kgrank.scorecard import read_claims
+    from kgrank.scorecard.card import read_claims
 
     card = pd.read_csv(results / "tables/scorecard.tsv", sep="\t", keep_default_na=False)
     assert card["id"].tolist() == read_claims()["id"].tolist()

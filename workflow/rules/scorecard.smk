@@ -1,9 +1,9 @@
 # The reproduction scorecard: every checkable claim of the five papers (published values in
 # src/kgrank/scorecard/claims/*.tsv) judged against the tables of the studies this run
-# makes. Logic: src/kgrank/scorecard/ (core: it reads every study's outputs, imports none).
+# makes. Logic: src/kgrank/scorecard/card.py (core: it reads every study's outputs, imports none).
 # Included after the studies: its inputs are their tables, only for the enabled studies
 # and only those this configuration makes (a claim on another is "not checkable").
-from kgrank.scorecard import read_claims, study_sources
+from kgrank.scorecard.card import read_claims, study_sources
 from kgrank.studies import study_names
 
 SCORECARD_TABLES = table_files("scorecard")

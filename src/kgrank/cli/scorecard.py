@@ -20,7 +20,7 @@ def _parameters(pairs: list[str]) -> dict[str, str]:
 
 
 def _scorecard(args: argparse.Namespace) -> None:
-    from kgrank.scorecard import run_scorecard, summary
+    from kgrank.scorecard.card import run_scorecard, summary
     from kgrank.studies import study_names
 
     card = run_scorecard(
