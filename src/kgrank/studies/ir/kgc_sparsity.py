@@ -41,7 +41,6 @@ from scipy.stats import entropy
 from kgrank.data.datasets import SPLITS, load_factories, pykeen_raw_splits, read_archive_splits, read_triples
 from kgrank.data.io import text_lines
 from kgrank.errors import KgrankInputError
-from kgrank.studies.ir.evaluation import plan_items
 
 SAMPLES = "FB-Test-S/samples.txt"
 SAMPLE_INDICES = "FB-Test-S/sample_idxs.txt"
@@ -576,6 +575,9 @@ def read_kgc_sparsity(kgc_dir: str | Path, dataset_dir: str | Path, raw_test: st
         chosen = depth_ids[relevant & (depths <= depth)]
         frames.append(_evaluation_frame(depth_evaluation(depth), np.concatenate([sample, chosen])))
     evaluations = pd.concat(frames, ignore_index=True)
+    # imported here, not at the top: the analyses that import this module need no ir_measures
+    from kgrank.studies.ir.evaluation import plan_items
+
     # one row per query of each evaluation (side, given, relation)
     queries = plan_items(evaluations).drop_duplicates(["evaluation", "query"])
     for file, evaluation in ((TEST_QUERIES, "test"), (POOLED_QUERIES, "pooled")):
