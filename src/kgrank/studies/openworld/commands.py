@@ -42,28 +42,19 @@ INVERSIONS = table_kind(
 # what the figure reads of the other two: queries_simulated is NaN where no simulated size
 # reached 95 %; queries_normal where the mean difference is not resolved; the normal bounds
 # are infinite where it may be zero
+NEEDED_NUMBERS = (
+    "strength_weaker",
+    "gap",
+    "queries_simulated",
+    "queries_normal",
+    "queries_normal_low",
+    "queries_normal_high",
+)
 NEEDED = table_kind(
     "queries-needed table",
     "`kgrank openworld-inconsistency`",
-    (
-        "density",
-        "metric",
-        "strength_weaker",
-        "gap",
-        "queries_simulated",
-        "queries_normal",
-        "queries_normal_low",
-        "queries_normal_high",
-    ),
-    floats=(
-        "density",
-        "strength_weaker",
-        "gap",
-        "queries_simulated",
-        "queries_normal",
-        "queries_normal_low",
-        "queries_normal_high",
-    ),
+    ("density", "metric", *NEEDED_NUMBERS),
+    floats=("density", *NEEDED_NUMBERS),
     strings=("metric",),
     nan=("queries_simulated", "queries_normal"),
     infinite=("queries_normal_low", "queries_normal_high"),
