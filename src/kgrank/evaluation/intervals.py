@@ -89,7 +89,11 @@ def _resampled_interval(
 def task_values(metric: Metric, ranks: np.ndarray) -> np.ndarray:
     """The per-task values whose arithmetic mean is a strictly monotone function of
     ``metric`` (:func:`from_task_mean`): f(r)^p, or log f(r) for p = 0."""
-    transformed = metric.transform.function(np.asarray(ranks, dtype=float))
+    return _powered(metric, metric.transform.function(np.asarray(ranks, dtype=float)))
+
+
+def _powered(metric: Metric, transformed: np.ndarray) -> np.ndarray:
+    """:func:`task_values` of ranks whose f(r) is already ``transformed``."""
     if metric.power == 0:
         return np.log(transformed)
     if metric.power == 1:
@@ -111,8 +115,8 @@ def from_task_mean(metric: Metric, mean: np.ndarray | float) -> np.ndarray | flo
         return 1.0 / aggregated if metric.post == "reciprocal" else aggregated
 
 
-def _normal_power_mean(metric: Metric, ranks: np.ndarray, confidence: float) -> Interval:
-    inner = task_values(metric, ranks)
+def _normal_power_mean(metric: Metric, transformed: np.ndarray, confidence: float) -> Interval:
+    inner = _powered(metric, transformed)
     mean = inner.mean()
     half_width = scipy_stats.norm.ppf(0.5 + confidence / 2) * inner.std(ddof=1) / np.sqrt(len(inner))
     # the mean of f^p cannot leave the range of its values
@@ -167,7 +171,7 @@ def metric_interval(
         value = float(metric.value(ranks))
         return Interval(value, value, "none needed (every task alike)")
     if method == "normal" and len(ranks) >= MIN_NORMAL_TASKS:
-        return _normal_power_mean(metric, ranks, confidence)
+        return _normal_power_mean(metric, transformed, confidence)
     if method == "log variance" and len(ranks) >= MIN_NORMAL_TASKS:
         return _normal_variance(metric, transformed, confidence)
     if method == "order statistics":
