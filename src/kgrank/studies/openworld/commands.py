@@ -258,7 +258,7 @@ def _inversions(args: argparse.Namespace) -> None:
 
 
 # The inputs each figure reads, in the order its plotting function takes them, with their
-# table kinds (--checkpoints takes several files, every other input one)
+# table kinds
 FIGURE_INPUTS = {
     "simulation": {"grid": GRID},
     "inconsistency": {"inversions": INVERSIONS, "needed": NEEDED},
@@ -278,9 +278,11 @@ def _figure(args: argparse.Namespace) -> None:
         raise KgrankInputError(
             f"openworld-figure --kind {args.kind}: give {' '.join('--' + name for name in missing)}"
         )
+    # an option that takes several files (--checkpoints) gives a list
     tables = [
-        (read_tables_of if name == "checkpoints" else read_table)(getattr(args, name), kind)
+        (read_tables_of if isinstance(paths, list) else read_table)(paths, kind)
         for name, kind in inputs.items()
+        for paths in [getattr(args, name)]
     ]
     plot = {
         "simulation": figures.plot_simulation,
