@@ -39,27 +39,27 @@ def ranks_from_scores(
     """
     refuse_nan(scores)
     num_candidates = filter_scores(scores, true_entities, filter_rows, filter_cols)
-    return _counted_ranks(scores, true_entities, num_candidates)
+    counted = _counted_ranks(scores, true_entities, num_candidates)
+    return {name: values.cpu().numpy() for name, values in counted.items()}
 
 
-def block_ranks(block: ScoreBlock) -> dict[str, np.ndarray]:
+def block_ranks(block: ScoreBlock) -> dict[str, torch.Tensor]:
     """:func:`ranks_from_scores` of a block of :func:`kgrank.engine.score_pass.score_pass` (which
-    has refused NaN scores already), filtered by the block's known answers."""
-    scores, num_candidates = block.filtered()
+    has refused NaN scores already), filtered by the block's known answers; counted on the
+    block's device and left there (the engine moves all of them to the CPU at the end, so
+    that a GPU never waits for the CPU between blocks)."""
+    scores, num_candidates = block.filtered(on_device=True)
     return _counted_ranks(scores, block.true_entities, num_candidates)
 
 
 def _counted_ranks(
     scores: torch.Tensor, true_entities: torch.Tensor, num_candidates: torch.Tensor
-) -> dict[str, np.ndarray]:
-    true_column = scores[torch.arange(len(true_entities)), true_entities].unsqueeze(1)
+) -> dict[str, torch.Tensor]:
+    true_entities = torch.as_tensor(true_entities).to(scores.device)
+    true_column = scores[torch.arange(len(true_entities), device=scores.device), true_entities].unsqueeze(1)
     optimistic = (scores > true_column).sum(dim=1) + 1
     pessimistic = (scores >= true_column).sum(dim=1)
-    return {
-        "optimistic": optimistic.numpy(),
-        "pessimistic": pessimistic.numpy(),
-        "num_candidates": num_candidates.numpy(),
-    }
+    return {"optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": num_candidates}
 
 
 def random_tie_ranks(optimistic: np.ndarray, pessimistic: np.ndarray, seed: int) -> np.ndarray:
@@ -116,7 +116,7 @@ class _RankColumns:
             self.tolerant_ranks = partial(
                 ranks_with_tolerance, absolute=tolerance.absolute, relative=tolerance.relative
             )
-        self.columns: dict[str, list[np.ndarray]] = {name: [] for name in _RANK_COUNTS}
+        self.columns: dict[str, list[np.ndarray | torch.Tensor]] = {name: [] for name in _RANK_COUNTS}
 
     def __call__(self, block: ScoreBlock) -> None:
         if self.tolerant_ranks is not None:
@@ -136,6 +136,14 @@ class _RankColumns:
             )
         for name, values in ranks.items():
             self.columns[name].append(values)
+
+    def column(self, name: str) -> np.ndarray:
+        """One count of every block, in order, on the CPU (one copy from the device)."""
+        values = self.columns[name]
+        if values and all(isinstance(part, torch.Tensor) for part in values):
+            return torch.cat(values).cpu().numpy().astype(np.int64)
+        parts = [part.cpu().numpy() if isinstance(part, torch.Tensor) else part for part in values]
+        return np.concatenate(parts).astype(np.int64)
 
 
 def compute_ranks(
@@ -194,9 +202,7 @@ def compute_ranks(
         progress=progress,
         description="ranking",
     )
-    optimistic, pessimistic, num_candidates = (
-        np.concatenate(consumer.columns[name]).astype(np.int64) for name in _RANK_COUNTS
-    )
+    optimistic, pessimistic, num_candidates = (consumer.column(name) for name in _RANK_COUNTS)
     table = pd.DataFrame(
         {
             "triple_id": np.tile(np.arange(len(mapped)), len(SIDES)),

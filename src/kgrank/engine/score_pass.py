@@ -42,28 +42,40 @@ class ScoreBlock:
     """One block of a pass: the scores of every entity for one side of some test triples.
 
     ``positions`` are the block's rows among the triples given to :func:`score_pass`;
-    ``scores`` (rows x entities, float, on the CPU) are the model's until a consumer asks
-    for :meth:`filtered`, which filters them in place; ``filter_rows`` and
-    ``filter_cols`` list the known answers of each row (the filter; empty without one)."""
+    ``device_scores`` (rows x entities, float) are the model's, on the model's device,
+    until a consumer asks for :meth:`filtered`, which filters them in place;
+    :attr:`scores` are the same on the CPU; ``true_entities``, ``filter_rows`` and
+    ``filter_cols`` (on the CPU) list each row's true entity and its known answers (the
+    filter; empty without one)."""
 
     side: str
     positions: np.ndarray
     triples: np.ndarray
-    scores: torch.Tensor
+    device_scores: torch.Tensor
     true_entities: torch.Tensor
     filter_rows: torch.Tensor
     filter_cols: torch.Tensor
     _num_candidates: torch.Tensor | None = field(default=None, repr=False)
 
-    def filtered(self) -> tuple[torch.Tensor, torch.Tensor]:
+    @property
+    def scores(self) -> torch.Tensor:
+        """The scores on the CPU; on a GPU the block moves there once, for good, so that
+        every consumer after it reads (and filters) the same tensor."""
+        if self.device_scores.device.type != "cpu":
+            self.device_scores = self.device_scores.cpu()
+        return self.device_scores
+
+    def filtered(self, on_device: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """(scores, candidate counts): the scores with every known answer but the row's
         true entity set to NaN (in place, once), and each row's candidates left, the true
-        entity included."""
+        entity included; on the CPU, or with ``on_device`` where the scores are now (the
+        rank engine counts there, so that a GPU's block never crosses to the CPU)."""
+        scores = self.device_scores if on_device else self.scores
         if self._num_candidates is None:
             self._num_candidates = filter_scores(
-                self.scores, self.true_entities, self.filter_rows, self.filter_cols
+                scores, self.true_entities, self.filter_rows, self.filter_cols
             )
-        return self.scores, self._num_candidates
+        return scores, self._num_candidates.to(scores.device)
 
 
 def refuse_nan(scores: torch.Tensor, where: Callable[[int], str] = "batch row {}".format) -> None:
@@ -85,10 +97,12 @@ def filter_scores(
     to NaN, in place, so that it compares false with everything and drops out of every
     count; return each row's number of candidates left, the true entity included."""
     batch_size, num_entities = scores.shape
-    num_candidates = torch.full((batch_size,), num_entities, dtype=torch.int64)
+    device = scores.device
+    num_candidates = torch.full((batch_size,), num_entities, dtype=torch.int64, device=device)
     if filter_rows is not None and len(filter_rows):
-        row_index = torch.arange(batch_size)
-        rows, columns = torch.as_tensor(filter_rows), torch.as_tensor(filter_cols)
+        row_index = torch.arange(batch_size, device=device)
+        true_entities = torch.as_tensor(true_entities).to(device)
+        rows, columns = torch.as_tensor(filter_rows).to(device), torch.as_tensor(filter_cols).to(device)
         true_scores = scores[row_index, true_entities].clone()
         scores[rows, columns] = float("nan")
         scores[row_index, true_entities] = true_scores
@@ -209,7 +223,9 @@ def _scored_block(
     while True:
         batch = triples[start : min(start + batch_size, end)]
         try:
-            scores = score(torch.as_tensor(batch, device=device), side).detach().float().cpu()
+            # on the model's device: the rank engine counts there, and consumers that
+            # need the CPU move the block once (ScoreBlock.scores)
+            scores = score(torch.as_tensor(batch, device=device), side).detach().float()
             break
         except (RuntimeError, MemoryError) as error:
             if not is_out_of_memory(error) or batch_size == 1:
@@ -225,7 +241,7 @@ def _scored_block(
         side=side,
         positions=np.arange(start, start + len(batch)),
         triples=batch,
-        scores=scores,
+        device_scores=scores,
         true_entities=torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2]),
         filter_rows=torch.as_tensor(rows),
         filter_cols=torch.as_tensor(columns),

@@ -276,6 +276,10 @@ class Scorer:
             scores = torch.sigmoid(scores)  # PyKEEN's bits stay PyKEEN's bits
             if isinstance(error, SquaredDistanceError):
                 error = None  # the bound is for raw distances
+        if error is BIT_IDENTICAL and scores.device.type != "cpu":
+            # PyKEEN's bits on the CPU only: a GPU's kernels (cdist, the complex product)
+            # sum in an order that depends on the shapes
+            error = None
         if error is not BIT_IDENTICAL:
             self._settle_near_ties(batch, side, scores, error)
         return scores
