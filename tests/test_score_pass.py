@@ -9,7 +9,7 @@ import torch
 
 from kgrank.engine.candidates import KnownAnswers
 from kgrank.engine.ranks import ranks_from_scores
-from kgrank.engine.score_pass import ScoreBlock, score_pass
+from kgrank.engine.score_pass import ScoreBlock, filter_scores, score_pass
 from kgrank.errors import KgrankInputError
 
 NUM_ENTITIES, NUM_RELATIONS = 7, 2
@@ -164,6 +164,23 @@ def test_consumers_share_one_filtering_whatever_their_order():
     assert first.ranks == second.ranks == _by_hand()
     assert [nan for nan, _ in seen] == [removed for _, removed in seen]
     assert sum(removed for _, removed in seen) > 0
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_filtering_by_hand_whatever_the_blocks_layout(transposed):
+    # a contiguous block is filled through its flat view, any other by indexing
+    scores = torch.as_tensor(RNG.normal(size=(NUM_ENTITIES, 5)), dtype=torch.float32)
+    scores = scores.T if transposed else scores.T.contiguous()
+    true_entities = torch.tensor([0, 3, 3, 6, 1])
+    rows, columns = np.array([0, 0, 1, 1, 3, 4, 4]), np.array([0, 2, 3, 5, 6, 1, 1])
+    expected = scores.clone()
+    for row, column in zip(rows, columns, strict=True):
+        if column != true_entities[row]:
+            expected[row, column] = float("nan")
+    counts = filter_scores(scores, true_entities, rows, columns)
+    torch.testing.assert_close(scores, expected, equal_nan=True)
+    # rows 1 and 3 list their true entity, row 4 twice: it stays a candidate
+    assert counts.tolist() == [NUM_ENTITIES - 1, NUM_ENTITIES - 1, NUM_ENTITIES, NUM_ENTITIES, NUM_ENTITIES]
 
 
 def test_a_pykeen_model_is_scored_in_evaluation_mode_and_left_as_it_was():

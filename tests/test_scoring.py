@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from kgrank.engine.scoring import BIT_IDENTICAL, SquaredDistanceError
+from kgrank.engine.scoring import BIT_IDENTICAL, SquaredDistanceError, _broadcast_norms
 
 # Small dimensions keep the tests fast; the arithmetic is the same at any size.
 # (tests/test_ranks.py ranks with the same families)
@@ -98,6 +98,17 @@ def test_squared_distance_error_marks_what_rounding_may_flip():
         [True, True, False]
     ]
     assert BIT_IDENTICAL == "bit-identical"
+
+
+@pytest.mark.parametrize("p", [1.0, 3.0])
+@pytest.mark.parametrize("max_elements", [1, 40, 2**28])
+def test_the_gpus_broadcast_norms_equal_cdist_in_every_chunking(p, max_elements):
+    # the path a GPU takes for norms other than L2 (cdist there is a slow generic kernel)
+    generator = torch.Generator().manual_seed(0)
+    query, entities = torch.randn(6, 5, generator=generator), torch.randn(23, 5, generator=generator)
+    norms = _broadcast_norms(query, entities, p, max_elements=max_elements)
+    assert norms.shape == (6, 23)
+    torch.testing.assert_close(norms, torch.cdist(query[None], entities[None], p=p)[0])
 
 
 def _same_order(scores, reference, true_entities):

@@ -55,8 +55,8 @@ def block_ranks(block: ScoreBlock) -> dict[str, torch.Tensor]:
 def _counted_ranks(
     scores: torch.Tensor, true_entities: torch.Tensor, num_candidates: torch.Tensor
 ) -> dict[str, torch.Tensor]:
-    true_entities = torch.as_tensor(true_entities).to(scores.device)
-    true_column = scores[torch.arange(len(true_entities), device=scores.device), true_entities].unsqueeze(1)
+    true_entities = torch.as_tensor(true_entities).to(scores.device, torch.int64)
+    true_column = scores.gather(1, true_entities.unsqueeze(1))
     optimistic = (scores > true_column).sum(dim=1) + 1
     pessimistic = (scores >= true_column).sum(dim=1)
     return {"optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": num_candidates}

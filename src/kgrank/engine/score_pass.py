@@ -100,15 +100,20 @@ def filter_scores(
     device = scores.device
     num_candidates = torch.full((batch_size,), num_entities, dtype=torch.int64, device=device)
     if filter_rows is not None and len(filter_rows):
-        row_index = torch.arange(batch_size, device=device)
-        true_entities = torch.as_tensor(true_entities).to(device)
-        rows, columns = torch.as_tensor(filter_rows).to(device), torch.as_tensor(filter_cols).to(device)
-        true_scores = scores[row_index, true_entities].clone()
-        scores[rows, columns] = float("nan")
-        scores[row_index, true_entities] = true_scores
+        true_entities = torch.as_tensor(true_entities).to(device, torch.int64).unsqueeze(1)
+        rows = torch.as_tensor(filter_rows).to(device, torch.int64)
+        columns = torch.as_tensor(filter_cols).to(device, torch.int64)
+        # gather, index_fill_, scatter_ and index_add_: on a GPU none of them waits for the
+        # device, as indexing with tensors (index_put_), a mask or bincount do
+        true_scores = scores.gather(1, true_entities)
+        if scores.is_contiguous():
+            scores.view(-1).index_fill_(0, rows * num_entities + columns, float("nan"))
+        else:
+            scores[rows, columns] = float("nan")
+        scores.scatter_(1, true_entities, true_scores)
         # every known answer but the true entity itself leaves the candidate list
-        removed = columns != true_entities[rows]
-        num_candidates -= torch.bincount(rows[removed], minlength=batch_size)
+        removed = columns != true_entities.squeeze(1)[rows]
+        num_candidates.index_add_(0, rows, -removed.to(torch.int64))
     return num_candidates
 
 
