@@ -312,23 +312,33 @@ def test_the_configs_device_reaches_every_rule_that_scores(tmp_path):
 
     result = snakemake(tmp_path, "-n", "-p", "--config", "device=cuda:1")
     assert result.returncode == 0, result.stderr[-2000:]
-    # Snakemake prints each job's command as "Shell command: kgrank ... 2>&1 | tee log"
-    commands = [
-        line.split("Shell command:", 1)[1].split("|")[0].replace("2>&1", "").strip()
-        for line in result.stdout.splitlines()
-        if line.startswith("Shell command: kgrank ")
-    ]
+    # Snakemake prints each job as "rule NAME:" ... "Shell command: kgrank ... 2>&1 | tee log"
+    commands, rule = [], None
+    for line in result.stdout.splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            rule = line.split()[1].rstrip(":")
+        elif line.startswith("Shell command: kgrank "):
+            commands.append(
+                (rule, line.split("Shell command:", 1)[1].split("|")[0].replace("2>&1", "").strip())
+            )
     scoring = {"ranks", "ambiguity-subsets", "ir-evaluate", "protocols-ties-pair", "openworld-family-tree"}
     scoring |= {"evaluate", "train"}
-    seen = set()
+    seen, rules = set(), set()
     parser = build_parser()
-    for command in commands:
+    for rule, command in commands:
         words = shlex.split(command)
         if words[1] not in scoring:
             continue
         seen.add(words[1])
+        rules.add(rule)
         assert parser.parse_args(words[1:]).device == "cuda:1", command
     assert seen == scoring
+    # and on a cluster each of those rules goes where the GPU is
+    profile = yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+    assert {"ranks", "sampled_ranks", "external_ranks", "ir_evaluate", "train"} <= rules, rules
+    for rule in rules:
+        resources = profile["set-resources"].get(rule, {})
+        assert (resources.get("slurm_partition"), resources.get("gpu")) == ("gpu", 1), rule
 
 
 def test_an_external_pykeen_folder_is_rescored_unless_rescore_is_false(tmp_path):
