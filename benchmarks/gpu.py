@@ -39,10 +39,8 @@ import copy
 import statistics
 import time
 import warnings
-from contextlib import nullcontext
 from pathlib import Path
 
-import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,12 +64,9 @@ def synchronised_seconds(call) -> tuple[float, object]:
 def step_seconds(model, pipeline, factory, *, fast: bool, steps: int, sub_batch: int | None):
     """Seconds of each of ``steps`` steps after an untimed one, and the batches of an epoch."""
     from pykeen.optimizers import optimizer_resolver
-    from pykeen.training import training_loop_resolver
-
-    from kgrank.training.step import fast_scores, sparse_label_batches
+    from training import time_steps  # benchmarks/training.py
 
     training = pipeline["training_kwargs"]
-    batch_size, smoothing = int(training["batch_size"]), float(training.get("label_smoothing") or 0.0)
     optimizer = optimizer_resolver.make(
         pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
     )
@@ -81,53 +76,29 @@ def step_seconds(model, pipeline, factory, *, fast: bool, steps: int, sub_batch:
             "negative_sampler": pipeline.get("negative_sampler", "basic"),
             "negative_sampler_kwargs": pipeline.get("negative_sampler_kwargs"),
         }
-    with fast_scores(model) if fast else nullcontext():
-        # the loop binds model.score_t when it is built: build it inside the block
-        loop = training_loop_resolver.make(
-            pipeline["training_loop"], model=model, triples_factory=factory, optimizer=optimizer, **negatives
-        )
-        if fast:
-            sparse_label_batches(loop)
-        loader = loop._create_training_data_loader(
-            factory,
-            sampler=None,
-            batch_size=batch_size,
-            shuffle=True,
-            drop_last=False,
-            generator=torch.Generator().manual_seed(0),
-        )
-        batches = iter(loader)
-
-        def one_step() -> None:
-            batch = next(batches)
-            loop.optimizer.zero_grad()
-            size = loop._get_batch_size(batch)
-            step = sub_batch or size
-            for first in range(0, size, step):
-                loop._forward_pass(batch, first, min(first + step, size), size, smoothing, slice_size=None)
-            loop.optimizer.step()
-
-        model.train()
-        seconds = [synchronised_seconds(one_step)[0] for _ in range(steps + 1)][1:]
-    return seconds, len(loader)
+    model.train()
+    seconds, per_epoch, _ = time_steps(
+        model,
+        optimizer,
+        factory,
+        int(training["batch_size"]),
+        steps,
+        float(training.get("label_smoothing") or 0.0),
+        fast,
+        sub_batch,
+        training_loop=pipeline["training_loop"],
+        loop_kwargs=negatives,
+        synchronise=synchronise,
+    )
+    return seconds, per_epoch
 
 
 def evaluator_ranks(model, factories, test, batch_size: int) -> dict:
-    from pykeen.evaluation import RankBasedEvaluator
+    """PyKEEN's realistic ranks of each side (benchmarks/ranks.py's evaluation)."""
+    from ranks import evaluator_ranks as pykeen_ranks  # benchmarks/ranks.py
 
-    evaluator = RankBasedEvaluator(clear_on_finalize=False)
-    evaluator.evaluate(
-        model,
-        test,
-        batch_size=batch_size,
-        use_tqdm=False,
-        additional_filter_triples=[
-            factories.training.mapped_triples,
-            factories.validation.mapped_triples,
-            factories.testing.mapped_triples,
-        ],
-    )
-    return {side: np.concatenate(evaluator.ranks[side, "realistic"]) for side in ("head", "tail")}
+    _, ranks = pykeen_ranks(model, factories, test, batch_size)
+    return {side: ranks[side, "realistic"] for side in ("head", "tail")}
 
 
 def engine_ranks(model, factories, test, batch_size: int) -> dict:

@@ -97,23 +97,30 @@ def time_steps(
     fast: bool,
     sub_batch_size: int | None = None,
     breakdown: bool = False,
+    training_loop: str = "lcwa",
+    loop_kwargs: dict | None = None,
+    synchronise=lambda: None,
 ) -> tuple[list[float], int, str]:
     """Seconds of each step after the first, the batch's assembly by the data loader
     included, the number of batches per epoch, and with ``breakdown`` where one more
     step's time goes (:func:`op_breakdown`; else ""). ``fast`` takes kgrank's step (its
     scores and its sparse-label batches), else PyKEEN's. ``sub_batch_size`` splits a batch
     into slices whose gradients accumulate, through the loop's own forward pass, as
-    PyKEEN's ``sub_batch_size`` does."""
+    PyKEEN's ``sub_batch_size`` does. ``training_loop`` names PyKEEN's loop (``loop_kwargs``:
+    its negative sampler for sLCWA, whose step kgrank leaves as PyKEEN's); ``synchronise``
+    waits for a GPU before each clock reading."""
     from contextlib import nullcontext
 
-    from pykeen.training import LCWATrainingLoop
+    from pykeen.training import training_loop_resolver
 
     from kgrank.training.step import fast_scores, sparse_label_batches
 
     seconds = []
     with fast_scores(model) if fast else nullcontext():
         # the loop binds model.score_t when it is built: build it inside the block
-        loop = LCWATrainingLoop(model=model, triples_factory=factory, optimizer=optimizer)
+        loop = training_loop_resolver.make(
+            training_loop, model=model, triples_factory=factory, optimizer=optimizer, **(loop_kwargs or {})
+        )
         if fast:
             sparse_label_batches(loop)
         # the loop's own data loader, as its train() builds it (same seed for both sides)
@@ -130,7 +137,7 @@ def time_steps(
         def one_step() -> None:
             batch = next(batches)
             loop.optimizer.zero_grad()
-            size = len(batch["pairs"])
+            size = loop._get_batch_size(batch)
             step = sub_batch_size or size
             for first in range(0, size, step):
                 loop._forward_pass(
@@ -139,8 +146,10 @@ def time_steps(
             loop.optimizer.step()
 
         for index in range(num_batches + 1):
+            synchronise()
             start = time.perf_counter()
             one_step()
+            synchronise()
             if index:  # the first batch warms up, untimed
                 seconds.append(time.perf_counter() - start)
         where = op_breakdown(one_step) if breakdown else ""
