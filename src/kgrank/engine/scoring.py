@@ -4,14 +4,18 @@ PyKEEN's generic ``score_t``/``score_h`` broadcast each query against every enti
 (batch, entities, dim) tensor before reducing it, which is what makes its evaluator take
 minutes on FB15k-237. For the model families below the same scores follow from the
 model's own learned representations with one (batch, dim) x (dim, entities) product per
-batch (or, for the L1 norm, which has no product form, torch's ``cdist`` kernel, which
-never materialises the broadcast tensor). PyKEEN has no such path in its evaluator, so it
+batch (or, for the L1 norm, which has no product form, torch's ``cdist`` kernel on the
+CPU, which never materialises the broadcast tensor, and PyKEEN's broadcast in chunks on a
+GPU, where ``cdist`` is slower). PyKEEN has no such path in its evaluator, so it
 is written here, one small function per interaction, each checked against PyKEEN's own
 scores in the tests. ComplEx is scored by PyKEEN's own einsum, which torch already
 reduces to a matrix product. A product form rounds differently from PyKEEN's broadcast,
 so the true entity and every candidate scored near it are rescored through
-``model.predict`` (PyKEEN's arithmetic) before ranking: the ranks are PyKEEN's, near-ties
-included. Any other model is scored through ``model.predict`` (its
+``model.predict`` (PyKEEN's arithmetic) before ranking: on the CPU the ranks are
+PyKEEN's, near-ties included. On a GPU, where the kernels sum in an order that depends on
+the shapes, every family's near-ties are rescored so, and PyKEEN's own float32 ranks are
+no fixed reference: how often kgrank's equal PyKEEN's, and each side's equal a float64
+ranking, is measured by benchmarks/gpu.py (docs/performance.md). Any other model is scored through ``model.predict`` (its
 ``score_t``/``score_h``), so every PyKEEN model works, only slower.
 
 A query is (anchor entity, relation, direction): direction ``tail`` scores every entity as
@@ -65,8 +69,9 @@ def _norm_scores(
     query: torch.Tensor, entities: torch.Tensor, p: float, power_norm: bool
 ) -> tuple[torch.Tensor, SquaredDistanceError | str]:
     """-||q - e||_p for every pair (or -||q - e||_p^p with ``power_norm``); other norms
-    than L2 go through cdist, which sums |q_i - e_i| as PyKEEN's norm does (bit-identical,
-    checked per triple by the rank tests)."""
+    than L2 go through cdist on the CPU, which sums |q_i - e_i| as PyKEEN's norm does
+    (bit-identical, checked per triple by the rank tests), and through PyKEEN's broadcast
+    on a GPU (:func:`_broadcast_norms`)."""
     if p == 2:
         query_squared_norms = (query * query).sum(dim=1)
         squared_norms = (entities * entities).sum(dim=1)
