@@ -15,8 +15,9 @@ so the true entity and every candidate scored near it are rescored through
 PyKEEN's, near-ties included. On a GPU, where the kernels sum in an order that depends on
 the shapes, every family's near-ties are rescored so, and PyKEEN's own float32 ranks are
 no fixed reference: how often kgrank's equal PyKEEN's, and each side's equal a float64
-ranking, is measured by benchmarks/gpu.py (docs/performance.md). Any other model is scored through ``model.predict`` (its
-``score_t``/``score_h``), so every PyKEEN model works, only slower.
+ranking, is measured by benchmarks/gpu.py (docs/performance.md). Any other model is
+scored through ``model.predict`` (its ``score_t``/``score_h``), so every PyKEEN model
+works, only slower.
 
 A query is (anchor entity, relation, direction): direction ``tail`` scores every entity as
 the tail of (anchor, relation, ?), ``head`` as the head of (?, relation, anchor). Models
