@@ -138,11 +138,8 @@ class _RankColumns:
             self.columns[name].append(values)
 
     def column(self, name: str) -> np.ndarray:
-        """One count of every block, in order, on the CPU (one copy from the device)."""
-        values = self.columns[name]
-        if values and all(isinstance(part, torch.Tensor) for part in values):
-            return torch.cat(values).cpu().numpy().astype(np.int64)
-        parts = [part.cpu().numpy() if isinstance(part, torch.Tensor) else part for part in values]
+        """One count of every block, in order, on the CPU."""
+        parts = [torch.as_tensor(part).cpu().numpy() for part in self.columns[name]]
         return np.concatenate(parts).astype(np.int64)
 
 

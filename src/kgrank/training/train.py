@@ -245,9 +245,7 @@ def fit(
         # exhaust a laptop's memory on the larger datasets; sub_batch_size replaces it.
         "automatic_memory_optimization": False,
     }
-    if pipeline["training_loop"] == "slcwa":
-        loop_kwargs["negative_sampler"] = pipeline.get("negative_sampler", "basic")
-        loop_kwargs["negative_sampler_kwargs"] = pipeline.get("negative_sampler_kwargs")
+    loop_kwargs.update(negative_sampling(pipeline))
     training_kwargs = {**pipeline["training_kwargs"], "num_epochs": num_epochs}
     if sub_batch_size is not None and not any(
         isinstance(module, torch.nn.modules.batchnorm._BatchNorm) for module in model.modules()
@@ -270,6 +268,16 @@ def fit(
                 **training_kwargs,
             )
     return list(losses), training_kwargs
+
+
+def negative_sampling(pipeline: Mapping[str, Any]) -> dict[str, Any]:
+    """The training loop's negative sampler as ``pipeline`` names it (sLCWA), else nothing."""
+    if pipeline["training_loop"] != "slcwa":
+        return {}
+    return {
+        "negative_sampler": pipeline.get("negative_sampler", "basic"),
+        "negative_sampler_kwargs": pipeline.get("negative_sampler_kwargs"),
+    }
 
 
 def _versions() -> dict[str, str]:
