@@ -13,7 +13,7 @@ A GPU makes the search fast. Its MRRs are close to the CPU's but not equal (othe
 rounding); the workflow's numbers come from the CPU runs.
 
     python scripts/budget_search.py VARIANTS.yaml --data-dir DIR --out OUT [--device cuda]
-        [--processes 8]
+        [--processes 8] [--threads 2]
 
 VARIANTS.yaml: a list of {dataset, model, name, budget: {key: value, ...}}; ``budget``
 replaces keys of the config's budget for the pair (``{}`` is the config's own). DIR holds
@@ -102,7 +102,7 @@ def read_variants(path: Path, data_dir: Path) -> list[dict[str, Any]]:
 
 
 def train_variant(
-    variant: dict[str, Any], budget: dict[str, Any], data_dir: str, out: str, device: str
+    variant: dict[str, Any], budget: dict[str, Any], data_dir: str, out: str, device: str, threads: int
 ) -> dict:
     import pandas as pd
 
@@ -133,7 +133,7 @@ def train_variant(
         label_smoothing=budget["label_smoothing"],
         early_stopping=None if stopping is None else EarlyStopping(**stopping),
         device=device,
-        threads=2,
+        threads=threads,
         progress=False,
     )
     curve = pd.read_csv(out_dir / "learning_curve.tsv", sep="\t").dropna(subset=["valid_mrr"])
@@ -154,6 +154,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--processes", type=int, default=8)
+    # on a CPU, processes x threads at most the cores, so that no variant waits for another
+    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     from kgrank.errors import KgrankInputError
     from kgrank.workflow.config import pair_budget
@@ -177,7 +179,7 @@ def main() -> None:
     ):
         futures = {
             pool.submit(
-                train_variant, variant, budget, str(args.data_dir), str(args.out), args.device
+                train_variant, variant, budget, str(args.data_dir), str(args.out), args.device, args.threads
             ): estimate
             for variant, budget, estimate in jobs
         }
