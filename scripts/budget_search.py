@@ -147,15 +147,17 @@ def train_variant(
 
 
 def main() -> None:
+    from kgrank.cli.options import positive_int
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variants", type=Path)
     parser.add_argument("--config", type=Path, default=REPO / "config" / "config.yaml")
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--processes", type=positive_int, default=8)
     # on a CPU, processes x threads at most the cores, so that no variant waits for another
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=positive_int, default=2)
     args = parser.parse_args()
     from kgrank.errors import KgrankInputError
     from kgrank.workflow.config import pair_budget
