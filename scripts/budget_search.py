@@ -155,11 +155,12 @@ def test_mrr(model_dir: Path, dataset_dir: Path, device: str) -> float:
     engine with its defaults (train, valid and test filtered), realistic ranks, both sides."""
     from kgrank.engine.candidates import known_answers
     from kgrank.engine.ranks import compute_ranks
+    from kgrank.evaluation.metrics import lookup
     from kgrank.systems import load_scoring_model
 
     model, factories = load_scoring_model(model_dir, dataset_dir, device=device)
     table = compute_ranks(model, factories.testing.mapped_triples, known_answers(factories), progress=False)
-    return float((1.0 / table["realistic"]).mean())
+    return float(lookup("mrr").metric.value(table["realistic"].to_numpy(dtype=float)))
 
 
 def main() -> None:
