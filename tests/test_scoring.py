@@ -163,3 +163,56 @@ def test_near_ties_are_rescored_with_pykeens_arithmetic(nations, monkeypatch, of
         _same_order(scoring.Scorer(model)(batch, side), model.predict(batch, target=side), truth)
         for side, truth in (("head", batch[:, 0]), ("tail", batch[:, 2]))
     )
+
+
+@pytest.mark.parametrize("num_rows", [1, 30])
+def test_near_ties_are_rescored_once_each_in_groups_of_every_width(num_rows):
+    """Rows with 0 to 40 near candidates go to model.predict in groups padded to 8, 16, 32
+    and 64: every near candidate, and the true entity, gets its own predicted score, and
+    no other score changes."""
+    from types import SimpleNamespace
+
+    from kgrank.engine.scoring import Scorer, _padded_widths
+
+    assert _padded_widths(torch.tensor([0, 1, 8, 9, 16, 17, 40, 2**33 + 1])).tolist() == [
+        8,
+        8,
+        8,
+        16,
+        16,
+        32,
+        64,
+        2**34,
+    ]
+    num_entities = 80
+    generator = torch.Generator().manual_seed(num_rows)
+    batch = torch.stack(
+        [
+            torch.arange(num_rows),
+            torch.zeros(num_rows, dtype=torch.int64),
+            torch.randint(0, num_entities, (num_rows,), generator=generator),
+        ],
+        dim=1,
+    )
+    # spaced 10 apart (the relative tolerance is 1e-4 of about 1,800), then some candidates
+    # of each row moved next to its true entity's score
+    scores = 1000.0 + 10.0 * torch.arange(num_entities, dtype=torch.float32).repeat(num_rows, 1)
+    near = torch.zeros(num_rows, num_entities, dtype=torch.bool)
+    for row in range(num_rows):
+        count = 40 if row == 0 else int(torch.randint(0, 41, (1,), generator=generator))
+        columns = torch.randperm(num_entities, generator=generator)[:count]
+        scores[row, columns] = scores[row, batch[row, 2]] + 0.01
+        near[row, columns] = True
+        near[row, batch[row, 2]] = True
+
+    def predict(triples, target, ids):
+        assert target == "tail" and ids.shape[1] in (8, 16, 32, 64)
+        return -(1000.0 * triples[:, :1] + ids).float()
+
+    scorer = Scorer.__new__(Scorer)
+    scorer.model = SimpleNamespace(predict=predict)
+    settled = scores.clone()
+    scorer._settle_near_ties(batch, "tail", settled, None)
+    expected = -(1000.0 * batch[:, :1] + torch.arange(num_entities)).float().expand(num_rows, -1)
+    assert torch.equal(settled[near], expected[near])
+    assert torch.equal(settled[~near], scores[~near])

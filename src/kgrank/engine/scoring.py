@@ -12,7 +12,7 @@ scores in the tests. A product form rounds differently from PyKEEN's broadcast,
 so the true entity and every candidate scored near it are rescored through
 ``model.predict`` (PyKEEN's arithmetic) before ranking: on the CPU the ranks are
 PyKEEN's, near-ties included. On a GPU, where the kernels sum in an order that depends on
-the shapes, the L1 norm's and ComplEx's tails' near-ties are rescored so too, and
+the shapes, the other norms' and ComplEx's tails' near-ties are rescored so too, and
 PyKEEN's own float32 ranks are no fixed reference: how often kgrank's equal PyKEEN's,
 and each side's equal a float64 ranking, is measured by benchmarks/gpu.py
 (docs/performance.md). Any other model is scored through ``model.predict`` (its
@@ -52,10 +52,13 @@ class SquaredDistanceError:
 
     def window(self, true_scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(centre, half width) per row of the scores that rounding may order differently
-        from the true entity's, widened so that float32 rounding of the comparison
-        |score - centre| <= half width can only add candidates (the window is at least 4
-        ulps of the true score wide: reach >= |s_t| and d >= 1 in the bound)."""
-        true64, bound64 = true_scores.double(), self.bound.double()
+        from the true entity's, widened by 1 % (the rounding of the interval and of the
+        half width) and by 4 eps |s_t| (float32 rounding of the centre and of
+        |score - centre|, each within about eps |s_t| / 2), so that the float32 comparison
+        |score - centre| <= half width can only add candidates. In float64, on the CPU
+        where the device has none (Apple's MPS)."""
+        host = true_scores.device.type == "mps"
+        true64, bound64 = (x.cpu().double() if host else x.double() for x in (true_scores, self.bound))
         if self.squared_scores:
             centre, half = true64, 2.0 * bound64
         else:
@@ -64,7 +67,10 @@ class SquaredDistanceError:
             high = -(squared - 2.0 * bound64).clamp(min=0.0).sqrt()
             centre, half = (low + high) / 2.0, (high - low) / 2.0
         margin = 4.0 * torch.finfo(true_scores.dtype).eps * true64.abs()
-        return centre.to(true_scores.dtype), (1.01 * half + margin).to(true_scores.dtype)
+        return (
+            centre.to(true_scores.device, true_scores.dtype),
+            (1.01 * half + margin).to(true_scores.device, true_scores.dtype),
+        )
 
 
 # Returned instead of an error bound by a score function whose scores are PyKEEN's own
@@ -259,6 +265,14 @@ def product_form_family(model: Any) -> tuple[str, tuple[str, ...]] | None:
 NEAR_TIE_RELATIVE_TOLERANCE = 1e-4
 
 
+def _padded_widths(counts: torch.Tensor) -> torch.Tensor:
+    """Each count rounded up to a power of two, at least 8; in integers, so on any device."""
+    widths = counts.clamp(min=8) - 1
+    for shift in (1, 2, 4, 8, 16, 32):
+        widths |= widths >> shift
+    return widths + 1
+
+
 def _nonzero(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(rows, columns) of a 2-d mask's True entries in row-major order. On the CPU through
     numpy's ``flatnonzero``, vectorised for booleans: 0.5 ms on a (256, 14,541) block
@@ -367,7 +381,7 @@ class Scorer:
         # a FB15k-237 block at 33, where rows hold 3.7 on average). At least 8: below it
         # PyKEEN's complex products round otherwise than over every entity (measured on
         # FB15k-237 ComplEx: k < 8 changes the bits, k >= 8 does not).
-        widths = 2 ** torch.ceil(torch.log2(counts.clamp(min=8).double())).long()
+        widths = _padded_widths(counts)
         for width in widths.unique().tolist():
             group = (widths == width).nonzero().squeeze(1)
             row_in_group = torch.empty_like(rows)
