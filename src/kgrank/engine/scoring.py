@@ -12,8 +12,8 @@ scores in the tests. A product form rounds differently from PyKEEN's broadcast,
 so the true entity and every candidate scored near it are rescored through
 ``model.predict`` (PyKEEN's arithmetic) before ranking: on the CPU the ranks are
 PyKEEN's, near-ties included. On a GPU, where the kernels sum in an order that depends on
-the shapes, the other norms' and ComplEx's tails' near-ties are rescored so too, and
-PyKEEN's own float32 ranks are no fixed reference: how often kgrank's equal PyKEEN's,
+the shapes, the near-ties of norms other than L2 and of ComplEx's tails are rescored so
+too, and PyKEEN's own float32 ranks are no fixed reference: how often kgrank's equal PyKEEN's,
 and each side's equal a float64 ranking, is measured by benchmarks/gpu.py
 (docs/performance.md). Any other model is scored through ``model.predict`` (its
 ``score_t``/``score_h``), so every PyKEEN model works, only slower.
