@@ -265,6 +265,12 @@ def product_form_family(model: Any) -> tuple[str, tuple[str, ...]] | None:
 NEAR_TIE_RELATIVE_TOLERANCE = 1e-4
 
 
+# Families whose PyKEEN score of a (row, candidate) pair is elementwise arithmetic and a
+# norm of that row and candidate alone: the bits do not depend on the other rows of the
+# call (checked on FB15k-237 RotatE)
+ROW_WISE_FAMILIES = ("transe", "rotate")
+
+
 def _padded_widths(counts: torch.Tensor) -> torch.Tensor:
     """Each count rounded up to a power of two, at least 8; in integers, so on any device."""
     widths = counts.clamp(min=8) - 1
@@ -376,12 +382,18 @@ class Scorer:
         counts = torch.bincount(near_rows, minlength=len(batch))
         # position of each near candidate within its row, to lay them out as (rows, k) ids
         position = torch.arange(len(near_rows), device=scores.device) - (counts.cumsum(0) - counts)[near_rows]
-        # Rows go to model.predict in groups padded to 8, 16, 32, ... candidates, not all to
-        # the block's largest count: RotatE's complex norm costs per padded candidate (16 ms
-        # a FB15k-237 block at 33, where rows hold 3.7 on average). At least 8: below it
-        # PyKEEN's complex products round otherwise than over every entity (measured on
-        # FB15k-237 ComplEx: k < 8 changes the bits, k >= 8 does not).
-        widths = _padded_widths(counts)
+        # Rows padded to at least 8 candidates: below it PyKEEN's complex products round
+        # otherwise than over every entity (measured on FB15k-237 ComplEx: k < 8 changes
+        # the bits, k >= 8 does not). For the distance families rows go to model.predict
+        # in groups padded to 8, 16, 32, ..., not all to the block's largest count: RotatE's
+        # complex norm costs per padded candidate (16 ms a FB15k-237 block at 33, where
+        # rows hold 3.7 on average). The others' queries go through products over the
+        # batch whose kernels depend on its number of rows (a TuckER group of rows changed
+        # one FB15k-237 rank), so their rows stay together, as PyKEEN's evaluator has them.
+        if self.family in ROW_WISE_FAMILIES:
+            widths = _padded_widths(counts)
+        else:
+            widths = counts.max().clamp(min=8).expand(len(counts))
         for width in widths.unique().tolist():
             group = (widths == width).nonzero().squeeze(1)
             row_in_group = torch.empty_like(rows)
