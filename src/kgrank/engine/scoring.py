@@ -93,10 +93,11 @@ def _norm_scores(
     if p == 2:
         query_squared_norms = (query * query).sum(dim=1)
         squared_norms = (entities * entities).sum(dim=1)
-        # |q - e|^2 for every (query, entity) pair as |e|^2 - 2 q.e (one addmm) + |q|^2,
-        # clamped at 0 against rounding; in place, one block in all
-        squared = torch.addmm(squared_norms, query, entities.T, alpha=-2.0)
-        squared.add_(query_squared_norms.unsqueeze(1)).clamp_(min=0.0)
+        # |q - e|^2 for every (query, entity) pair as |q|^2 - 2 q.e + |e|^2, clamped at 0
+        # against rounding; in place on one block, in this order (an addmm of |e|^2 - 2 q.e
+        # rounds otherwise and swapped two near-equal RotatE candidates in the IR run lists)
+        squared = (query @ entities.T).mul_(-2.0).add_(query_squared_norms.unsqueeze(1)).add_(squared_norms)
+        squared.clamp_(min=0.0)
         unit_roundoff = torch.finfo(query.dtype).eps / 2
         reach = query_squared_norms.sqrt() + squared_norms.max().sqrt()
         error = SquaredDistanceError(
