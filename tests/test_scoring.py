@@ -165,11 +165,13 @@ def test_near_ties_are_rescored_with_pykeens_arithmetic(nations, monkeypatch, of
     )
 
 
+@pytest.mark.parametrize("family", ["rotate", "tucker"])
 @pytest.mark.parametrize("num_rows", [1, 30])
-def test_near_ties_are_rescored_once_each_in_groups_of_every_width(num_rows):
+def test_near_ties_are_rescored_once_each_in_groups_of_every_width(num_rows, family):
     """Rows with 0 to 40 near candidates go to model.predict in groups padded to 8, 16, 32
-    and 64: every near candidate, and the true entity, gets its own predicted score, and
-    no other score changes."""
+    and 64 (RotatE), or all together padded to the largest count (TuckER, whose PyKEEN
+    scores depend on the rows of the call): every near candidate, and the true entity,
+    gets its own predicted score, and no other score changes."""
     from types import SimpleNamespace
 
     from kgrank.engine.scoring import Scorer, _padded_widths
@@ -205,14 +207,23 @@ def test_near_ties_are_rescored_once_each_in_groups_of_every_width(num_rows):
         near[row, columns] = True
         near[row, batch[row, 2]] = True
 
+    calls = []
+
     def predict(triples, target, ids):
-        assert target == "tail" and ids.shape[1] in (8, 16, 32, 64)
+        assert target == "tail"
+        calls.append((len(triples), ids.shape[1]))
         return -(1000.0 * triples[:, :1] + ids).float()
 
     scorer = Scorer.__new__(Scorer)
-    scorer.model = SimpleNamespace(predict=predict)
+    scorer.model, scorer.family = SimpleNamespace(predict=predict), family
     settled = scores.clone()
     scorer._settle_near_ties(batch, "tail", settled, None)
     expected = -(1000.0 * batch[:, :1] + torch.arange(num_entities)).float().expand(num_rows, -1)
     assert torch.equal(settled[near], expected[near])
     assert torch.equal(settled[~near], scores[~near])
+    if family == "rotate":
+        assert (
+            all(width in (8, 16, 32, 64) for _, width in calls) and sum(rows for rows, _ in calls) == num_rows
+        )
+    else:
+        assert calls == [(num_rows, max(8, int(near.sum(dim=1).max())))]
