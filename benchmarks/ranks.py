@@ -232,7 +232,7 @@ def complex_tail_remainder(model, batch_size: int, repeats: int = 5) -> str:
         return min(seconds[1:])
 
     with torch.inference_mode():
-        complex_seconds = best(lambda: torch.real(query @ conjugates.T))
+        complex_seconds = best(lambda: torch.real(query @ conjugates))
         real_seconds = best(lambda: real_view(query) @ real_view(entities).T)
     return (
         f"tails' complex product {1e3 * complex_seconds:.1f} ms a block against {1e3 * real_seconds:.1f} ms "
