@@ -241,3 +241,34 @@ def test_training_flushes_subnormals_and_restores_the_setting():
     with flushed_denormals():
         assert float(subnormal * 1.0) == 0.0
     assert float(subnormal * 1.0) > 0.0
+
+
+def test_optimisers_take_torchs_fused_or_for_each_form():
+    from kgrank.training.train import fast_optimizer_kwargs
+
+    cpu, other = torch.device("cpu"), torch.device("meta")
+    assert fast_optimizer_kwargs(torch.optim.Adam, {"lr": 0.1}, cpu) == {"lr": 0.1, "fused": True}
+    # no fused Adadelta; no fused kernel off the CPU and CUDA
+    assert fast_optimizer_kwargs(torch.optim.Adadelta, None, cpu) == {"foreach": True}
+    assert fast_optimizer_kwargs(torch.optim.Adam, None, other) == {"foreach": True}
+    # the configuration's own choice stays
+    assert fast_optimizer_kwargs(torch.optim.Adam, {"foreach": False}, cpu) == {"foreach": False}
+
+
+@pytest.mark.parametrize("name", ["Adadelta", "Adagrad", "Adam"])
+def test_the_for_each_form_steps_as_the_loop_to_the_bit(name):
+    # what fast_optimizer_kwargs's docstring says of the for-each form: weights of
+    # several shapes, gradients of several magnitudes with zero rows
+    weights = {}
+    for foreach in (False, True):
+        torch.manual_seed(0)
+        parameters = [torch.nn.Parameter(torch.randn(300, 16)), torch.nn.Parameter(torch.randn(7, 3, 5))]
+        optimizer = getattr(torch.optim, name)(parameters, lr=0.05, foreach=foreach)
+        generator = torch.Generator().manual_seed(1)
+        for step in range(12):
+            for parameter in parameters:
+                parameter.grad = torch.randn(parameter.shape, generator=generator) * 10.0 ** (step % 5 - 2)
+                parameter.grad[::3] = 0.0
+            optimizer.step()
+        weights[foreach] = [parameter.detach().clone() for parameter in parameters]
+    assert all(torch.equal(a, b) for a, b in zip(weights[False], weights[True], strict=True))

@@ -235,7 +235,11 @@ def fit(
     # PyKEEN asks its data loader to pin memory even without a GPU; harmless, but noisy.
     warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
     optimizer = optimizer_resolver.make(
-        pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
+        pipeline["optimizer"],
+        fast_optimizer_kwargs(
+            optimizer_resolver.lookup(pipeline["optimizer"]), pipeline.get("optimizer_kwargs"), model.device
+        ),
+        params=model.get_grad_params(),
     )
     loop_kwargs: dict[str, Any] = {
         "model": model,
@@ -268,6 +272,26 @@ def fit(
                 **training_kwargs,
             )
     return list(losses), training_kwargs
+
+
+def fast_optimizer_kwargs(
+    optimizer_class: type, optimizer_kwargs: Mapping[str, Any] | None, device: torch.device
+) -> dict[str, Any]:
+    """The optimiser's keyword arguments with torch's fused implementation where the
+    class has one for the device, else its for-each one, unless they choose. torch's
+    default on the CPU loops over the parameters, one pass over the weights per
+    operation: Adam's step over WN18RR's 40,943 x 256 entity table takes 86 ms that way,
+    65 for each (the same weights to the bit) and 15 fused (one pass; each update within
+    an ulp or two of the loop's, so a seeded training's weights differ in their last bits)."""
+    kwargs = dict(optimizer_kwargs or {})
+    if "fused" in kwargs or "foreach" in kwargs:
+        return kwargs
+    parameters = inspect.signature(optimizer_class.__init__).parameters
+    if "fused" in parameters and device.type in ("cpu", "cuda"):
+        kwargs["fused"] = True
+    elif "foreach" in parameters:
+        kwargs["foreach"] = True
+    return kwargs
 
 
 def negative_sampling(pipeline: Mapping[str, Any]) -> dict[str, Any]:
