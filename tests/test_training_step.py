@@ -284,3 +284,73 @@ def test_sparse_label_batches_leave_other_loops_alone():
     heads = LCWATrainingLoop(model=model, triples_factory=factory, target="head")
     assert sparse_label_batches(heads) is False
     assert "_create_training_data_loader" not in vars(heads)
+
+
+def _slcwa_epochs(factory, model_name: str, *, one_lookup: bool, filtered: bool = False, **model_kwargs):
+    """Two seeded sLCWA epochs (4 negatives per positive), PyKEEN's step or kgrank's;
+    returns the losses, the trained weights and the number of entity lookups."""
+    from pykeen.models import model_resolver
+    from pykeen.training import SLCWATrainingLoop
+    from pykeen.utils import set_random_seed
+
+    from kgrank.training.step import one_lookup_batches
+
+    set_random_seed(7)
+    model = model_resolver.make(model_name, triples_factory=factory, random_seed=7, **model_kwargs)
+    lookups = []
+    model.entity_representations[0].register_forward_hook(lambda *args: lookups.append(1))
+    loop = SLCWATrainingLoop(
+        model=model,
+        triples_factory=factory,
+        optimizer=torch.optim.Adam(model.parameters(), lr=0.01),
+        negative_sampler_kwargs={"num_negs_per_pos": 4, "filtered": filtered},
+    )
+    if one_lookup:
+        assert one_lookup_batches(loop)
+    losses = loop.train(triples_factory=factory, num_epochs=2, batch_size=64, use_tqdm=False)
+    weights = {name: value.clone() for name, value in model.state_dict().items()}
+    return losses, weights, len(lookups)
+
+
+@pytest.mark.parametrize(
+    ("model_name", "model_kwargs"),
+    [("transe", {"embedding_dim": 8}), ("rotate", {"embedding_dim": 6}), ("distmult", {"embedding_dim": 8})],
+)
+def test_one_lookup_batches_train_as_pykeen_to_fp32_rounding(model_name, model_kwargs):
+    factory = _random_graph(unique=True)
+    pykeen_losses, pykeen_weights, pykeen_lookups = _slcwa_epochs(
+        factory, model_name, one_lookup=False, regularizer=None, **model_kwargs
+    )
+    losses, weights, lookups = _slcwa_epochs(
+        factory, model_name, one_lookup=True, regularizer=None, **model_kwargs
+    )
+    # PyKEEN looks heads and tails up apart for positives and negatives; kgrank once
+    assert pykeen_lookups == 4 * lookups
+    assert losses == pytest.approx(pykeen_losses, rel=1e-5)
+    assert weights.keys() == pykeen_weights.keys()
+    for name, expected in pykeen_weights.items():
+        torch.testing.assert_close(weights[name], expected, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_one_lookup_batches_leave_masks_and_regularisers_to_pykeen():
+    from pykeen.models import ComplEx, DistMult
+    from pykeen.training import LCWATrainingLoop, SLCWATrainingLoop
+
+    from kgrank.training.step import one_lookup_batches
+
+    factory = _random_graph(unique=True)
+    # a filtered sampler's batches carry masks: PyKEEN's step, to the bit
+    settings = {"filtered": True, "embedding_dim": 8, "regularizer": None}
+    pykeen_losses, pykeen_weights, _ = _slcwa_epochs(factory, "distmult", one_lookup=False, **settings)
+    losses, weights, _ = _slcwa_epochs(factory, "distmult", one_lookup=True, **settings)
+    assert losses == pykeen_losses
+    for name, expected in pykeen_weights.items():
+        assert torch.equal(weights[name], expected), name
+    # ComplEx's default Lp regulariser averages over each lookup's rows
+    regularised = SLCWATrainingLoop(
+        model=ComplEx(triples_factory=factory, embedding_dim=4), triples_factory=factory
+    )
+    assert one_lookup_batches(regularised) is False
+    assert "_process_batch" not in vars(regularised)
+    lcwa = LCWATrainingLoop(model=DistMult(triples_factory=factory, embedding_dim=4), triples_factory=factory)
+    assert one_lookup_batches(lcwa) is False

@@ -297,3 +297,98 @@ def sparse_label_batches(loop: Any, fused_loss: bool = True) -> bool:
     loop._create_training_data_loader = create_training_data_loader
     loop._process_batch = process_batch
     return True
+
+
+def _plain_representations(model: Any) -> bool:
+    # Regularisers see the rows each call looks up (an Lp term averages over them), so
+    # merged calls would change their terms; PyKEEN's NoRegularizer keeps none.
+    from pykeen.regularizers import NoRegularizer
+
+    representations = [*model.entity_representations, *model.relation_representations]
+    return all(
+        representation.regularizer is None or type(representation.regularizer) is NoRegularizer
+        for representation in representations
+    )
+
+
+def _scores_of_triples(model: Any, triples: torch.Tensor, mode: Any) -> torch.Tensor:
+    """``model.score_hrt(triples)`` with one call of each representation: the heads and
+    tails looked up together, so that the embedding table's dense gradient is made once."""
+    entities = model._get_entity_representations_from_inductive_mode(mode=mode)
+    interaction = model.interaction
+    heads = [entities[index] for index in interaction.head_indices]
+    tails = [entities[index] for index in interaction.tail_indices]
+    count = len(triples)
+    if heads == tails:
+        looked_up = [entity(indices=torch.cat([triples[:, 0], triples[:, 2]])) for entity in heads]
+        # split's gradient is one concatenation; two slices would each zero a full block
+        pairs = [torch.split(rows, [count, count]) for rows in looked_up]
+        head, tail = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+    else:
+        head = [entity(indices=triples[:, 0]) for entity in heads]
+        tail = [entity(indices=triples[:, 2]) for entity in tails]
+    relation = [relation(indices=triples[:, 1]) for relation in model.relation_representations]
+    head, relation, tail = (rows[0] if len(rows) == 1 else rows for rows in (head, relation, tail))
+    return interaction.score_hrt(h=head, r=relation, t=tail)
+
+
+def one_lookup_batches(loop: Any) -> bool:
+    """Give a PyKEEN sLCWA loop a step that looks each batch up once.
+
+    PyKEEN scores a batch's positives and its negatives in two calls, each looking up
+    heads and tails apart: four lookups in the entity table, each of whose gradients is a
+    dense (entities x dim) block, zeroed, filled and added to the others (a third of a
+    WN18RR TransE step with 64 negatives). Here positives and negatives are scored in one
+    call with heads and tails looked up together: one dense block. The scores, the loss
+    and the loop are PyKEEN's; the gradient is the same sum added in another order, so
+    the weights agree with PyKEEN's to fp32 rounding (tests/test_training_step.py).
+    Returns False, changing nothing, for another loop, a model whose representations
+    carry regularisers, or a batch with filter masks or weights (PyKEEN's step then runs).
+    """
+    from pykeen.models import ERModel
+    from pykeen.training import SLCWATrainingLoop
+
+    model = loop.model
+    if type(loop) is not SLCWATrainingLoop or not isinstance(model, ERModel):
+        return False
+    if not _plain_representations(model):
+        return False
+
+    def process_batch(
+        batch: dict[str, torch.Tensor],
+        start: int | None,
+        stop: int | None,
+        label_smoothing: float = 0.0,
+        slice_size: int | None = None,
+    ) -> torch.Tensor:
+        if slice_size is not None or any(
+            batch.get(key) is not None for key in ("masks", "pos_weights", "neg_weights")
+        ):
+            return SLCWATrainingLoop._process_batch_static(
+                model=model,
+                loss=loop.loss,
+                mode=loop.mode,
+                batch=batch,
+                start=start,
+                stop=stop,
+                label_smoothing=label_smoothing,
+                slice_size=slice_size,
+            )
+        positives = batch["positives"][start:stop].to(model.device)
+        negatives = batch["negatives"][start:stop]
+        scores = _scores_of_triples(
+            model, torch.cat([positives, negatives.reshape(-1, 3).to(model.device)]), loop.mode
+        )
+        return (
+            loop.loss.process_slcwa_scores(
+                positive_scores=scores[: len(positives)],
+                negative_scores=scores[len(positives) :].view(*negatives.shape[:-1]),
+                label_smoothing=label_smoothing,
+                batch_filter=None,
+                num_entities=model._get_entity_len(mode=loop.mode),
+            )
+            + model.collect_regularization_term()
+        )
+
+    loop._process_batch = process_batch
+    return True

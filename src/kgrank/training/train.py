@@ -29,7 +29,7 @@ from kgrank.errors import KgrankInputError
 from kgrank.garbage import frozen_objects
 from kgrank.training.early_stopping import EarlyStopping, LearningCurve
 from kgrank.training.hyperparameters import apply_budget, effective_epochs
-from kgrank.training.step import fast_scores, sparse_label_batches
+from kgrank.training.step import fast_scores, one_lookup_batches, sparse_label_batches
 
 
 def resolve_device(device: str) -> torch.device:
@@ -259,7 +259,7 @@ def fit(
         # PyKEEN's loop binds model.score_t when it is built: build it inside the block
         loop = training_loop_resolver.make(pipeline["training_loop"], **loop_kwargs)
         if scoring == "fast":
-            sparse_label_batches(loop)
+            sparse_label_batches(loop) or one_lookup_batches(loop)
         # PyKEEN's loop ends every epoch with gc.collect(), a walk over every object this
         # process holds (kgrank.garbage): 30 epochs of Nations ComplEx took 16.8 and 15.8 s
         # with the walks, 9.1 and 7.7 s without, and wrote the same model.pt
