@@ -105,7 +105,12 @@ def _step(factory, model_name, model_kwargs, *, fast: bool, direction: str, loss
 
 @pytest.mark.parametrize("graph", sorted(GRAPHS))
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_one_step_equals_pykeen(graph, family):
+def test_one_step_equals_pykeen(graph, family, monkeypatch):
+    import kgrank.training.step
+
+    # PyKEEN's dropout modules on both paths, so that the masks are the same draws;
+    # kgrank's own masks are checked in test_dropout_keeps_its_share_scaled
+    monkeypatch.setattr(kgrank.training.step, "dropout", lambda module, x: module(x))
     factory = GRAPHS[graph]()
     model_name, model_kwargs = FAMILIES[family]
     directions = ("tail",) if family in TAIL_ONLY else ("tail", "head")
@@ -127,6 +132,28 @@ def test_one_step_equals_pykeen(graph, family):
                 continue
             scale = max(float(expected.abs().max()), floor) + 1e-12
             assert float((gradients[name] - expected).abs().max()) / scale < 1e-4, (direction, name)
+
+
+@pytest.mark.parametrize("rate", [0.15, 0.45])
+def test_dropout_keeps_its_share_scaled(rate):
+    from kgrank.training.step import dropout
+
+    module = torch.nn.Dropout(rate)
+    x = torch.rand(400, 500) + 0.5  # no zeros of its own
+    torch.manual_seed(0)
+    kept = dropout(module, x) != 0
+    # 200,000 draws: the kept share within 4 standard deviations of 1 - p
+    assert abs(float(kept.float().mean()) - (1 - rate)) < 4 * (rate * (1 - rate) / x.numel()) ** 0.5
+    torch.manual_seed(0)
+    dropped = dropout(module, x)
+    torch.testing.assert_close(dropped[kept], x[kept] / (1 - rate))
+    leaf = x.clone().requires_grad_(True)
+    torch.manual_seed(0)
+    dropout(module, leaf).sum().backward()
+    torch.testing.assert_close(leaf.grad, kept.float() / (1 - rate))
+    module.eval()
+    assert torch.equal(dropout(module, x), x)
+    assert torch.equal(dropout(torch.nn.Dropout(1.0), x), torch.zeros_like(x))
 
 
 def test_the_block_restores_pykeen_methods():

