@@ -56,15 +56,21 @@ def _exp_normal_or_zero_(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.threshold_(x, _BELOW_NORMAL_EXP, float("-inf")).exp_()
 
 
-def _logsumexp_rows(scores: torch.Tensor) -> torch.Tensor:
-    """torch.logsumexp(scores, dim=1) in torch's own steps (ATen's logsumexp_out_impl:
-    the row maximum, infinite maxima taken as 0, the sum of exp of the shifted row, its
-    log plus the maximum), with :func:`_exp_normal_or_zero_` in place of its exp: the
-    same bits where subnormals are flushed, without exp's slow path."""
+def _shifted_exps(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(exp of each row less its maximum, their row sums, the maxima): the steps of
+    torch.logsumexp(scores, dim=1) (ATen's logsumexp_out_impl: infinite maxima taken as
+    0), with :func:`_exp_normal_or_zero_` in place of its exp."""
     maxima = torch.amax(scores, dim=1, keepdim=True)
     maxima.masked_fill_(maxima.abs() == float("inf"), 0.0)
-    sums = _exp_normal_or_zero_(scores - maxima).sum(dim=1)
-    return sums.log_().add_(maxima.squeeze(1))
+    exps = _exp_normal_or_zero_(scores - maxima)
+    return exps, exps.sum(dim=1), maxima.squeeze(1)
+
+
+def _logsumexp_rows(scores: torch.Tensor) -> torch.Tensor:
+    """torch.logsumexp(scores, dim=1): the same bits where subnormals are flushed,
+    without exp's slow path."""
+    _, sums, maxima = _shifted_exps(scores)
+    return sums.log_().add_(maxima)
 
 
 def fused_loss_name(loss: Any) -> str | None:
@@ -82,15 +88,18 @@ def fused_loss_name(loss: Any) -> str | None:
 class _CrossEntropySum(torch.autograd.Function):
     """The summed cross-entropy with its gradient softmax(s) - q written into one block:
     autograd would add three dense gradients (log-sum-exp, the mean over entities, the
-    positives' scatter), a pass over the (batch x entities) block each."""
+    positives' scatter), a pass over the (batch x entities) block each. The softmax is
+    the forward's shifted exponentials over their row sums, kept for the backward pass
+    instead of the scores: exp again would cost two more passes (8 ms of a 110 ms WN18RR
+    TuckER step of 256 rows)."""
 
     @staticmethod
     def forward(ctx, scores, rows, columns, positive_weights, uniform_weight: float):
-        log_normalisers = _logsumexp_rows(scores)
-        ctx.save_for_backward(scores, log_normalisers, rows, columns, positive_weights)
+        exps, sums, maxima = _shifted_exps(scores)
+        ctx.save_for_backward(exps, sums, rows, columns, positive_weights)
         ctx.uniform_weight = uniform_weight
         return (
-            log_normalisers.sum()
+            sums.log().add_(maxima).sum()
             - (positive_weights * scores[rows, columns]).sum()
             - uniform_weight * scores.sum()
         )
@@ -98,8 +107,8 @@ class _CrossEntropySum(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
-        scores, log_normalisers, rows, columns, positive_weights = ctx.saved_tensors
-        grad = _exp_normal_or_zero_(torch.sub(scores, log_normalisers[:, None])).sub_(ctx.uniform_weight)
+        exps, sums, rows, columns, positive_weights = ctx.saved_tensors
+        grad = exps.div(sums[:, None]).sub_(ctx.uniform_weight)
         grad.index_put_((rows, columns), -positive_weights, accumulate=True)
         return grad.mul_(grad_output), None, None, None, None
 
