@@ -63,19 +63,15 @@ def synchronised_seconds(call) -> tuple[float, object]:
 
 def step_seconds(model, pipeline, factory, *, fast: bool, steps: int, sub_batch: int | None):
     """Seconds of each of ``steps`` steps after an untimed one, and the batches of an epoch."""
-    from pykeen.optimizers import optimizer_resolver
-    from training import time_steps  # benchmarks/training.py
+    from training import make_optimizer, time_steps  # benchmarks/training.py
 
     from kgrank.training.train import negative_sampling
 
     training = pipeline["training_kwargs"]
-    optimizer = optimizer_resolver.make(
-        pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
-    )
     model.train()
     seconds, per_epoch, _ = time_steps(
         model,
-        optimizer,
+        make_optimizer(pipeline, model, fast),
         factory,
         int(training["batch_size"]),
         steps,

@@ -87,6 +87,19 @@ def setting(dataset: str, family: str) -> tuple[dict, dict]:
     return pipeline, dict(pipeline["training_kwargs"])
 
 
+def make_optimizer(pipeline: dict, model, fast: bool):
+    """The pair's optimiser as kgrank trains with it (torch's fused or for-each form,
+    ``kgrank.training.train.fast_optimizer_kwargs``), or as PyKEEN does."""
+    from pykeen.optimizers import optimizer_resolver
+
+    from kgrank.training.train import fast_optimizer_kwargs
+
+    kwargs = pipeline.get("optimizer_kwargs")
+    if fast:
+        kwargs = fast_optimizer_kwargs(optimizer_resolver.lookup(pipeline["optimizer"]), kwargs, model.device)
+    return optimizer_resolver.make(pipeline["optimizer"], kwargs, params=model.get_grad_params())
+
+
 def time_steps(
     model,
     optimizer,
@@ -104,16 +117,16 @@ def time_steps(
     """Seconds of each step after the first, the batch's assembly by the data loader
     included, the number of batches per epoch, and with ``breakdown`` where one more
     step's time goes (:func:`op_breakdown`; else ""). ``fast`` takes kgrank's step (its
-    scores and its sparse-label batches), else PyKEEN's. ``sub_batch_size`` splits a batch
-    into slices whose gradients accumulate, through the loop's own forward pass, as
-    PyKEEN's ``sub_batch_size`` does. ``training_loop`` names PyKEEN's loop (``loop_kwargs``:
-    its negative sampler for sLCWA, whose step kgrank leaves as PyKEEN's); ``synchronise``
-    waits for a GPU before each clock reading."""
+    scores and its sparse-label batches, or for sLCWA its one lookup per batch), else
+    PyKEEN's. ``sub_batch_size`` splits a batch into slices whose gradients accumulate,
+    through the loop's own forward pass, as PyKEEN's ``sub_batch_size`` does.
+    ``training_loop`` names PyKEEN's loop (``loop_kwargs``: its negative sampler for
+    sLCWA); ``synchronise`` waits for a GPU before each clock reading."""
     from contextlib import nullcontext
 
     from pykeen.training import training_loop_resolver
 
-    from kgrank.training.step import fast_scores, sparse_label_batches
+    from kgrank.training.step import fast_scores, one_lookup_batches, sparse_label_batches
 
     seconds = []
     with fast_scores(model) if fast else nullcontext():
@@ -122,7 +135,7 @@ def time_steps(
             training_loop, model=model, triples_factory=factory, optimizer=optimizer, **(loop_kwargs or {})
         )
         if fast:
-            sparse_label_batches(loop)
+            sparse_label_batches(loop) or one_lookup_batches(loop)
         # the loop's own data loader, as its train() builds it (same seed for both sides)
         loader = loop._create_training_data_loader(
             factory,
@@ -254,8 +267,6 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from pykeen.optimizers import optimizer_resolver
-
     from kgrank.data.datasets import load_factories
     from kgrank.training.allocator import keep_freed_memory
     from kgrank.training.train import build_model, create_inverse_triples
@@ -275,9 +286,6 @@ def main() -> None:
             pipeline, training = setting(dataset, family)
             factories = load_factories(folder, create_inverse_triples=create_inverse_triples(pipeline))
             model = build_model(pipeline, factories.training, seed=0)
-            optimizer = optimizer_resolver.make(
-                pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
-            )
             batch_size = int(training["batch_size"])
             smoothing = float(training.get("label_smoothing") or 0.0)
             dim = int(pipeline["model_kwargs"]["embedding_dim"])
@@ -287,7 +295,7 @@ def main() -> None:
             model.train()
             ours, batches_per_epoch, where = time_steps(
                 model,
-                optimizer,
+                make_optimizer(pipeline, model, fast=True),
                 factories.training,
                 batch_size,
                 args.batches,
@@ -300,7 +308,7 @@ def main() -> None:
             if not args.skip_pykeen:
                 pykeen_steps, _, _ = time_steps(
                     model,
-                    optimizer,
+                    make_optimizer(pipeline, model, fast=False),
                     factories.training,
                     batch_size,
                     args.pykeen_batches,
