@@ -175,11 +175,16 @@ def test_cross_entropy_gradient_sets_aside_what_exp_cannot_give_as_a_normal_floa
 
 
 def test_row_logsumexp_is_torchs_where_subnormals_are_flushed():
-    """Rows of narrow spread: torch's logsumexp bit for bit, flushed or not; rows of wide
-    spread (terms below the smallest normal float): bit for bit where subnormals are
-    flushed, and within a float's rounding elsewhere."""
-    from kgrank.training.lcwa_loss import _logsumexp_rows
+    """The log of the shifted exponentials' sums plus the maxima, as the cross-entropy's
+    forward pass takes it. Rows of narrow spread: torch's logsumexp bit for bit, flushed
+    or not; rows of wide spread (terms below the smallest normal float): bit for bit
+    where subnormals are flushed, and within a float's rounding elsewhere."""
+    from kgrank.training.lcwa_loss import _shifted_exps
     from kgrank.training.train import flushed_denormals
+
+    def _logsumexp_rows(scores: torch.Tensor) -> torch.Tensor:
+        _, sums, maxima = _shifted_exps(scores)
+        return sums.log().add_(maxima)
 
     generator = torch.Generator().manual_seed(9)
     narrow = 20.0 * torch.randn(64, 3000, generator=generator)

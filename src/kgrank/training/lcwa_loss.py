@@ -66,13 +66,6 @@ def _shifted_exps(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tor
     return exps, exps.sum(dim=1), maxima.squeeze(1)
 
 
-def _logsumexp_rows(scores: torch.Tensor) -> torch.Tensor:
-    """torch.logsumexp(scores, dim=1): the same bits where subnormals are flushed,
-    without exp's slow path."""
-    _, sums, maxima = _shifted_exps(scores)
-    return sums.log_().add_(maxima)
-
-
 def fused_loss_name(loss: Any) -> str | None:
     """The name of ``loss``'s fused form, or None where PyKEEN's own loss must run."""
     name = type(loss).__name__

@@ -281,8 +281,9 @@ def fast_optimizer_kwargs(
     class has one for the device, else its for-each one, unless they choose. torch's
     default on the CPU loops over the parameters, one pass over the weights per
     operation: Adam's step over WN18RR's 40,943 x 256 entity table takes 86 ms that way,
-    65 for each (the same weights to the bit) and 15 fused (one pass; each update within
-    an ulp or two of the loop's, so a seeded training's weights differ in their last bits)."""
+    65 in the for-each form (the same weights to the bit) and 15 fused (one pass; each
+    update within an ulp or two of the loop's, so a seeded training's weights differ in
+    their last bits)."""
     kwargs = dict(optimizer_kwargs or {})
     if "fused" in kwargs or "foreach" in kwargs:
         return kwargs
