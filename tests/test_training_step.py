@@ -359,8 +359,8 @@ def test_one_lookup_batches_train_as_pykeen_to_fp32_rounding(model_name, model_k
         torch.testing.assert_close(weights[name], expected, rtol=1e-4, atol=1e-5, msg=name)
 
 
-def test_one_lookup_batches_leave_masks_and_regularisers_to_pykeen():
-    from pykeen.models import ComplEx, DistMult
+def test_one_lookup_batches_leave_what_one_call_would_change_to_pykeen():
+    from pykeen.models import ComplEx, DistMult, TuckER
     from pykeen.training import LCWATrainingLoop, SLCWATrainingLoop
 
     from kgrank.training.step import one_lookup_batches
@@ -381,3 +381,20 @@ def test_one_lookup_batches_leave_masks_and_regularisers_to_pykeen():
     assert "_process_batch" not in vars(regularised)
     lcwa = LCWATrainingLoop(model=DistMult(triples_factory=factory, embedding_dim=4), triples_factory=factory)
     assert one_lookup_batches(lcwa) is False
+    # batch norm sees a call's rows as one batch: PyKEEN normalises positives and negatives apart
+    normalised = SLCWATrainingLoop(
+        model=TuckER(
+            triples_factory=factory, embedding_dim=4, relation_dim=4, apply_batch_normalization=True
+        ),
+        triples_factory=factory,
+    )
+    assert one_lookup_batches(normalised) is False
+
+    class OwnLookup(DistMult):
+        def _get_representations(self, *args, **kwargs):
+            return super()._get_representations(*args, **kwargs)
+
+    custom = SLCWATrainingLoop(
+        model=OwnLookup(triples_factory=factory, regularizer=None), triples_factory=factory
+    )
+    assert one_lookup_batches(custom) is False

@@ -105,7 +105,9 @@ def dropout(module: torch.nn.Dropout, x: torch.Tensor) -> torch.Tensor:
     ``bernoulli_``, whose CPU sampler is serial: forward and backward over TuckER's
     (256, 64, 64) core block take 16.4 ms that way, 7.6 this way. The same distribution,
     another random stream."""
-    if not module.training or module.p in (0.0, 1.0):
+    # on a GPU torch's dropout is one fused kernel; in half precision uniform draws are coarse
+    on_cpu = x.device.type == "cpu" and x.dtype in (torch.float32, torch.float64)
+    if not module.training or module.p in (0.0, 1.0) or not on_cpu:
         return module(x)
     return x * torch.rand_like(x).ge_(module.p).div_(1.0 - module.p)
 
@@ -313,15 +315,25 @@ def sparse_label_batches(loop: Any, fused_loss: bool = True) -> bool:
     return True
 
 
-def _plain_representations(model: Any) -> bool:
-    # Regularisers see the rows each call looks up (an Lp term averages over them), so
-    # merged calls would change their terms; PyKEEN's NoRegularizer keeps none.
-    from pykeen.regularizers import NoRegularizer
+def _merges_safely(model: Any) -> bool:
+    """Whether scoring positives and negatives in one call of each representation is
+    PyKEEN's arithmetic: the model takes PyKEEN's own lookup and scoring, and no module
+    sees a call's rows as a whole. A regulariser does (an Lp term averages over each
+    lookup's rows; PyKEEN's NoRegularizer keeps none), and so does batch norm (PyKEEN
+    normalises the positives and the negatives as two batches)."""
+    from pykeen.models import ERModel
+    from pykeen.regularizers import NoRegularizer, Regularizer
+    from pykeen.utils import get_batchnorm_modules
 
-    representations = [*model.entity_representations, *model.relation_representations]
-    return all(
-        representation.regularizer is None or type(representation.regularizer) is NoRegularizer
-        for representation in representations
+    if not isinstance(model, ERModel) or get_batchnorm_modules(model):
+        return False
+    if any(
+        getattr(type(model), name) is not getattr(ERModel, name)
+        for name in ("_get_representations", "score_hrt")
+    ):
+        return False
+    return not any(
+        isinstance(module, Regularizer) and type(module) is not NoRegularizer for module in model.modules()
     )
 
 
@@ -355,17 +367,15 @@ def one_lookup_batches(loop: Any) -> bool:
     WN18RR TransE step with 64 negatives). Here positives and negatives are scored in one
     call with heads and tails looked up together: one dense block. The scores, the loss
     and the loop are PyKEEN's; the gradient is the same sum added in another order, so
-    the weights agree with PyKEEN's to fp32 rounding (tests/test_training_step.py).
-    Returns False, changing nothing, for another loop, a model whose representations
-    carry regularisers, or a batch with filter masks or weights (PyKEEN's step then runs).
+    the weights agree with PyKEEN's to fp32 rounding (tests/test_training_step.py). A
+    model with dropout draws its masks in another order: the same distribution.
+    Returns False, changing nothing, for another loop or a model :func:`_merges_safely`
+    refuses; a batch with filter masks or weights goes through PyKEEN's step.
     """
-    from pykeen.models import ERModel
     from pykeen.training import SLCWATrainingLoop
 
     model = loop.model
-    if type(loop) is not SLCWATrainingLoop or not isinstance(model, ERModel):
-        return False
-    if not _plain_representations(model):
+    if type(loop) is not SLCWATrainingLoop or not _merges_safely(model):
         return False
 
     def process_batch(
