@@ -88,16 +88,17 @@ def setting(dataset: str, family: str) -> tuple[dict, dict]:
 
 
 def make_optimizer(pipeline: dict, model, fast: bool):
-    """The pair's optimiser as kgrank trains with it (torch's fused or for-each form,
-    ``kgrank.training.train.fast_optimizer_kwargs``), or as PyKEEN does."""
+    """The pair's optimiser as kgrank trains with it (``kgrank.training.train.build_optimizer``:
+    torch's fused or for-each form), or as PyKEEN does."""
     from pykeen.optimizers import optimizer_resolver
 
-    from kgrank.training.train import fast_optimizer_kwargs
+    from kgrank.training.train import build_optimizer
 
-    kwargs = pipeline.get("optimizer_kwargs")
     if fast:
-        kwargs = fast_optimizer_kwargs(optimizer_resolver.lookup(pipeline["optimizer"]), kwargs, model.device)
-    return optimizer_resolver.make(pipeline["optimizer"], kwargs, params=model.get_grad_params())
+        return build_optimizer(pipeline, model)
+    return optimizer_resolver.make(
+        pipeline["optimizer"], pipeline.get("optimizer_kwargs"), params=model.get_grad_params()
+    )
 
 
 def time_steps(

@@ -377,6 +377,7 @@ def one_lookup_batches(loop: Any) -> bool:
     model = loop.model
     if type(loop) is not SLCWATrainingLoop or not _merges_safely(model):
         return False
+    pykeen_process_batch = loop._process_batch
 
     def process_batch(
         batch: dict[str, torch.Tensor],
@@ -388,16 +389,7 @@ def one_lookup_batches(loop: Any) -> bool:
         if slice_size is not None or any(
             batch.get(key) is not None for key in ("masks", "pos_weights", "neg_weights")
         ):
-            return SLCWATrainingLoop._process_batch_static(
-                model=model,
-                loss=loop.loss,
-                mode=loop.mode,
-                batch=batch,
-                start=start,
-                stop=stop,
-                label_smoothing=label_smoothing,
-                slice_size=slice_size,
-            )
+            return pykeen_process_batch(batch, start, stop, label_smoothing, slice_size)
         positives = batch["positives"][start:stop].to(model.device)
         negatives = batch["negatives"][start:stop]
         scores = _scores_of_triples(

@@ -227,24 +227,16 @@ def fit(
     """Train a built model with PyKEEN's loop, optimiser and loss as ``pipeline`` names
     them, for ``num_epochs``; ``callbacks`` are PyKEEN training callbacks. Returns the
     per-epoch losses and the training keyword arguments used."""
-    from pykeen.optimizers import optimizer_resolver
     from pykeen.training import training_loop_resolver
 
     if scoring not in ("fast", "pykeen"):
         raise KgrankInputError(f"training scoring {scoring!r}: use fast or pykeen")
     # PyKEEN asks its data loader to pin memory even without a GPU; harmless, but noisy.
     warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true")
-    optimizer = optimizer_resolver.make(
-        pipeline["optimizer"],
-        fast_optimizer_kwargs(
-            optimizer_resolver.lookup(pipeline["optimizer"]), pipeline.get("optimizer_kwargs"), model.device
-        ),
-        params=model.get_grad_params(),
-    )
     loop_kwargs: dict[str, Any] = {
         "model": model,
         "triples_factory": training_factory,
-        "optimizer": optimizer,
+        "optimizer": build_optimizer(pipeline, model),
         # PyKEEN's automatic memory optimisation first tries the whole batch, which can
         # exhaust a laptop's memory on the larger datasets; sub_batch_size replaces it.
         "automatic_memory_optimization": False,
@@ -272,6 +264,17 @@ def fit(
                 **training_kwargs,
             )
     return list(losses), training_kwargs
+
+
+def build_optimizer(pipeline: Mapping[str, Any], model: Any) -> Any:
+    """The optimiser ``pipeline`` names, over the model's trainable parameters, in the
+    form :func:`fast_optimizer_kwargs` gives it."""
+    from pykeen.optimizers import optimizer_resolver
+
+    kwargs = fast_optimizer_kwargs(
+        optimizer_resolver.lookup(pipeline["optimizer"]), pipeline.get("optimizer_kwargs"), model.device
+    )
+    return optimizer_resolver.make(pipeline["optimizer"], kwargs, params=model.get_grad_params())
 
 
 def fast_optimizer_kwargs(
