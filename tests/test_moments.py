@@ -218,6 +218,23 @@ def test_best_rank_moments_keep_the_task_shape_and_refuse_bad_counts():
         best_rank_moments(lambda k: k, np.array([3]), np.array([0]))
 
 
+def test_best_rank_moments_of_several_transforms_equal_one_at_a_time():
+    """The distribution is computed once for all transforms; each transform's moments are
+    bit for bit those of its own call, chunks included (a support of 3,001 ranks and 2,000
+    distinct (M, R) pairs span two chunks)."""
+    from kgrank.evaluation.moments import best_rank_moments, best_rank_moments_of
+
+    generator = np.random.default_rng(3)
+    num_other = generator.integers(0, 3_000, size=2_000)
+    num_relevant = generator.integers(1, 6, size=2_000)
+    transforms = [lambda k: 1.0 / k, lambda k: k, lambda k: (k <= 10).astype(float)]
+    together = best_rank_moments_of(transforms, num_other, num_relevant)
+    assert len(together) == len(transforms)
+    for transform, (first, second) in zip(transforms, together, strict=True):
+        alone_first, alone_second = best_rank_moments(transform, num_other, num_relevant)
+        assert np.array_equal(first, alone_first) and np.array_equal(second, alone_second)
+
+
 def test_geometric_mean_rank_moments_against_fifty_digit_arithmetic():
     """GMR's per-task exponent 1/n is tiny for thousands of tasks, and its variance is the
     exponential of a sum of tiny per-task differences: a logsumexp-minus-ln N form keeps

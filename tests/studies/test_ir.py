@@ -60,12 +60,12 @@ def test_the_check_passes_on_a_realistic_query_structure():
 def test_the_check_fails_a_wrong_formula(monkeypatch):
     """Negative control: moments that ignore the other relevant answers (the micro ones,
     uniform on 1..M+1) must be caught."""
-    true_moments = montecarlo.best_rank_moments
+    true_moments = montecarlo.best_rank_moments_of
     monkeypatch.setattr(
         montecarlo,
-        "best_rank_moments",
-        lambda transform, num_other, num_relevant: true_moments(
-            transform, num_other, np.ones_like(num_relevant)
+        "best_rank_moments_of",
+        lambda transforms, num_other, num_relevant: true_moments(
+            transforms, num_other, np.ones_like(num_relevant)
         ),
     )
     generator = np.random.default_rng(1)

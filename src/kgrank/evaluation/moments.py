@@ -423,7 +423,16 @@ def best_rank_moments(
     transform: Callable[[np.ndarray], np.ndarray], num_other: np.ndarray, num_relevant: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per task, E[f(K)] and E[f(K)^2] of the best rank K of ``num_relevant`` (R) relevant
-    items among ``num_other`` (M) other items in uniformly random order.
+    items among ``num_other`` (M) other items in uniformly random order (see
+    :func:`best_rank_moments_of`)."""
+    return best_rank_moments_of([transform], num_other, num_relevant)[0]
+
+
+def best_rank_moments_of(
+    transforms: Sequence[Callable[[np.ndarray], np.ndarray]], num_other: np.ndarray, num_relevant: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`best_rank_moments` of each of ``transforms``, the distribution of K computed
+    once for all of them (it is most of the cost: an IR item table asks for twelve metrics).
 
     K is the position of the first relevant item: P(K >= k) = prod_{j<k-1} (M - j) / (M + R - j)
     for k = 1..M+1, and P(K = k) = P(K >= k) R / (M + R - k + 1). In log space the
@@ -443,12 +452,12 @@ def best_rank_moments(
     pairs, inverse = np.unique(
         np.stack([num_other.ravel(), num_relevant.ravel()], axis=1), axis=0, return_inverse=True
     )
-    first = np.empty(len(pairs))
-    second = np.empty(len(pairs))
+    firsts = [np.empty(len(pairs)) for _ in transforms]
+    seconds = [np.empty(len(pairs)) for _ in transforms]
     if len(pairs):
         support_size = int(pairs[:, 0].max()) + 1
         support = np.arange(1, support_size + 1, dtype=float)
-        values = transform(support).astype(float)
+        values_of = [transform(support).astype(float) for transform in transforms]
         chunk = max(1, 4_000_000 // support_size)
         for start in range(0, len(pairs), chunk):
             other = pairs[start : start + chunk, 0].astype(float)[:, None]
@@ -465,10 +474,11 @@ def best_rank_moments(
             )
             log_probability = log_survival + np.log(relevant) - np.log(remaining)
             probability = np.where(inside, np.exp(log_probability), 0.0)
-            first[start : start + chunk] = probability @ values
-            second[start : start + chunk] = probability @ (values * values)
+            for first, second, values in zip(firsts, seconds, values_of, strict=True):
+                first[start : start + chunk] = probability @ values
+                second[start : start + chunk] = probability @ (values * values)
     inverse = inverse.reshape(num_other.shape)
-    return first[inverse], second[inverse]
+    return [(first[inverse], second[inverse]) for first, second in zip(firsts, seconds, strict=True)]
 
 
 def log_expected_powers(

@@ -31,7 +31,7 @@ from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
 from kgrank.engine.candidates import KnownAnswers, known_answers
 from kgrank.errors import KgrankInputError
 from kgrank.evaluation import metrics
-from kgrank.evaluation.moments import best_rank_moments
+from kgrank.evaluation.moments import best_rank_moments_of
 from kgrank.studies.ir import trec
 from kgrank.studies.ir.settings import ALL_KNOWN, protocol_filter_splits
 
@@ -474,12 +474,11 @@ def evaluation_pass(
 def _moment_columns(
     keys: Sequence[str],
     ranks: np.ndarray,
-    first_second: Callable[[metrics.Metric], tuple[np.ndarray, np.ndarray]],
+    first_second: Callable[[list[metrics.Metric]], list[tuple[np.ndarray, np.ndarray]]],
 ) -> dict[str, np.ndarray]:
     columns = {}
-    for key in keys:
-        metric = metrics.lookup(key).metric
-        first, second = first_second(metric)
+    chosen = [metrics.lookup(key).metric for key in keys]
+    for key, metric, (first, second) in zip(keys, chosen, first_second(chosen), strict=True):
         columns[key] = metric.transform.function(np.asarray(ranks, dtype=float))
         columns[f"{key}_expectation"] = first
         columns[f"{key}_variance"] = np.maximum(second - first * first, 0.0)
@@ -563,7 +562,9 @@ def protocol_items(
     micro["num_relevant"] = micro.groupby(["evaluation", "query"])["answer"].transform("size")
     num_candidates = micro["num_other"].to_numpy() + 1
     micro_values = _moment_columns(
-        keys, micro["realistic"].to_numpy(), lambda metric: metric.transform.task_moments(num_candidates)
+        keys,
+        micro["realistic"].to_numpy(),
+        lambda chosen: [metric.transform.task_moments(num_candidates) for metric in chosen],
     )
     micro_rows = pd.DataFrame(
         {**_item_ids(micro, num_candidates), "averaging": "micro", "weight": 1.0, **micro_values}
@@ -594,7 +595,9 @@ def protocol_items(
     macro_values = _moment_columns(
         keys,
         macro["realistic"].to_numpy(),
-        lambda metric: best_rank_moments(metric.transform.function, num_other, num_relevant),
+        lambda chosen: best_rank_moments_of(
+            [metric.transform.function for metric in chosen], num_other, num_relevant
+        ),
     )
     measures = _macro_measures(micro, runs, labels)
     macro = macro.merge(measures, on=["evaluation", "query"], how="left")

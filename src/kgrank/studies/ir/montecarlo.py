@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from kgrank.errors import KgrankInputError
 from kgrank.evaluation.metrics import lookup
-from kgrank.evaluation.moments import apply_familywise, best_rank_moments, sample_mean_variance
+from kgrank.evaluation.moments import apply_familywise, best_rank_moments_of, sample_mean_variance
 from kgrank.evaluation.stats import seed_stream
 from kgrank.studies.ir.evaluation import metric_keys
 
@@ -62,8 +62,10 @@ def check_macro_moments(
         for key, metric in metrics.items():
             simulated[key].append(metric.transform.function(best.astype(float)).mean(axis=1))
     rows = []
-    for key, metric in metrics.items():
-        first, second = best_rank_moments(metric.transform.function, num_other, num_relevant)
+    moments = best_rank_moments_of(
+        [metric.transform.function for metric in metrics.values()], num_other, num_relevant
+    )
+    for key, (first, second) in zip(metrics, moments, strict=True):
         expectation = float(first.mean())
         variance = float(np.maximum(second - first**2, 0.0).sum() / len(first) ** 2)
         mean, sample_variance = sample_mean_variance(np.concatenate(simulated[key]))
