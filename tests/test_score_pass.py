@@ -202,3 +202,22 @@ def test_a_pykeen_model_is_scored_in_evaluation_mode_and_left_as_it_was():
     score_pass(model, TRIPLES, [mode], known=KNOWN)
     assert modes and not any(modes)
     assert model.training
+
+
+def test_use_threads_limits_torch_and_numpys_blas():
+    """--threads reaches numpy's BLAS as well as torch: the last bits of a BLAS dot product
+    depend on its thread count (kgrank.engine.threads)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from kgrank.engine.threads import use_threads
+
+    torch_threads = torch.get_num_threads()
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas, "numpy links no BLAS that threadpoolctl sees"
+    try:
+        use_threads(1)
+        assert torch.get_num_threads() == 1
+        assert all(pool["num_threads"] == 1 for pool in threadpool_info() if pool["user_api"] == "blas")
+    finally:
+        torch.set_num_threads(torch_threads)
+        threadpool_limits(limits={pool["prefix"]: pool["num_threads"] for pool in blas})

@@ -407,10 +407,10 @@ def _evaluate(args: argparse.Namespace) -> None:
     source, kind, default_name = _source(args)
     _check_outputs(args)
     if args.threads is not None:
-        import torch
+        from kgrank.engine.threads import use_threads
 
         # a model's scores, hence its ties, may depend on the number of threads
-        torch.set_num_threads(args.threads)
+        use_threads(args.threads)
     tolerance = parse_tolerance(args.tie_tolerance)  # a misspelt tolerance stops before any ranking
     if kind in ("ranks", "positional") and not tolerance.exact:
         raise KgrankInputError(

@@ -154,14 +154,13 @@ def _train(args: argparse.Namespace) -> None:
 
 
 def _ranks(args: argparse.Namespace) -> None:
-    import torch
-
     from kgrank.data.io import write_table
     from kgrank.engine.candidates import known_answers
     from kgrank.engine.ranks import compute_ranks
+    from kgrank.engine.threads import use_threads
     from kgrank.systems import load_scoring_model
 
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads)
     model, factories = load_scoring_model(
         args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle
     )

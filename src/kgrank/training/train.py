@@ -122,7 +122,9 @@ def train(
     """
     from pykeen.utils import set_random_seed
 
-    torch.set_num_threads(threads)
+    from kgrank.engine.threads import use_threads
+
+    use_threads(threads)
     pipeline = apply_budget(
         hyperparameters["pipeline"],
         training_loop,

@@ -71,14 +71,14 @@ def _variants(args: argparse.Namespace) -> None:
 
 def _subsets(args: argparse.Namespace) -> None:
     import numpy as np
-    import torch
 
     from kgrank.data.io import write_table
     from kgrank.engine.candidates import known_answers
+    from kgrank.engine.threads import use_threads
     from kgrank.studies.ambiguity.subsets import subset_plan, subset_rank_table
     from kgrank.systems import load_scoring_model
 
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads)
     model, factories = load_scoring_model(
         args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle
     )

@@ -182,16 +182,15 @@ def _queries(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    import torch
-
     from kgrank.data.io import read_json, write_table
     from kgrank.data.tables import read_table
+    from kgrank.engine.threads import use_threads
     from kgrank.studies.ir.evaluation import entity_labels, evaluate_model, micro_metrics
     from kgrank.studies.ir.trec import run_file_name, run_files, write_run
     from kgrank.systems import is_pykeen_folder, load_scoring_model
     from kgrank.workflow.config import budget_columns, external_budget_columns
 
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads)
     evaluations = read_table(args.evaluations, evaluations_kind())
     model, factories = load_scoring_model(
         args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle

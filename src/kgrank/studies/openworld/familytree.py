@@ -300,9 +300,10 @@ def train_and_evaluate(
     per (graph, epoch, set, metric variant); on ``device`` (``auto``: a GPU if present)."""
     from pykeen.utils import set_random_seed
 
+    from kgrank.engine.threads import use_threads
     from kgrank.training.train import build_model, create_inverse_triples, fit, resolve_device
 
-    torch.set_num_threads(threads)
+    use_threads(threads)
     trees = read_graphs(folders)
     set_random_seed(seed)
     factory = training_factory(next(iter(trees.values())), create_inverse_triples(pipeline))

@@ -215,10 +215,10 @@ def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
 
 def _ties_pair(args: argparse.Namespace) -> None:
     import numpy as np
-    import torch
 
     from kgrank.data.io import write_table
     from kgrank.engine.candidates import known_answers
+    from kgrank.engine.threads import use_threads
     from kgrank.engine.ties import parse_tolerance
     from kgrank.studies.protocols.ties import TiesSettings, pair_ties
     from kgrank.systems import load_scoring_model
@@ -238,7 +238,7 @@ def _ties_pair(args: argparse.Namespace) -> None:
         seed=args.seed,
         profile=args.profile,
     )
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads)
     model, factories = load_scoring_model(
         args.model_dir, args.dataset_dir, device=args.device, trusted=args.trust_pickle
     )
