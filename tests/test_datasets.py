@@ -118,6 +118,16 @@ def test_archive_source_drops_and_counts_unseen(tmp_path):
     assert stats["dropped_unseen"] == {"valid": 0, "test": 1}
 
 
+def test_stats_count_the_training_queries(tmp_path):
+    # an LCWA epoch's queries: (a, r) and (c, s); with inverse triples (b, r), (c, r), (a, s) too
+    archive = _tiny_archive(tmp_path, train_txt=b"a\tr\tb\na\tr\tc\nc\ts\ta\n")
+    stats = prepare_dataset("tiny", {"source": "archive", "archive": str(archive)}, tmp_path / "out")
+    assert stats["train_queries"] == {"head_relation": 2, "tail_relation": 3}
+    assert (
+        json.loads((tmp_path / "out" / "stats.json").read_text())["train_queries"] == stats["train_queries"]
+    )
+
+
 @pytest.mark.parametrize(
     ("train", "expected"),
     [
@@ -581,8 +591,10 @@ def test_pykeen_source_records_the_shipped_files(nations_dir):
         "relations",
         "triples",
         "dropped_unseen",
+        "train_queries",
         "sources",
     }
+    assert stats["train_queries"] == {"head_relation": 471, "tail_relation": 438}
 
 
 def _archive(tmp_path, members: dict[str, bytes], name: str = "crafted.tar.gz") -> Path:
