@@ -312,7 +312,7 @@ CASES = [
         "train",
         "zero-sub-batch-size",
         lambda tmp, _: _train(tmp, "--sub-batch-size", "0"),
-        ("argument --sub-batch-size: 0 is not positive",),
+        ("argument --sub-batch-size: 0 is less than the minimum of 1", "sub_batch_size"),
     ),
     Case(
         "train",
@@ -470,13 +470,22 @@ CASES = [
             "--seed",
             str(2**70),
         ],
-        ("argument --seed", "2^32 - 1", "--help lists the options"),
+        (
+            "argument --seed",
+            "greater than the maximum of 4294967295",
+            "the config's seed",
+            "--help lists the options",
+        ),
     ),
     Case(
         "evaluate",
         "unknown-device",
         lambda tmp, nations: ["evaluate", "--dataset", str(nations), "--ranks", "r.csv", "--device", "tpu"],
-        ("argument --device", "'tpu' is not a device"),
+        (
+            "argument --device",
+            "'tpu' is not allowed",
+            "auto (a GPU if there is one), cpu, cuda, cuda:N or mps",
+        ),
     ),
     Case(
         "evaluate",

@@ -22,7 +22,7 @@ from kgrank.workflow.config import (
     training_runs,
 )
 
-SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
+SCHEMA = REPO / "src/kgrank/schemas/config.schema.yaml"
 STUDY_SCHEMAS = REPO / "src/kgrank/schemas/studies"
 SHIPPED = [REPO / "config/config.yaml", REPO / "config/paper.yaml", REPO / ".test/config.yaml"]
 
@@ -35,9 +35,7 @@ def _schema(path):
     return yaml.safe_load(path.read_text())
 
 
-SHIPPED_SCHEMAS = sorted((REPO / "workflow/schemas").rglob("*.yaml")) + [
-    REPO / "src/kgrank/schemas/hyperparameters.schema.yaml"
-]
+SHIPPED_SCHEMAS = sorted((REPO / "src/kgrank/schemas").rglob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", SHIPPED_SCHEMAS, ids=lambda path: path.name)

@@ -557,7 +557,7 @@ def _check_ambiguity(section: dict) -> None:
     config["studies"] = {"ambiguity": section}
     check_config(
         config,
-        REPO / "workflow/schemas/config.schema.yaml",
+        REPO / "src/kgrank/schemas/config.schema.yaml",
         study_schema_dir=REPO / "src/kgrank/schemas/studies",
     )
 

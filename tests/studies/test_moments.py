@@ -181,7 +181,7 @@ def _check_moments(section: dict) -> None:
     config["studies"] = {"moments": section}
     check_config(
         config,
-        REPO / "workflow/schemas/config.schema.yaml",
+        REPO / "src/kgrank/schemas/config.schema.yaml",
         study_schema_dir=REPO / "src/kgrank/schemas/studies",
     )
 

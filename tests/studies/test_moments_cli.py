@@ -174,7 +174,7 @@ CASES = [
             "--errata",
             str(tmp / "e"),
         ],
-        ("the following arguments are required: --seed, --markdown",),
+        ("the following arguments are required: --markdown",),
     ),
 ]
 

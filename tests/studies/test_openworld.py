@@ -533,7 +533,7 @@ def _check_openworld(section: dict) -> None:
     config["studies"] = {"openworld": section}
     check_config(
         config,
-        REPO / "workflow/schemas/config.schema.yaml",
+        REPO / "src/kgrank/schemas/config.schema.yaml",
         study_schema_dir=REPO / "src/kgrank/schemas/studies",
     )
 

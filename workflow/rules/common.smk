@@ -9,11 +9,13 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from kgrank.cli.main import config_arguments
 from kgrank.data.datasets import SPLITS
 from kgrank.errors import KgrankInputError
 from kgrank.studies import external_studies
 from kgrank.systems import PYKEEN_MODEL_FILE
 from kgrank.workflow.parts import COMPARISON_PART, SAMPLED_RANKS_PART
+from kgrank.schemas import CONFIG_SCHEMA
 from kgrank.workflow.settings import STUDY_SCHEMA_DIR, settings_json
 from kgrank.workflow.config import (
     budget_caption,
@@ -44,8 +46,6 @@ envvars:
 # environment, when used, is activated later and takes precedence.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
-SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
-CONFIG_SCHEMA = SCHEMAS / "config.schema.yaml"
 STUDY_SCHEMAS = study_schemas(STUDY_SCHEMA_DIR)
 # Errors name the config file(s) the keys came from.
 CONFIG_SOURCE = " + ".join(map(str, workflow.configfiles)) or "the config"
@@ -149,6 +149,13 @@ def command_settings(study, command, only=None):
     reads (kgrank.workflow.settings), so that a job reruns when one of them changes;
     `only` narrows a mapping to the entry the job reads (settings_json)."""
     return settings_json(study, command, settings(study), only)
+
+
+def config_options(command, **values):
+    """A rule's `{params.options}`: the config's values of the core keys that `kgrank
+    <command>` takes as options (kgrank.cli.config_options), so that a job reruns when one
+    of them changes; `values` gives a job its own (seed=wildcards.run)."""
+    return config_arguments(config, command, **values)
 
 
 # --- paths: called without arguments they give the wildcard pattern -----------------
@@ -411,8 +418,6 @@ def budget_arguments(wildcards):
     return " ".join(arguments)
 
 
-FILTER_SPLITS = " ".join(config["ranks"]["filter_splits"])
-HITS = " ".join(str(k) for k in config["metrics"]["hits"])
 BUDGET_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS)
 # for the figures that show the external systems too (Figure 1, the ambiguity drift)
 EVALUATED_CAPTION = budget_caption(config["budget"], TRAIN_DATASETS, MODELS, EXTERNAL_PAIRS)

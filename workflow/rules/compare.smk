@@ -28,15 +28,9 @@ if COMPARED:
             markdown=report(table_files("comparison")["md"], category="comparison"),
             latex=table_files("comparison")["tex"],
         params:
+            options=config_options("compare"),
             systems=compare_arguments,
             out_dir=lambda wildcards, output: os.path.dirname(output.pairs),
-            metrics=" ".join(config["comparison"]["metrics"]),
-            rank_type=config["comparison"]["rank_type"],
-            alpha=config["comparison"]["alpha"],
-            confidence=config["metrics"]["confidence"],
-            resamples=config["comparison"]["bootstrap_resamples"],
-            seed=config["seed"],
-            filter_splits=FILTER_SPLITS,
         threads: 1
         resources:
             mem_mb=4000,
@@ -48,9 +42,8 @@ if COMPARED:
         conda:
             "../envs/kgrank.yaml"
         shell:
-            "kgrank compare {params.systems} --metrics {params.metrics} --rank-type {params.rank_type}"
-            " --alpha {params.alpha} --confidence {params.confidence} --bootstrap-resamples {params.resamples}"
-            " --seed {params.seed} --filter-splits {params.filter_splits} --quiet --out-dir {params.out_dir} --markdown {output.markdown}"
+            "kgrank compare {params.options} {params.systems}"
+            " --quiet --out-dir {params.out_dir} --markdown {output.markdown}"
             " --latex {output.latex} 2>&1 | tee {log}"
 
     TARGETS += table_files("comparison").values()

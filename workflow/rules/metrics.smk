@@ -13,11 +13,9 @@ rule metrics:
         table=metrics_file(),
         groups=f"{RESULTS}/metrics/{{dataset}}/{{model}}.groups.parquet",
     params:
+        options=config_options("metrics"),
         system=lambda wildcards: f"--model-dir {model_dir(wildcards.dataset, wildcards.model)}",
         dataset_dir=of_wildcards(dataset_dir),
-        hits=HITS,
-        confidence=config["metrics"]["confidence"],
-        seed=config["seed"],
     log:
         log_file("metrics", "{dataset}/{model}"),
     benchmark:
@@ -25,9 +23,8 @@ rule metrics:
     conda:
         "../envs/kgrank.yaml"
     shell:
-        "kgrank metrics --ranks {input.ranks} {params.system}"
-        " --dataset {wildcards.dataset} --model {wildcards.model} --hits {params.hits}"
-        " --confidence {params.confidence} --seed {params.seed}"
+        "kgrank metrics {params.options} --ranks {input.ranks} {params.system}"
+        " --dataset {wildcards.dataset} --model {wildcards.model}"
         " --dataset-dir {params.dataset_dir} --out {output.table} --groups-out {output.groups} 2>&1 | tee {log}"
 
 
@@ -45,7 +42,7 @@ use rule metrics as metrics_run with:
     # the keyword params named here replace metrics', the others stay
     params:
         system=lambda wildcards: f"--model-dir {run_model_dir(wildcards.dataset, wildcards.model, wildcards.run)}",
-        seed=lambda wildcards: wildcards.run,
+        options=lambda wildcards: config_options("metrics", seed=wildcards.run),
     log:
         log_file("metrics", "{dataset}/{model}.seed-{run}"),
     benchmark:

@@ -8,13 +8,9 @@ rule ranks:
     output:
         rank_file(),
     params:
-        device=config["device"],
+        options=config_options("ranks"),
         model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
-        seed=config["seed"],
-        batch_size=config["ranks"]["batch_size"],
-        filter_splits=FILTER_SPLITS,
-        scoring=config["ranks"]["scoring"],
         sampled="",
     priority: ranks_priority
     threads: 1
@@ -28,10 +24,8 @@ rule ranks:
     conda:
         "../envs/kgrank.yaml"
     shell:
-        "kgrank ranks --device {params.device} --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
-        " --out {output} --seed {params.seed} --batch-size {params.batch_size}"
-        " --filter-splits {params.filter_splits} --scoring {params.scoring} --threads {threads}"
-        " {params.sampled} 2>&1 | tee {log}"
+        "kgrank ranks {params.options} --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
+        " --out {output} --threads {threads} {params.sampled} 2>&1 | tee {log}"
 
 
 # Sampled evaluation: each true entity against k random candidates that are not known
@@ -68,7 +62,7 @@ use rule ranks as ranks_run with:
     # the keyword params named here replace ranks', the others stay
     params:
         model_dir=of_wildcards(run_model_dir),
-        seed=lambda wildcards: wildcards.run,
+        options=lambda wildcards: config_options("ranks", seed=wildcards.run),
     log:
         log_file("ranks", "{dataset}/{model}.seed-{run}"),
     benchmark:
@@ -89,12 +83,9 @@ if EXTERNAL_PAIRS:
         wildcard_constraints:
             model="|".join(EXTERNAL_NAMES),
         params:
-            device=config["device"],
+            options=config_options("evaluate"),
             dataset_dir=of_wildcards(dataset_dir),
             system=external_arguments,
-            seed=config["seed"],
-            batch_size=config["ranks"]["batch_size"],
-            filter_splits=FILTER_SPLITS,
         threads: 1
         resources:
             mem_mb=4000,
@@ -106,9 +97,8 @@ if EXTERNAL_PAIRS:
         conda:
             "../envs/kgrank.yaml"
         shell:
-            "kgrank evaluate --device {params.device} --dataset {params.dataset_dir} {params.system} --name {wildcards.model}"
-            " --ranks-out {output} --seed {params.seed} --batch-size {params.batch_size}"
-            " --filter-splits {params.filter_splits} --threads {threads} --quiet 2>&1 | tee {log}"
+            "kgrank evaluate {params.options} --dataset {params.dataset_dir} {params.system} --name {wildcards.model}"
+            " --ranks-out {output} --threads {threads} --quiet 2>&1 | tee {log}"
 
 
 # Sampled rank files named in the config are asked for by name, whatever study runs.

@@ -14,13 +14,10 @@ rule train:
         summary=f"{model_dir()}/training.json",
         curve=f"{model_dir()}/learning_curve.tsv",
     params:
+        options=config_options("train"),
         out_dir=of_wildcards(model_dir),
         dataset_dir=of_wildcards(dataset_dir),
-        seed=config["seed"],
         budget=budget_arguments,
-        device=config["device"],
-        sub_batch=f"--sub-batch-size {config['sub_batch_size']}" if config.get("sub_batch_size") else "",
-        scoring=config["training"]["scoring"],
     priority: train_priority
     threads: 1
     resources:
@@ -33,10 +30,8 @@ rule train:
     conda:
         "../envs/kgrank.yaml"
     shell:
-        "kgrank train --dataset-dir {params.dataset_dir} --hyperparameters {input.hyperparameters}"
-        " --out-dir {params.out_dir} --seed {params.seed} {params.budget}"
-        " --scoring {params.scoring}"
-        " {params.sub_batch} --device {params.device} --threads {threads} 2>&1 | tee {log}"
+        "kgrank train {params.options} --dataset-dir {params.dataset_dir} --hyperparameters {input.hyperparameters}"
+        " --out-dir {params.out_dir} {params.budget} --threads {threads} 2>&1 | tee {log}"
 
 
 # A further training run of a trained pair (comparison.seeds): the same training with the
@@ -54,7 +49,7 @@ use rule train as train_run with:
     # the keyword params named here replace train's, the others stay
     params:
         out_dir=of_wildcards(run_model_dir),
-        seed=lambda wildcards: wildcards.run,
+        options=lambda wildcards: config_options("train", seed=wildcards.run),
     log:
         log_file("train", "{dataset}/{model}.seed-{run}"),
     benchmark:

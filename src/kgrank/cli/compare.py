@@ -11,16 +11,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from kgrank.cli.options import add_filter_splits, add_header, open_probability, positive_int, seed_value
+from kgrank.cli.config_options import add_config_options
+from kgrank.cli.options import add_header
 from kgrank.errors import KgrankInputError
-
-DEFAULT_METRICS = ("mrr", "hits@10")
 
 
 def add_commands(commands: Any) -> None:
     """Add `compare` to the `kgrank` subcommands."""
-    from kgrank.data.rank_table import RANK_COLUMNS
-
     command = commands.add_parser(
         "compare",
         help="paired tests of systems on one or more datasets, and marks against random",
@@ -45,23 +42,15 @@ def add_commands(commands: Any) -> None:
         "folder name); PATH is a rank table (.csv, .tsv, .parquet) or a PyKEEN pipeline folder; a NAME "
         "given again adds a run (seed) of that system",
     )
-    command.add_argument(
-        "--metrics",
-        nargs="+",
-        default=list(DEFAULT_METRICS),
-        help="metrics by any name whose base is a power mean (mrr, mr, hits@10, gmr, amrr ...)",
-    )
-    command.add_argument(
-        "--alpha", type=open_probability, default=0.05, help="family-wise level (Holm) of every test"
-    )
-    command.add_argument(
-        "--confidence", type=open_probability, default=0.95, help="level of the bootstrap intervals"
-    )
-    command.add_argument(
-        "--bootstrap-resamples", type=positive_int, default=2000, help="resamples of each bootstrap interval"
-    )
-    command.add_argument(
-        "--rank-type", choices=RANK_COLUMNS, default="realistic", help="the rank variant compared"
+    add_config_options(
+        command,
+        "comparison.metrics",
+        "comparison.rank_type",
+        "comparison.alpha",
+        "metrics.confidence",
+        "comparison.bootstrap_resamples",
+        "seed",
+        "ranks.filter_splits",
     )
     command.add_argument(
         "--trust-pickle",
@@ -76,14 +65,7 @@ def add_commands(commands: Any) -> None:
         help="when a candidate's score ties the true answer's, for the PyKEEN folders: exact (the default), "
         "absolute:<a> or relative:<r> (as kgrank evaluate takes it); a rank table refuses it",
     )
-    add_filter_splits(command)
     add_header(command)
-    command.add_argument(
-        "--seed",
-        type=seed_value,
-        default=0,
-        help="seed of the bootstrap and of a model's non-deterministic rank",
-    )
     command.add_argument("--out-dir", help="write pairs.tsv, systems.tsv and summary.tsv (every column) here")
     command.add_argument("--markdown", metavar="FILE.md", help="write the report as Markdown")
     command.add_argument("--latex", metavar="FILE.tex", help="write the report as LaTeX")

@@ -14,15 +14,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from kgrank.cli.options import (
-    add_device,
-    add_filter_splits,
-    add_header,
-    json_object,
-    open_probability,
-    positive_int,
-    seed_value,
-)
+from kgrank.cli.config_options import add_config_options
+from kgrank.cli.options import add_header, json_object, positive_int
 from kgrank.errors import KgrankInputError
 
 DEFAULT_METRICS = ("mrr", "mr", "hits@1", "hits@3", "hits@10")
@@ -32,13 +25,7 @@ TABLE_SUFFIXES = (".tsv", ".parquet")
 def add_commands(commands: Any) -> None:
     """Add `evaluate` to the `kgrank` subcommands."""
     from kgrank.data.rank_table import RANK_COLUMNS
-    from kgrank.defaults import (
-        DEFAULT_CONFIDENCE,
-        IDENTIFIERS,
-        SAMPLED_ESTIMATORS,
-        SYSTEM_SIDES,
-        WEIGHT_SCHEMES,
-    )
+    from kgrank.defaults import IDENTIFIERS, SAMPLED_ESTIMATORS, SYSTEM_SIDES, WEIGHT_SCHEMES
 
     command = commands.add_parser(
         "evaluate",
@@ -162,13 +149,7 @@ def add_commands(commands: Any) -> None:
         default="both",
         help="both: head and tail ranks together; head or tail alone; all: the three",
     )
-    command.add_argument(
-        "--confidence",
-        type=open_probability,
-        default=DEFAULT_CONFIDENCE,
-        help="level of the interval of each value over test sets like this one",
-    )
-    add_filter_splits(command)
+    add_config_options(command, "metrics.confidence", "ranks.filter_splits")
     add_header(command)
     command.add_argument(
         "--allow-partial",
@@ -191,16 +172,7 @@ def add_commands(commands: Any) -> None:
         metavar="FILE.parquet",
         help="write the system's ranks as kgrank's rank table (the workflow's results/ranks format)",
     )
-    command.add_argument(
-        "--seed",
-        type=seed_value,
-        default=0,
-        help="seed of the non-deterministic rank (a model's tie breaking) and of bootstrap intervals",
-    )
-    command.add_argument(
-        "--batch-size", type=positive_int, default=256, help="test triples a model scores at once"
-    )
-    add_device(command)
+    add_config_options(command, "seed", "ranks.batch_size", "device")
     command.add_argument(
         "--threads",
         type=positive_int,

@@ -9,6 +9,7 @@ Bad input (a file, a key, a name) ends with a single line on stderr and exit cod
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
@@ -17,22 +18,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kgrank.cli.compare import add_commands as add_compare_commands
+from kgrank.cli.config_options import ConfigOption, add_config_options, config_value
 from kgrank.cli.evaluate import add_commands as add_evaluate_commands
 from kgrank.cli.options import (
     add_dataset_dir,
-    add_device,
-    add_filter_splits,
-    add_hits,
     add_model_dir,
     add_quiet,
-    add_seed,
     add_threads,
-    open_probability,
     positive_int,
 )
 from kgrank.cli.scorecard import add_commands as add_scorecard_commands
 from kgrank.data.io import command_outputs
-from kgrank.defaults import DEFAULT_CONFIDENCE
 from kgrank.errors import KgrankInputError
 
 # The one place where the core meets the studies: the registry finds them by name, so
@@ -293,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument(
         "--out-dir", required=True, help="the model folder: model.pt, config.json, learning curve, losses"
     )
-    add_seed(command, "initialisation, batch order and negatives")
+    add_config_options(command, "seed", "training.scoring", "sub_batch_size", "device")
     command.add_argument("--max-epochs", type=int, default=None, help="budget cap on the published epochs")
     command.add_argument(
         "--training-loop", choices=["lcwa", "slcwa"], help="budget: replace the published training loop"
@@ -320,18 +316,6 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument(
         "--relative-delta", type=float, default=0.002, help="the smallest relative gain that counts"
     )
-    command.add_argument(
-        "--scoring",
-        choices=["fast", "pykeen"],
-        default="fast",
-        help="fast: the 1-N step by matrix products where the family has one; pykeen: PyKEEN's scores",
-    )
-    command.add_argument(
-        "--sub-batch-size",
-        type=positive_int,
-        help="slice each training batch (bounds memory; same gradients)",
-    )
-    add_device(command, default="auto")
     add_threads(command)
     add_quiet(command)
     command.set_defaults(handler=_train)
@@ -340,18 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_dataset_dir(command)
     add_model_dir(command)
     command.add_argument("--out", required=True, help="where to write the rank table (parquet)")
-    add_seed(command, "the non-deterministic rank (random tie-breaking)")
-    command.add_argument(
-        "--batch-size", type=positive_int, default=256, help="test triples scored at once (bounds memory)"
-    )
-    add_filter_splits(command)
+    add_config_options(command, "seed", "ranks.batch_size", "ranks.filter_splits", "ranks.scoring")
     add_threads(command)
-    command.add_argument(
-        "--scoring",
-        choices=["fast", "pykeen"],
-        default="fast",
-        help="fast: product-form scores where the model family has one; pykeen: model.predict always",
-    )
     command.add_argument(
         "--sampled-candidates",
         type=int,
@@ -375,14 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
     command.add_argument("--model", required=True, help="the model's name, written into every row")
     command.add_argument("--dataset-dir", help="the prepared dataset, for the relation categories")
-    add_hits(command)
-    command.add_argument(
-        "--confidence",
-        type=open_probability,
-        default=DEFAULT_CONFIDENCE,
-        help="level of each value's sampling interval over the test tasks (ci_low, ci_high, ci_method)",
-    )
-    add_seed(command, "the resampled intervals (with the side, rank type and metric naming each stream)")
+    add_config_options(command, "metrics.hits", "metrics.confidence", "seed")
     command.add_argument("--out", required=True, help="where to write the tidy metric table (TSV)")
     command.add_argument("--groups-out", help="also write the table per relation and relation category")
     command.set_defaults(handler=_metrics)
@@ -418,6 +385,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     return 0
+
+
+@functools.cache
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    return dict(build_parser().commands.choices)
+
+
+def config_arguments(config: dict[str, Any], command: str, **values: Any) -> str:
+    """The options a rule passes `kgrank <command>`: the values in ``config`` (resolved,
+    defaults filled) of the config keys the command takes (``add_config_options``), a key
+    given in ``values`` by its option's name (``seed=wildcards.run``) taking that value;
+    a key whose value is null is left out, as its option's default is."""
+    from shlex import quote
+
+    arguments = []
+    for action in _commands()[command]._actions:
+        if isinstance(action, ConfigOption):
+            value = values.pop(action.dest, None)
+            value = config_value(config, action.key) if value is None else value
+            if value is not None:
+                items = value if isinstance(value, list) else [value]
+                arguments.append(" ".join([action.option_strings[0], *(quote(str(item)) for item in items)]))
+    if values:
+        raise TypeError(f"kgrank {command} takes no config option {', '.join(values)}")
+    return " ".join(arguments)
 
 
 if __name__ == "__main__":

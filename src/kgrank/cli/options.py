@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import re
 
-from kgrank.data.datasets import SPLITS
-from kgrank.defaults import DEFAULT_FILTER_SPLITS, DEFAULT_HITS
+from kgrank.cli.config_options import add_config_options
 
 
 def int_at_least(text: str, minimum: int, hint: str) -> int:
@@ -22,41 +20,6 @@ def int_at_least(text: str, minimum: int, hint: str) -> int:
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     return int_at_least(text, 1, "is not positive")
-
-
-# The config's bound on a seed (workflow/schemas/config.schema.yaml): torch's and numpy's
-# generators take 32-bit seeds.
-MAX_SEED = 2**32 - 1
-
-
-def seed_value(text: str) -> int:
-    """An argparse type: a seed, a whole number in [0, 2^32 - 1]."""
-    value = int_at_least(text, 0, "is negative")
-    if value > MAX_SEED:
-        raise argparse.ArgumentTypeError(f"{value} is above {MAX_SEED} (2^32 - 1); give a smaller seed")
-    return value
-
-
-# The config's device pattern (workflow/schemas/config.schema.yaml)
-DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:[0-9]+)?|mps)$")
-
-
-def device_name(text: str) -> str:
-    """An argparse type: where a model scores (auto, cpu, cuda, cuda:N, mps)."""
-    if not DEVICE_PATTERN.fullmatch(text):  # "$" of match would let "cpu\n" through
-        raise argparse.ArgumentTypeError(f"{text!r} is not a device; give auto, cpu, cuda, cuda:N or mps")
-    return text
-
-
-def open_probability(text: str) -> float:
-    """An argparse type: a level strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
-    return value
 
 
 def json_object(text: str, option: str, what: str) -> dict:
@@ -106,50 +69,9 @@ def add_caption(command: argparse.ArgumentParser) -> None:
     )
 
 
-def add_seed(command: argparse.ArgumentParser, what: str) -> None:
-    command.add_argument(
-        "--seed", type=seed_value, required=True, help=f"seed of {what} (the same seed, the same bytes)"
-    )
-
-
 def add_threads(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--threads", type=positive_int, default=1, help="CPU threads torch may use (the rule's `threads`)"
-    )
-
-
-def add_hits(command: argparse.ArgumentParser, *, required: bool = False) -> None:
-    """``required``: a study command whose rule passes the config's value (the default
-    then lives in the config schema alone)."""
-    command.add_argument(
-        "--hits",
-        type=positive_int,
-        nargs="+",
-        required=required,
-        default=None if required else list(DEFAULT_HITS),
-        help="k of Hits@k",
-    )
-
-
-def add_filter_splits(command: argparse.ArgumentParser, *, required: bool = False) -> None:
-    """``required`` as for :func:`add_hits`."""
-    command.add_argument(
-        "--filter-splits",
-        nargs="*",
-        choices=SPLITS,
-        required=required,
-        default=None if required else list(DEFAULT_FILTER_SPLITS),
-        help="splits whose known true triples leave the candidate lists (the filtered setting)",
-    )
-
-
-def add_device(command: argparse.ArgumentParser, default: str = "cpu") -> None:
-    """``--device`` for a command that scores with a model (the config's ``device``)."""
-    command.add_argument(
-        "--device",
-        type=device_name,
-        default=default,
-        help="where the model scores: auto (a GPU if present), cpu, cuda:1 ...",
     )
 
 
@@ -193,4 +115,4 @@ def add_model_dir(command: argparse.ArgumentParser) -> None:
         help="with a PyKEEN folder: load its trained_model.pkl, which runs code from the file; only for a "
         "folder you trust (written by your own training)",
     )
-    add_device(command)
+    add_config_options(command, "device")

@@ -8,7 +8,7 @@ and ``<model>.sampled-<k>.parquet`` share a folder (as do ``<model>.tsv`` and
 ``<model>.groups.parquet``), so a model named ``transe.sampled-5`` would overwrite TransE's
 sampled ranks; and the names join into the regular expressions of Snakemake's wildcard
 constraints, where a dot matches any character. A leading ``-`` would read as an option
-on a command line. The JSON schemas of the config (workflow/schemas/) carry the same
+on a command line. The JSON schemas of the config (src/kgrank/schemas/) carry the same
 patterns, so that a bad name is refused before any job runs.
 """
 

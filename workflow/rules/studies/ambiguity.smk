@@ -55,7 +55,7 @@ rule ambiguity_variants:
         ),
         png=figure_files("ambiguity_variants")["png"],
     params:
-        seed=config["seed"],
+        options=config_options("ambiguity-variants"),
         settings=command_settings("ambiguity", "ambiguity-variants"),
     log:
         log_file("ambiguity", "variants"),
@@ -64,7 +64,7 @@ rule ambiguity_variants:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-variants --ranks {input} --seed {params.seed} --settings {params.settings:q}"
+        "kgrank ambiguity-variants {params.options} --ranks {input} --settings {params.settings:q}"
         " --out {output.metrics} --ties {output.ties} --markdown {output.markdown} --latex {output.latex}"
         " --ties-markdown {output.ties_markdown} --ties-latex {output.ties_latex}"
         " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
@@ -81,13 +81,10 @@ rule ambiguity_subsets:
     wildcard_constraints:
         model=SCORED_MODEL,
     params:
-        device=config["device"],
+        options=config_options("ambiguity-subsets"),
         model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
-        seed=config["seed"],
         settings=command_settings("ambiguity", "ambiguity-subsets"),
-        batch_size=config["ranks"]["batch_size"],
-        filter_splits=FILTER_SPLITS,
     priority: ranks_priority
     threads: 1
     resources:
@@ -100,10 +97,8 @@ rule ambiguity_subsets:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-subsets --device {params.device} --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
-        " --settings {params.settings:q} --seed {params.seed}"
-        " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
-        " --out {output} --quiet 2>&1 | tee {log}"
+        "kgrank ambiguity-subsets {params.options} --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
+        " --settings {params.settings:q} --threads {threads} --out {output} --quiet 2>&1 | tee {log}"
 
 
 rule ambiguity_drift:
@@ -120,7 +115,7 @@ rule ambiguity_drift:
         ),
         latex=AMBIGUITY_TABLES["slopes"]["tex"],
     params:
-        seed=config["seed"],
+        options=config_options("ambiguity-drift"),
         settings=command_settings("ambiguity", "ambiguity-drift"),
     log:
         log_file("ambiguity", "drift"),
@@ -129,8 +124,8 @@ rule ambiguity_drift:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-drift --ranks {input.ranks} --subsets {input.subsets}"
-        " --settings {params.settings:q} --seed {params.seed}"
+        "kgrank ambiguity-drift {params.options} --ranks {input.ranks} --subsets {input.subsets}"
+        " --settings {params.settings:q}"
         " --out {output.drift} --slopes {output.slopes} --markdown {output.markdown}"
         " --latex {output.latex} 2>&1 | tee {log}"
 
@@ -201,7 +196,7 @@ rule ambiguity_pairwise:
         ),
         png=figure_files("ambiguity_pairwise")["png"],
     params:
-        seed=config["seed"],
+        options=config_options("ambiguity-pairwise"),
         settings=command_settings("ambiguity", "ambiguity-pairwise"),
     log:
         log_file("ambiguity", "pairwise"),
@@ -210,7 +205,7 @@ rule ambiguity_pairwise:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ambiguity-pairwise --ranks {input} --seed {params.seed} --settings {params.settings:q}"
+        "kgrank ambiguity-pairwise {params.options} --ranks {input} --settings {params.settings:q}"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex}"
         " --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
 

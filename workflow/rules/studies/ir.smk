@@ -21,7 +21,6 @@ IR_DATA_DIR = Path(workflow.basedir) / IR_SETTINGS["data_dir"]
 RESCORED_IN[f"ir: {ir_settings.EVERY_PART}"] = [(dataset, name) for dataset in IR_DATASETS for name in IR_SYSTEMS[dataset]]
 if enabled("ir"):
     ir_settings.check_settings(IR_SETTINGS, TRAIN_DATASETS, IR_DATA_DIR, source=CONFIG_SOURCE)
-IR_HITS = HITS
 # dataset:evaluation of every evaluation set that stability and discriminative power analyse
 IR_ANALYSED = " ".join(
     f"{dataset}:{evaluation}"
@@ -100,8 +99,7 @@ rule ir_queries:
     shell:
         "kgrank ir-queries --dataset-dir {params.dataset_dir} --kgc-dir {params.kgc_dir} {params.raw_test}"
         " --out {output.evaluations} --counts {output.counts} --relations {output.relations}"
-        " --divergences {output.divergences}"
-        " --qrels-dir {output.qrels} --export {params.export}"
+        " --divergences {output.divergences} --qrels-dir {output.qrels} --export {params.export}"
         " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
 
@@ -143,14 +141,11 @@ rule ir_evaluate:
         metrics=IR_MICRO,
         runs=directory(f"{IR_DIR}/{{dataset}}/runs/{{model}}"),
     params:
-        device=config["device"],
+        options=config_options("ir-evaluate"),
         model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
         export=lambda wildcards: " ".join(ir_settings.exported_evaluations(wildcards.dataset, IR_DATASET)),
-        filter_splits=FILTER_SPLITS,
-        hits=IR_HITS,
         settings=command_settings("ir", "ir-evaluate"),
-        seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
         model=SCORED_MODEL,
@@ -166,10 +161,9 @@ rule ir_evaluate:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ir-evaluate --device {params.device} --model-dir {params.model_dir} --dataset-dir {params.dataset_dir}"
+        "kgrank ir-evaluate {params.options} --model-dir {params.model_dir} --dataset-dir {params.dataset_dir}"
         " --dataset {wildcards.dataset} --model {wildcards.model} --evaluations {input.evaluations}"
-        " --filter-splits {params.filter_splits} --hits {params.hits} --settings {params.settings:q}"
-        " --export {params.export} --seed {params.seed} --threads {threads} --quiet"
+        " --settings {params.settings:q} --export {params.export} --threads {threads} --quiet"
         " --items {output.item_table} --metrics {output.metrics} --runs-dir {output.runs} 2>&1 | tee {log}"
 
 
@@ -258,10 +252,10 @@ rule ir_stability:
         taus=f"{IR_DIR}/{{dataset}}/stability.tsv",
         summary=f"{IR_DIR}/{{dataset}}/stability_summary.tsv",
     params:
+        options=config_options("ir-stability"),
         systems=lambda wildcards: " ".join(IR_SYSTEMS[wildcards.dataset]),
         evaluations=lambda wildcards: " ".join(ir_settings.stability_evaluations(wildcards.dataset, IR_DATASET)),
         settings=command_settings("ir", "ir-stability"),
-        seed=config["seed"],
     wildcard_constraints:
         dataset="|".join(IR_DATASETS),
     log:
@@ -271,8 +265,8 @@ rule ir_stability:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ir-stability --items {input.item_tables} --systems {params.systems} --dataset {wildcards.dataset}"
-        " --evaluations {params.evaluations} --settings {params.settings:q} --seed {params.seed}"
+        "kgrank ir-stability {params.options} --items {input.item_tables} --systems {params.systems} --dataset {wildcards.dataset}"
+        " --evaluations {params.evaluations} --settings {params.settings:q}"
         " --out {output.taus} --summary {output.summary} 2>&1 | tee {log}"
 
 
@@ -337,11 +331,10 @@ rule ir_montecarlo:
         markdown=report(IR_MONTECARLO_TABLE["md"], caption="../../report/ir_montecarlo.rst", category="ir"),
         latex=IR_MONTECARLO_TABLE["tex"],
     params:
+        options=config_options("ir-montecarlo"),
         pairs=" ".join(f"{dataset}/{IR_SYSTEMS[dataset][0]}" for dataset in IR_DATASETS),
         evaluations=IR_ANALYSED,
-        hits=IR_HITS,
         settings=command_settings("ir", "ir-montecarlo"),
-        seed=config["seed"],
     log:
         log_file("ir", "montecarlo"),
     benchmark:
@@ -349,9 +342,8 @@ rule ir_montecarlo:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank ir-montecarlo --items {input} --pairs {params.pairs} --evaluations {params.evaluations}"
-        " --hits {params.hits} --settings {params.settings:q}"
-        " --seed {params.seed} --quiet"
+        "kgrank ir-montecarlo {params.options} --items {input} --pairs {params.pairs} --evaluations {params.evaluations}"
+        " --settings {params.settings:q} --quiet"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
 

@@ -14,10 +14,9 @@ rule moments_table:
     output:
         moments_file(),
     params:
+        options=config_options("moments-table"),
         dataset_dir=of_wildcards(dataset_dir),
         settings=command_settings("moments", "moments-table"),
-        filter_splits=FILTER_SPLITS,
-        hits=HITS,
     log:
         log_file("moments", "table/{dataset}"),
     benchmark:
@@ -25,9 +24,8 @@ rule moments_table:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank moments-table --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
-        " --settings {params.settings:q} --filter-splits {params.filter_splits} --hits {params.hits}"
-        " --out {output} 2>&1 | tee {log}"
+        "kgrank moments-table {params.options} --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
+        " --settings {params.settings:q} --out {output} 2>&1 | tee {log}"
 
 
 rule moments_montecarlo:
@@ -36,11 +34,9 @@ rule moments_montecarlo:
     output:
         montecarlo_file(),
     params:
+        options=config_options("moments-montecarlo"),
         dataset_dir=of_wildcards(dataset_dir),
         settings=command_settings("moments", "moments-montecarlo"),
-        seed=config["seed"],
-        filter_splits=FILTER_SPLITS,
-        hits=HITS,
     log:
         log_file("moments", "montecarlo/{dataset}"),
     benchmark:
@@ -48,9 +44,8 @@ rule moments_montecarlo:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank moments-montecarlo --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
-        " --settings {params.settings:q} --seed {params.seed}"
-        " --filter-splits {params.filter_splits} --hits {params.hits} --out {output} 2>&1 | tee {log}"
+        "kgrank moments-montecarlo {params.options} --dataset-dir {params.dataset_dir} --dataset {wildcards.dataset}"
+        " --settings {params.settings:q} --out {output} 2>&1 | tee {log}"
 
 
 rule moments_montecarlo_figure:
@@ -77,7 +72,7 @@ rule moments_errata:
         errata=f"{RESULTS}/tables/errata.tsv",
         markdown=report(table_files("errata")["md"], caption="../../report/errata.rst", category="moments"),
     params:
-        seed=config["seed"],
+        options=config_options("moments-errata"),
         settings=command_settings("moments", "moments-errata"),
     log:
         log_file("moments", "errata"),
@@ -86,7 +81,7 @@ rule moments_errata:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank moments-errata --settings {params.settings:q} --seed {params.seed} --check {output.check}"
+        "kgrank moments-errata {params.options} --settings {params.settings:q} --check {output.check}"
         " --errata {output.errata} --markdown {output.markdown} 2>&1 | tee {log}"
 
 

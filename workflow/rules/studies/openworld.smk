@@ -50,8 +50,8 @@ rule openworld_simulate:
         ),
         latex=OPENWORLD_TABLES["approximation"]["tex"],
     params:
+        options=config_options("openworld-simulate"),
         settings=command_settings("openworld", "openworld-simulate"),
-        seed=config["seed"],
     log:
         log_file("openworld", "simulate"),
     benchmark:
@@ -59,7 +59,7 @@ rule openworld_simulate:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank openworld-simulate --settings {params.settings:q} --seed {params.seed}"
+        "kgrank openworld-simulate {params.options} --settings {params.settings:q}"
         " --out {output.grid} --precision-out {output.precision}"
         " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
@@ -69,8 +69,8 @@ rule openworld_inconsistency:
         inversions=f"{OPENWORLD_DIR}/inversions.tsv",
         needed=f"{OPENWORLD_DIR}/queries_needed.tsv",
     params:
+        options=config_options("openworld-inconsistency"),
         settings=command_settings("openworld", "openworld-inconsistency"),
-        seed=config["seed"],
     log:
         log_file("openworld", "inconsistency"),
     benchmark:
@@ -78,7 +78,7 @@ rule openworld_inconsistency:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank openworld-inconsistency --settings {params.settings:q} --seed {params.seed}"
+        "kgrank openworld-inconsistency {params.options} --settings {params.settings:q}"
         " --out {output.inversions} --needed {output.needed} 2>&1 | tee {log}"
 
 
@@ -123,7 +123,7 @@ rule openworld_family_tree:
     wildcard_constraints:
         density=r"\d+",
     params:
-        device=config["device"],
+        options=config_options("openworld-family-tree"),
         folders=lambda wildcards: " ".join(
             f"{graph}={OPENWORLD_FAMILY_TREE_ROOT}/{graph}/density-{wildcards.density}"
             for graph in OPENWORLD_FAMILY_TREE["graphs"]
@@ -132,7 +132,6 @@ rule openworld_family_tree:
         settings=lambda wildcards: command_settings(
             "openworld", "openworld-family-tree", only={"family_tree.configurations": wildcards.configuration}
         ),
-        seed=config["seed"],
     priority: OPENWORLD_FAMILY_TREE_PRIORITY
     threads: 1
     resources:
@@ -145,10 +144,9 @@ rule openworld_family_tree:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank openworld-family-tree --device {params.device} --graph-folders {params.folders}"
+        "kgrank openworld-family-tree {params.options} --graph-folders {params.folders}"
         " --density {wildcards.density} --configuration {wildcards.configuration}"
-        " --settings {params.settings:q} --seed {params.seed}"
-        " --threads {threads} --out {output} --quiet 2>&1 | tee {log}"
+        " --settings {params.settings:q} --threads {threads} --out {output} --quiet 2>&1 | tee {log}"
 
 
 OPENWORLD_FAMILY_TREE_RUNS = expand(

@@ -108,8 +108,8 @@ rule paper_published_audit:
         ),
         png=figure_files("published_audit")["png"],
     params:
+        options=config_options("paper-published"),
         data_dir=f"{RESULTS}/data",
-        filter_splits=FILTER_SPLITS,
     log:
         log_file("paper", "published_audit"),
     benchmark:
@@ -117,8 +117,8 @@ rule paper_published_audit:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank paper-published --published {input.published} --moments {input.moments} --checks {input.checks}"
-        " --data-dir {params.data_dir} --filter-splits {params.filter_splits} --audit {output.audit}"
+        "kgrank paper-published {params.options} --published {input.published} --moments {input.moments} --checks {input.checks}"
+        " --data-dir {params.data_dir} --audit {output.audit}"
         " --markdown {output.markdown} --pdf {output.pdf} --png {output.png} 2>&1 | tee {log}"
 
 

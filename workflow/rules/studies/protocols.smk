@@ -65,8 +65,8 @@ rule protocols_weighted_check:
         ),
         latex=PROTOCOLS_WEIGHTED_TABLES["check"]["tex"],
     params:
+        options=config_options("protocols-weighted-check"),
         settings=command_settings("protocols", "protocols-weighted-check"),
-        seed=config["seed"],
     resources:
         mem_mb=4000,
         runtime=30,
@@ -77,7 +77,7 @@ rule protocols_weighted_check:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank protocols-weighted-check --ranks {input} --settings {params.settings:q} --seed {params.seed}"
+        "kgrank protocols-weighted-check {params.options} --ranks {input} --settings {params.settings:q}"
         " --out {output.table} --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
 
@@ -151,8 +151,8 @@ rule protocols_sampled:
         ),
         latex=PROTOCOLS_SAMPLED_TABLE["tex"],
     params:
+        options=config_options("protocols-sampled"),
         settings=command_settings("protocols", "protocols-sampled"),
-        seed=config["seed"],
         profile=config["profile"],
     # exact moments on every pair, k and estimator: ~3 minutes on 2 CPU cores for the laptop
     # config (FB15k-237 dominates; the corrected estimator's vectors at k <= 100 a minute of it)
@@ -168,8 +168,8 @@ rule protocols_sampled:
     # one BLAS thread: multithreaded BLAS was 15x slower on the corrected estimator's systems
     shell:
         "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"
-        " kgrank protocols-sampled --ranks {input.ranks} --fixed-set {input.fixed_set}"
-        " --settings {params.settings:q} --seed {params.seed} --profile {params.profile:q}"
+        " kgrank protocols-sampled {params.options} --ranks {input.ranks} --fixed-set {input.fixed_set}"
+        " --settings {params.settings:q} --profile {params.profile:q}"
         " --out {output.table} --agreement {output.agreement}"
         " --markdown {output.markdown} --latex {output.latex} 2>&1 | tee {log}"
 
@@ -227,14 +227,11 @@ rule protocols_ties_pair:
     wildcard_constraints:
         model=SCORED_MODEL,
     params:
-        device=config["device"],
+        options=config_options("protocols-ties-pair"),
         model_dir=scoring_model_dir,
         dataset_dir=of_wildcards(dataset_dir),
         settings=command_settings("protocols", "protocols-ties-pair"),
-        seed=config["seed"],
         profile=config["profile"],
-        batch_size=config["ranks"]["batch_size"],
-        filter_splits=FILTER_SPLITS,
     threads: 1
     # laptop profile, measured on a shared 2-core machine with random scores of FB15k-237's
     # and WN18RR's sizes (300 test triples): ~7 s and ~20 s CPU per pair, Nations ~7 s
@@ -249,10 +246,9 @@ rule protocols_ties_pair:
     conda:
         "../../envs/kgrank.yaml"
     shell:
-        "kgrank protocols-ties-pair --device {params.device} --dataset {wildcards.dataset} --model {wildcards.model}"
+        "kgrank protocols-ties-pair {params.options} --dataset {wildcards.dataset} --model {wildcards.model}"
         " --dataset-dir {params.dataset_dir} --model-dir {params.model_dir}"
-        " --settings {params.settings:q} --seed {params.seed} --profile {params.profile:q}"
-        " --batch-size {params.batch_size} --filter-splits {params.filter_splits} --threads {threads}"
+        " --settings {params.settings:q} --profile {params.profile:q} --threads {threads}"
         " --out {output} 2>&1 | tee {log}"
 
 

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import argparse
 
+from kgrank.cli.config_options import add_config_options
 from kgrank.cli.options import (
     add_caption,
     add_dataset_dir,
     add_figure_paths,
-    add_filter_splits,
     add_model_dir,
     add_quiet,
-    add_seed,
     add_table_paths,
     add_threads,
-    positive_int,
 )
 from kgrank.workflow.settings import add_settings
 
@@ -176,7 +174,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     _add_ranks(command)
     add_settings(command, "ambiguity")
-    add_seed(command, "the baseline scorers")
+    add_config_options(command, "seed")
     command.add_argument("--out", required=True, help="tidy metrics TSV")
     command.add_argument("--ties", required=True, help="tie statistics TSV")
     add_table_paths(command)
@@ -191,15 +189,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_model_dir(command)
     command.add_argument("--out", required=True, help="subset rank table (.parquet)")
     add_settings(command, "ambiguity")
-    add_seed(command, "the subsets")
-    command.add_argument(
-        "--batch-size",
-        type=positive_int,
-        required=True,
-        help="test triples scored at once (ranks.batch_size)",
-    )
+    add_config_options(command, "seed", "ranks.batch_size", "ranks.filter_splits")
     add_threads(command)
-    add_filter_splits(command)
     add_quiet(command)
     command.set_defaults(handler=_subsets)
 
@@ -209,7 +200,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     _add_ranks(command)
     command.add_argument("--subsets", nargs="*", default=[], help="tables of ambiguity-subsets")
     add_settings(command, "ambiguity")
-    add_seed(command, "the sampled candidates and the bootstrap")
+    add_config_options(command, "seed")
     command.add_argument("--out", required=True, help="drift TSV")
     command.add_argument("--slopes", required=True, help="slopes TSV")
     add_table_paths(command)
@@ -233,7 +224,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command = commands.add_parser("ambiguity-pairwise", help="which differences between models are real")
     _add_ranks(command)
     add_settings(command, "ambiguity")
-    add_seed(command, "the bootstrap")
+    add_config_options(command, "seed")
     command.add_argument("--out", required=True, help="result TSV")
     add_table_paths(command)
     add_figure_paths(command)

@@ -9,18 +9,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from kgrank.cli.config_options import add_config_options
 from kgrank.cli.options import (
     add_caption,
     add_dataset_dir,
     add_figure_paths,
-    add_filter_splits,
-    add_hits,
     add_model_dir,
     add_quiet,
-    add_seed,
     add_table_paths,
     add_threads,
-    positive_int,
 )
 from kgrank.errors import KgrankInputError
 from kgrank.workflow.settings import add_settings
@@ -525,14 +522,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--dataset", required=True, help="the dataset's name, written into the tables")
     command.add_argument("--model", required=True, help="the model's name, written into the tables")
     command.add_argument("--evaluations", required=True, help="the evaluation sets of `kgrank ir-queries`")
-    add_filter_splits(command, required=True)
-    add_hits(command, required=True)
+    add_config_options(command, "ranks.filter_splits", "metrics.hits")
     add_settings(command, "ir")
     command.add_argument(
         "--export", nargs="+", default=["test"], help="evaluation sets that get run files and micro metrics"
     )
-    command.add_argument("--batch-size", type=positive_int, default=256, help="queries scored at once")
-    add_seed(command, "the non-deterministic (random tie-breaking) rank of the micro metrics")
+    add_config_options(command, "ranks.batch_size", "seed")
     add_threads(command)
     add_quiet(command)
     command.add_argument("--items", required=True, help="where to write the item table (parquet)")
@@ -550,9 +545,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "ir-montecarlo", help="the macro moments (best of R relevant answers) against simulation"
     )
     _add_pair_items(command)
-    add_hits(command, required=True)
+    add_config_options(command, "metrics.hits")
     add_settings(command, "ir")
-    add_seed(command, "the simulation")
+    add_config_options(command, "seed")
     add_quiet(command)
     command.add_argument("--out", required=True, help="where to write the check (TSV)")
     add_table_paths(command)
@@ -608,7 +603,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--dataset", required=True, help="the dataset's name, written into the tables")
     command.add_argument("--evaluations", nargs="+", required=True, help="evaluation sets to subsample")
     add_settings(command, "ir")
-    add_seed(command, "the subsets")
+    add_config_options(command, "seed")
     command.add_argument("--out", required=True, help="where to write every tau (TSV)")
     command.add_argument(
         "--summary", required=True, help="where to write mean and percentiles per share (TSV)"

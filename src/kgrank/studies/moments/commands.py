@@ -5,14 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from kgrank.cli.options import (
-    add_dataset_dir,
-    add_figure_paths,
-    add_filter_splits,
-    add_hits,
-    add_quiet,
-    add_seed,
-)
+from kgrank.cli.config_options import add_config_options
+from kgrank.cli.options import add_dataset_dir, add_figure_paths, add_quiet
 from kgrank.workflow.settings import add_settings
 
 
@@ -69,8 +63,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_dataset_dir(command)
     command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
     add_settings(command, "moments")
-    add_filter_splits(command)
-    add_hits(command)
+    add_config_options(command, "ranks.filter_splits", "metrics.hits")
     command.add_argument("--out", required=True, help="where to write the moments as TSV")
     command.set_defaults(handler=_moments_table)
 
@@ -78,9 +71,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_dataset_dir(command)
     command.add_argument("--dataset", required=True, help="the dataset's name, written into every row")
     add_settings(command, "moments")
-    add_seed(command, "the simulated rank vectors")
-    add_filter_splits(command)
-    add_hits(command)
+    add_config_options(command, "seed", "ranks.filter_splits", "metrics.hits")
     command.add_argument("--out", required=True, help="where to write the checks as TSV")
     add_quiet(command)
     command.set_defaults(handler=_montecarlo)
@@ -92,7 +83,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     command = commands.add_parser("moments-errata", help="published closed forms against simulation")
     add_settings(command, "moments")
-    add_seed(command, "the simulation")
+    add_config_options(command, "seed")
     command.add_argument("--check", required=True, help="TSV of every formula checked")
     command.add_argument("--errata", required=True, help="TSV of the disagreements")
     command.add_argument("--markdown", required=True, help="the disagreements as Markdown")

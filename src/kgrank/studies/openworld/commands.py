@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 
+from kgrank.cli.config_options import add_config_options
 from kgrank.cli.options import (
     add_caption,
-    add_device,
     add_figure_paths,
     add_quiet,
-    add_seed,
     add_table_paths,
     add_threads,
 )
@@ -295,7 +294,7 @@ def _figure(args: argparse.Namespace) -> None:
 
 def _add_world(command: argparse.ArgumentParser) -> None:
     add_settings(command, "openworld")
-    add_seed(command, "the simulated worlds and test sets")
+    add_config_options(command, "seed")
     add_quiet(command)
 
 
@@ -346,8 +345,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "into every row",
     )
     add_settings(command, "openworld")
-    add_seed(command, "model initialisation and training order")
-    add_device(command)
+    add_config_options(command, "seed", "device")
     add_threads(command)
     command.add_argument("--out", required=True, help="where to write the checkpoints' metrics as TSV")
     add_quiet(command)

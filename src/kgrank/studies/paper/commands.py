@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kgrank.cli.options import add_caption, add_figure_paths, add_filter_splits, add_table_paths
+from kgrank.cli.config_options import add_config_options
+from kgrank.cli.options import add_caption, add_figure_paths, add_table_paths
 from kgrank.data.tables import table_kind
 from kgrank.workflow.settings import add_settings
 
@@ -189,7 +190,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--moments", nargs="+", required=True, help="moments tables of the datasets")
     command.add_argument("--checks", nargs="+", required=True, help="Monte Carlo checks of the datasets")
     command.add_argument("--data-dir", required=True, help="folder of prepared datasets (results/data)")
-    add_filter_splits(command)
+    add_config_options(command, "ranks.filter_splits")
     command.add_argument("--audit", required=True, help="where to write the audit TSV (one row per value)")
     add_table_paths(command, latex=False)
     add_figure_paths(command)

@@ -14,16 +14,14 @@ import argparse
 from functools import partial
 from typing import TYPE_CHECKING
 
+from kgrank.cli.config_options import add_config_options
 from kgrank.cli.options import (
     add_caption,
     add_dataset_dir,
     add_figure_paths,
-    add_filter_splits,
     add_model_dir,
-    add_seed,
     add_table_paths,
     add_threads,
-    positive_int,
 )
 from kgrank.workflow.settings import add_settings
 
@@ -127,7 +125,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         command, "one rank table <dataset>/<model>.parquet per dataset (its candidate counts and relations)"
     )
     add_settings(command, "protocols")
-    add_seed(command, "the random-model draws")
+    add_config_options(command, "seed")
     command.add_argument("--out", required=True, help="check TSV")
     add_table_paths(command)
     command.set_defaults(handler=_weighted_check)
@@ -194,7 +192,7 @@ def add_sampled_commands(commands: argparse._SubParsersAction) -> None:
         "every system of it): the fixed set per query (studies.protocols.sampled.fixed_set)",
     )
     add_settings(command, "protocols")
-    add_seed(command, "the draws of negatives")
+    add_config_options(command, "seed")
     command.add_argument("--profile", required=True, help=PROFILE_HELP)
     command.add_argument("--out", required=True, help="estimates TSV")
     command.add_argument("--agreement", required=True, help="order agreement TSV")
@@ -286,15 +284,8 @@ def add_ties_commands(commands: argparse._SubParsersAction) -> None:
     add_dataset_dir(command)
     add_model_dir(command)
     add_settings(command, "protocols")
-    add_seed(command, "the test subsample and the renamings")
+    add_config_options(command, "seed", "ranks.batch_size", "ranks.filter_splits")
     command.add_argument("--profile", required=True, help=PROFILE_HELP)
-    command.add_argument(
-        "--batch-size",
-        type=positive_int,
-        required=True,
-        help="test triples scored at once (ranks.batch_size)",
-    )
-    add_filter_splits(command)
     add_threads(command)
     command.add_argument("--out", required=True, help="tidy TSV of the pair")
     command.set_defaults(handler=_ties_pair)
