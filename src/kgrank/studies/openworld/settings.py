@@ -12,7 +12,7 @@ from typing import Any
 
 from kgrank.errors import KgrankInputError
 from kgrank.training.hyperparameters import validate_pipeline
-from kgrank.workflow.scheduling import DatasetSize, training_seconds, triples_file_size
+from kgrank.workflow.scheduling import DatasetSize, training_seconds, triples_file_queries, triples_file_size
 
 # The study's hook for systems from outside (kgrank.studies.external_parts): each part, None
 # when an external system joins it, else why it does not.
@@ -178,7 +178,7 @@ def family_tree_seconds(
     answers, _ = triples_file_size(str(folder / "test_answers.tsv"), header=True)
     pipeline = family_tree["configurations"][configuration]
     epochs = int(pipeline["training_kwargs"]["num_epochs"])
-    size = DatasetSize(entities, train, 0, 0)
+    size = DatasetSize(entities, train, 0, 0, triples_file_queries(str(folder / "train.tsv")))
     return training_seconds(
         pipeline, size, epochs, family_tree["evaluate_every"], answers * (1 + len(graphs))
     )
