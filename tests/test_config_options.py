@@ -92,6 +92,8 @@ def test_each_option_defaults_to_the_schema_default_and_says_its_key(command):
 def test_a_job_replaces_a_value_and_a_null_leaves_the_option_out():
     assert "--seed 9 " in config_arguments(CONFIG, "train", seed=9) + " "
     assert "--sub-batch-size" not in config_arguments({**CONFIG, "sub_batch_size": None}, "train")
+    assert "--sub-batch-size" not in config_arguments(CONFIG, "train", sub_batch_size=None)
+    assert "--hits 1 10 " in config_arguments(CONFIG, "metrics", hits=(1, 10)) + " "
     with pytest.raises(TypeError, match="takes no config option hits"):
         config_arguments(CONFIG, "train", hits=[1])
 
@@ -146,6 +148,15 @@ def test_a_value_the_schema_refuses_is_one_line(argv, names, tmp_path, capsys):
     for name in names:
         assert name in line, line
     assert not (tmp_path / "o").exists()
+
+
+def test_a_device_with_a_trailing_newline_is_refused(tmp_path, capsys):
+    """torch.device("cpu\n") would fail with a traceback; "$" alone in the pattern lets it by."""
+    with pytest.raises(SystemExit) as exit:
+        main(["evaluate", "--dataset", str(tmp_path), "--ranks", "r.csv", "--device", "cpu\n"])
+    assert exit.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert "argument --device: 'cpu\\n' is not allowed; where a model trains and scores: auto" in line, line
 
 
 def test_no_rule_file_spells_a_core_option():

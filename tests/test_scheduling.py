@@ -222,6 +222,11 @@ def test_triples_file_size(tmp_path):
     with_header = tmp_path / "answers.tsv"
     with_header.write_text("head\trelation\ttail\n0\t1\t2\n", encoding="utf-8")
     assert scheduling.triples_file_size(str(with_header), header=True) == (1, 2)
+    # labels as kgrank's reader takes them: a quote is a character, "NA" and "null" are names
+    labels = tmp_path / "labels.tsv"
+    labels.write_text('"a\tr\tNA\nb\tr\tnull\nNA\tr\t"a\n', encoding="utf-8")
+    assert scheduling.triples_file_size(str(labels)) == (3, 4)
+    assert scheduling.triples_file_queries(str(labels)) == scheduling.TrainQueries(3, 3)
 
 
 def test_triples_file_size_is_kept_until_the_file_changes(tmp_path, monkeypatch):

@@ -27,6 +27,7 @@ from kgrank.schemas import config_schema, key_schema
 
 
 def option_name(key: str) -> str:
+    """The option of the config's ``key``: its last part, dashed (``--filter-splits``)."""
     return "--" + key.rsplit(".", 1)[-1].replace("_", "-")
 
 
@@ -49,8 +50,12 @@ def _scalar(schema: dict[str, Any]) -> dict[str, Any]:
     if "enum" in schema:
         return {"choices": list(schema["enum"])}
     types = schema["type"]
-    kind = next(kind for kind in ([types] if isinstance(types, str) else types) if kind in _SCALAR_TYPES)
-    return {"type": _SCALAR_TYPES[kind]}
+    kinds = [kind for kind in ([types] if isinstance(types, str) else types) if kind in _SCALAR_TYPES]
+    if not kinds:
+        raise TypeError(
+            f"a config key of type {types} has no option form; give its command an option of its own"
+        )
+    return {"type": _SCALAR_TYPES[kinds[0]]}
 
 
 class ConfigOption(argparse.Action):
@@ -70,7 +75,7 @@ class ConfigOption(argparse.Action):
         if error is not None:
             # a pattern says what it takes in the key's description, not in its regex
             problem = (
-                f"{error.instance!r} is not allowed; {_description(schema)}"
+                f"{error.instance!r} is not allowed; {_description(schema, sentence=False)}"
                 if error.validator == "pattern"
                 else error.message
             )
@@ -78,8 +83,11 @@ class ConfigOption(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _description(schema: dict[str, Any]) -> str:
-    return " ".join(schema.get("description", "").split())
+def _description(schema: dict[str, Any], sentence: bool = True) -> str:
+    """The key's description on one line; within a sentence (``sentence`` False), without
+    its capital and full stop."""
+    text = " ".join(schema.get("description", "").split())
+    return text if sentence or not text else text[0].lower() + text[1:].removesuffix(".")
 
 
 def add_config_options(parser: argparse.ArgumentParser, *keys: str) -> None:

@@ -392,20 +392,23 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
     return dict(build_parser().commands.choices)
 
 
+_ABSENT = object()
+
+
 def config_arguments(config: dict[str, Any], command: str, **values: Any) -> str:
     """The options a rule passes `kgrank <command>`: the values in ``config`` (resolved,
     defaults filled) of the config keys the command takes (``add_config_options``), a key
     given in ``values`` by its option's name (``seed=wildcards.run``) taking that value;
-    a key whose value is null is left out, as its option's default is."""
+    a null value leaves its option out (the command takes the option's default)."""
     from shlex import quote
 
     arguments = []
     for action in _commands()[command]._actions:
         if isinstance(action, ConfigOption):
-            value = values.pop(action.dest, None)
-            value = config_value(config, action.key) if value is None else value
+            value = values.pop(action.dest, _ABSENT)
+            value = config_value(config, action.key) if value is _ABSENT else value
             if value is not None:
-                items = value if isinstance(value, list) else [value]
+                items = value if isinstance(value, list | tuple) else [value]
                 arguments.append(" ".join([action.option_strings[0], *(quote(str(item)) for item in items)]))
     if values:
         raise TypeError(f"kgrank {command} takes no config option {', '.join(values)}")

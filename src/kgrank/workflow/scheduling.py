@@ -23,6 +23,7 @@ job past one of similar length changes nothing that matters.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -216,7 +217,17 @@ def _count_triples(path: Path, header: bool) -> tuple[int, int, int, int]:
     """Rows, distinct entities, distinct (head, relation) and (tail, relation) pairs."""
     import pandas as pd
 
-    table = pd.read_csv(path, sep="\t", header=0 if header else None, usecols=[0, 1, 2], dtype=str)
+    # every label as written: no quoting, no "NA" read as missing (kgrank's own reader's rules)
+    table = pd.read_csv(
+        path,
+        sep="\t",
+        header=0 if header else None,
+        usecols=[0, 1, 2],
+        dtype=str,
+        quoting=csv.QUOTE_NONE,
+        keep_default_na=False,
+        na_filter=False,
+    )
     table.columns = ["head", "relation", "tail"]
     entities = set(table["head"]) | set(table["tail"])
     head_relation = len(table.drop_duplicates(["head", "relation"]))
