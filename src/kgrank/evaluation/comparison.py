@@ -81,6 +81,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from kgrank.data.rank_table import RANK_COLUMNS
+from kgrank.defaults import DEFAULT_CONFIDENCE
 from kgrank.errors import KgrankInputError
 from kgrank.evaluation.intervals import Interval, from_task_mean, metric_interval, task_values
 from kgrank.evaluation.metrics import Metric, Variant, comparable_metrics, derive, lookup, moments_of
@@ -96,8 +97,13 @@ from kgrank.evaluation.stats import (
     seed_sequence,
     welch_test,
 )
+from kgrank.schemas import config_default
 
-DEFAULT_METRICS = ("mrr", "hits@10")
+# compare's defaults are the config's comparison section's, read from its schema
+DEFAULT_METRICS = tuple(config_default("comparison.metrics"))
+DEFAULT_ALPHA = config_default("comparison.alpha")
+DEFAULT_RESAMPLES = config_default("comparison.bootstrap_resamples")
+DEFAULT_RANK_TYPE = config_default("comparison.rank_type")
 # The dataset of a frame without a `dataset` column.
 DEFAULT_DATASET = "dataset"
 INPUT_COLUMNS = ("dataset", "system", "task", "rank", "num_candidates")
@@ -983,11 +989,11 @@ def compare(
     ranks: pd.DataFrame | Mapping[str, Mapping[str, Any]],
     *,
     metrics: Iterable[str] | str = DEFAULT_METRICS,
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    bootstrap_resamples: int = 2000,
+    alpha: float = DEFAULT_ALPHA,
+    confidence: float = DEFAULT_CONFIDENCE,
+    bootstrap_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
-    rank_type: str = "realistic",
+    rank_type: str = DEFAULT_RANK_TYPE,
     **system_options: Any,
 ) -> Comparison:
     """Compare every pair of systems of each dataset on ``metrics`` (module docstring).
