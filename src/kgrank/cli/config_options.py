@@ -1,5 +1,6 @@
-"""The config's core keys that commands take as options, each spelled twice: in the
-config schema (type, bounds, default, description) and where a handler reads it.
+"""The config's core keys that commands take as options, each spelled in the config
+schema (type, bounds, default, description) and in the command that takes it (named once
+to add its option, read in the handler), never in a rule.
 
 A command names the keys it takes (``add_config_options(command, "seed",
 "ranks.filter_splits")``); each becomes the option ``--<last part>`` (``--filter-splits``),
