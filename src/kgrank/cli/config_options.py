@@ -18,13 +18,12 @@ because the core may not name a study's commands.
 from __future__ import annotations
 
 import argparse
-import copy
 import functools
 import math
 from collections.abc import Sequence
 from typing import Any
 
-from kgrank.schemas import config_schema, key_schema
+from kgrank.schemas import config_default, config_schema, key_schema
 
 
 def option_name(key: str) -> str:
@@ -101,7 +100,7 @@ def add_config_options(parser: argparse.ArgumentParser, *keys: str) -> None:
         else:
             arguments.update(_scalar(schema))
         # a copy: a handler that changes its list must not change the schema's
-        default = copy.deepcopy(schema.get("default"))
+        default = config_default(key)
         parser.add_argument(option_name(key), action=ConfigOption, key=key, default=default, **arguments)
 
 

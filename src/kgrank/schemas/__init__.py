@@ -4,8 +4,9 @@ default is written once, in the schema, for the workflow, the options and the AP
 
 from __future__ import annotations
 
+import copy
 import functools
-import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,17 @@ def key_schema(key: str) -> dict[str, Any]:
     schema = root
     for part in key.split("."):
         schema = schema["properties"][part]
-    if "$ref" in schema:
-        schema = {**root["$defs"][schema["$ref"].rsplit("/", 1)[-1]], **schema}
-    return schema
+    return dereferenced(schema, root)
+
+
+def dereferenced(schema: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with its local reference (``$ref: "#/$defs/<name>"`` into ``root``)
+    merged in, its own keys winning; as it is where it has none."""
+    if "$ref" not in schema:
+        return dict(schema)
+    return {**root["$defs"][schema["$ref"].rsplit("/", 1)[-1]], **schema}
 
 
 def config_default(key: str) -> Any:
-    """The schema's default of the config's ``key`` (a copy)."""
-    return json.loads(json.dumps(key_schema(key)["default"]))
+    """The schema's default of the config's ``key`` (a copy; None where it has none)."""
+    return copy.deepcopy(key_schema(key).get("default"))

@@ -20,11 +20,12 @@ import argparse
 import functools
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from kgrank.schemas import SCHEMA_DIR, dereferenced
+
 COMMANDS_KEYWORD = "x-commands"
-STUDY_SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas" / "studies"
+STUDY_SCHEMA_DIR = SCHEMA_DIR / "studies"
 
 
 @functools.cache
@@ -169,8 +170,7 @@ def _with_defaults(value: Any, schema: Mapping[str, Any], chosen: Any = True, ro
     neither keeps to a selection nor turns numbers into floats, and this walk does all
     three at once."""
     root = schema if root is None else root
-    if "$ref" in schema:  # a local reference, #/$defs/<name>
-        schema = {**root["$defs"][schema["$ref"].rsplit("/", 1)[-1]], **schema}
+    schema = dereferenced(schema, root)
     if value is _missing:
         value = json.loads(json.dumps(schema.get("default", {} if chosen is not True else None)))
     if isinstance(value, dict) and "properties" in schema:
