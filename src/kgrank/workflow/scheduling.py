@@ -23,7 +23,6 @@ job past one of similar length changes nothing that matters.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -214,25 +213,13 @@ def _file_counts(path: str | Path, header: bool) -> list[int]:
 
 
 def _count_triples(path: Path, header: bool) -> tuple[int, int, int, int]:
-    """Rows, distinct entities, distinct (head, relation) and (tail, relation) pairs."""
-    import pandas as pd
+    """Rows, distinct entities, distinct (head, relation) and (tail, relation) pairs, as
+    kgrank reads the file (every label as written) and as stats.json counts them."""
+    from kgrank.data.datasets import entity_count, lcwa_queries, read_triples
 
-    # every label as written: no quoting, no "NA" read as missing (kgrank's own reader's rules)
-    table = pd.read_csv(
-        path,
-        sep="\t",
-        header=0 if header else None,
-        usecols=[0, 1, 2],
-        dtype=str,
-        quoting=csv.QUOTE_NONE,
-        keep_default_na=False,
-        na_filter=False,
-    )
-    table.columns = ["head", "relation", "tail"]
-    entities = set(table["head"]) | set(table["tail"])
-    head_relation = len(table.drop_duplicates(["head", "relation"]))
-    tail_relation = len(table.drop_duplicates(["tail", "relation"]))
-    return len(table), len(entities), head_relation, tail_relation
+    triples = read_triples(path, header)
+    queries = lcwa_queries(triples)
+    return len(triples), entity_count(triples), queries["head_relation"], queries["tail_relation"]
 
 
 def score_width(pipeline: Mapping[str, Any], against_all_entities: bool = True) -> ScoreWidth:
