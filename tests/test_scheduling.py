@@ -227,6 +227,10 @@ def test_triples_file_size(tmp_path):
     labels.write_text('"a\tr\tNA\nb\tr\tnull\nNA\tr\t"a\n', encoding="utf-8")
     assert scheduling.triples_file_size(str(labels)) == (3, 4)
     assert scheduling.triples_file_queries(str(labels)) == scheduling.TrainQueries(3, 3)
+    # a family-tree answer file: a fourth column, not counted
+    answers = tmp_path / "test_answers.tsv"
+    answers.write_text("head\trelation\ttail\tsparse\n0\t1\t2\t0\n0\t1\t3\t1\n", encoding="utf-8")
+    assert scheduling.triples_file_size(str(answers), header=True) == (2, 3)
 
 
 def test_triples_file_size_is_kept_until_the_file_changes(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ job past one of similar length changes nothing that matters.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -213,11 +214,24 @@ def _file_counts(path: str | Path, header: bool) -> list[int]:
 
 
 def _count_triples(path: Path, header: bool) -> tuple[int, int, int, int]:
-    """Rows, distinct entities, distinct (head, relation) and (tail, relation) pairs, as
-    kgrank reads the file (every label as written) and as stats.json counts them."""
-    from kgrank.data.datasets import entity_count, lcwa_queries, read_triples
+    """Rows, distinct entities, distinct (head, relation) and (tail, relation) pairs of the
+    first three columns, counted as stats.json counts them. Read by pandas, not
+    read_triples: a family-tree answer file carries a fourth column."""
+    import pandas as pd
 
-    triples = read_triples(path, header)
+    from kgrank.data.datasets import entity_count, lcwa_queries
+
+    # every label as written: no quoting, no "NA" read as missing (kgrank's own reader's rules)
+    triples = pd.read_csv(
+        path,
+        sep="\t",
+        header=0 if header else None,
+        usecols=[0, 1, 2],
+        dtype=str,
+        quoting=csv.QUOTE_NONE,
+        keep_default_na=False,
+        na_filter=False,
+    ).to_numpy()
     queries = lcwa_queries(triples)
     return len(triples), entity_count(triples), queries["head_relation"], queries["tail_relation"]
 
