@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -172,6 +174,36 @@ def test_cross_entropy_gradient_sets_aside_what_exp_cannot_give_as_a_normal_floa
     atol = max(torch.finfo(torch.float32).tiny, 1e-5 * label_smoothing / 3000 / 64)
     for grad in (flushed, gradient()):
         torch.testing.assert_close(grad.double(), exact, rtol=1e-5, atol=atol)
+
+
+@pytest.mark.parametrize("flush", [False, True])
+def test_exp_at_most_zero_gives_the_bits_of_exp_with_the_slow_range_set_to_minus_infinity(flush):
+    """The fast form of the set-aside exp: every argument at most 0 (or NaN), from wide
+    spreads through the edge of the normal range to -inf, 0 and -0.0; its bits are those of
+    ``threshold_(x, -87.34, -inf).exp_()``, zeros' signs included."""
+    from kgrank.training.lcwa_loss import _BELOW_NORMAL_EXP, _exp_at_most_zero_, _exp_normal_or_zero_
+    from kgrank.training.train import flushed_denormals
+
+    generator = torch.Generator().manual_seed(11)
+    edge = _BELOW_NORMAL_EXP + 0.01 * torch.rand(1000, generator=generator) - 0.005
+    arguments = torch.cat(
+        [
+            -300.0 * torch.rand(5000, generator=generator),
+            -90.0 * torch.rand(5000, generator=generator),
+            edge,
+            torch.tensor([0.0, -0.0, float("-inf"), float("nan"), _BELOW_NORMAL_EXP, -87.3365, -1e-30]),
+        ]
+    ).reshape(1, -1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the flush is the calling thread's setting
+    try:
+        with flushed_denormals() if flush else contextlib.nullcontext():
+            expected = _exp_normal_or_zero_(arguments.clone())
+            found = _exp_at_most_zero_(arguments.clone())
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(found.view(torch.int32), expected.view(torch.int32))
+    assert (expected == 0).sum() > 4000 and torch.isnan(found).sum() == 1
 
 
 def test_row_logsumexp_is_torchs_where_subnormals_are_flushed():
