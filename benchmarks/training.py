@@ -22,10 +22,14 @@ split into sub-batches whose gradients accumulate, as PyKEEN's ``sub_batch_size`
         [--skip-pykeen] [--explain-above 1.5]
 
 Prints one row per (dataset, family): PyKEEN's sub-batch, PyKEEN s/epoch, kgrank s/epoch,
-floor s/epoch, PyKEEN / kgrank, kgrank / floor; then, for each family more than
-``--explain-above`` times its floor, where one more kgrank step's time goes (torch's
-profiler: the operators of most self time and the time outside every operator). Speed
-is measured here, correctness in tests/test_training_step.py.
+floor s/epoch, PyKEEN / kgrank, kgrank / floor, the seconds of the step's parts outside the
+model's scores (the loss, the optimiser's step and the batch's assembly, each measured alone),
+and what is left, the scores forward and backward, against the floor. Then, for each family
+more than ``--explain-above`` times its floor, what those parts cost (the loss against one
+copy of its score block and against its own exp, or softplus and sigmoid, alone) and where
+one more kgrank step's time goes (torch's profiler: the operators of most self time and the
+time outside every operator), and why each part above the floor stays. Speed is measured
+here, correctness in tests/test_training_step.py.
 """
 
 from __future__ import annotations
@@ -49,6 +53,27 @@ UNPUBLISHED = {
     "distmult": {"model_kwargs": {"embedding_dim": 256}, "batch_size": 256},
     "rescal": {"model_kwargs": {"embedding_dim": 64}, "batch_size": 256},
 }
+
+
+# What the floor leaves out, and why kgrank's step keeps it (the parts measured above)
+WHY_ABOVE_THE_FLOOR = (
+    "",
+    "Why the parts above the floor stay:",
+    "- The loss reads every score of the block: the cross-entropy its row maxima, exp and row sums,",
+    "  BCE its softplus, and the gradient softmax or sigmoid less the smoothed target, scattered at",
+    "  the positives and scaled. Each is one torch operator, one pass over the block; its exp (or",
+    "  softplus and sigmoid) alone is printed. torch has no operator that fuses the passes; a",
+    "  compiled kernel would, and an install from wheels cannot build one (kgrank needs no compiler).",
+    "- The optimiser's step is torch's fused Adam (for-each where torch has no fused form): one pass",
+    "  over the weights, their gradients and two moments.",
+    "- The random draws (aten::uniform_): TuckER's dropout masks, one number per element of its",
+    "  (batch x dim x dim) core block, from torch's CPU generator.",
+    "- The model's own elementwise operators the profile lists (batch norms, a regulariser's norms,",
+    "  RotatE's and ComplEx's complex products, the L2 distance's norms, clamp and square root): each",
+    "  one pass over its tensor, in PyKEEN's order so that the loss and gradients stay PyKEEN's.",
+    "- FB15k-237 RotatE's loss here is PyKEEN's NSSA on dense labels: its published loop is sLCWA,",
+    "  and kgrank fuses the two losses its LCWA configurations use, cross-entropy and BCE.",
+)
 
 
 def prepared(data: Path, dataset: str) -> Path:
@@ -114,10 +139,11 @@ def time_steps(
     training_loop: str = "lcwa",
     loop_kwargs: dict | None = None,
     synchronise=lambda: None,
-) -> tuple[list[float], int, str]:
+) -> tuple[list[float], int, tuple[float, str]]:
     """Seconds of each step after the first, the batch's assembly by the data loader
-    included, the number of batches per epoch, and with ``breakdown`` where one more
-    step's time goes (:func:`op_breakdown`; else ""). ``fast`` takes kgrank's step (its
+    included, the number of batches per epoch, and with ``breakdown`` the seconds of the
+    step's parts outside the model's scores and where one more step's time goes
+    (:func:`step_accounting`, :func:`op_breakdown`; else 0 and ""). ``fast`` takes kgrank's step (its
     scores and its sparse-label batches, or for sLCWA its one lookup per batch), else
     PyKEEN's. ``sub_batch_size`` splits a batch into slices whose gradients accumulate,
     through the loop's own forward pass, as PyKEEN's ``sub_batch_size`` does.
@@ -166,8 +192,99 @@ def time_steps(
             synchronise()
             if index:  # the first batch warms up, untimed
                 seconds.append(time.perf_counter() - start)
-        where = op_breakdown(one_step) if breakdown else ""
-    return seconds, len(loader), where
+        if breakdown:
+            outside, accounted = step_accounting(one_step, loop, batches, synchronise)
+            return seconds, len(loader), (outside, f"{accounted} {op_breakdown(one_step)}")
+    return seconds, len(loader), (0.0, "")
+
+
+def captured_loss(one_step, loop) -> tuple:
+    """(the loss as one more step calls it, as a function of the scores alone; those
+    scores): kgrank's fused loss (:mod:`kgrank.training.lcwa_loss`, as
+    ``sparse_label_batches`` calls it) or PyKEEN's ``process_lcwa_scores``, whichever
+    the step takes."""
+    import kgrank.training.step as step_module
+
+    calls = []
+    fused, pykeen = step_module.lcwa_loss_from_positives, loop.loss.process_lcwa_scores
+
+    def fused_call(loss, scores, *args):
+        calls.append((lambda leaf: fused(loss, leaf, *args), scores.detach().clone()))
+        return fused(loss, scores, *args)
+
+    def pykeen_call(predictions, **kwargs):
+        calls.append((lambda leaf: pykeen(predictions=leaf, **kwargs), predictions.detach().clone()))
+        return pykeen(predictions=predictions, **kwargs)
+
+    step_module.lcwa_loss_from_positives, loop.loss.process_lcwa_scores = fused_call, pykeen_call
+    try:
+        one_step()
+    finally:
+        step_module.lcwa_loss_from_positives = fused
+        del loop.loss.process_lcwa_scores  # the class's own method again
+    return calls[-1]
+
+
+def _median_seconds(call, repeats: int, synchronise) -> float:
+    seconds = []
+    for index in range(repeats + 1):
+        synchronise()
+        start = time.perf_counter()
+        call()
+        synchronise()
+        if index:
+            seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
+def step_accounting(one_step, loop, batches, synchronise=lambda: None, repeats: int = 5) -> tuple[float, str]:
+    """The parts of a step outside the model's scores, each measured alone: (their seconds
+    together, what each costs).
+
+    - The loss, forward and backward on the (batch x entities) scores one more step hands
+      it, against one copy of that block (a pass that reads and writes each score once,
+      which no pass over the block beats) and against the loss's own transcendental
+      functions alone, every argument in their fast range: the cross-entropy's exp, BCE's
+      softplus (forward) and sigmoid (backward). Above those the loss is passes over the
+      block (maxima, shift, sums; the gradient's divide, subtract, scatter and scale), each
+      a torch operator of its own: fusing them takes a compiled kernel, which an install
+      from wheels cannot build.
+    - The optimiser's step (torch's fused or for-each form over the weights, their
+      gradients and the optimiser's state).
+    - The data loader's assembly of a batch.
+    """
+    from kgrank.training.lcwa_loss import fused_loss_name
+
+    loss, scores = captured_loss(one_step, loop)
+    leaves = [scores.clone().requires_grad_(True) for _ in range(repeats + 1)]
+
+    def forward_backward() -> None:
+        loss(leaves.pop()).backward()
+
+    loss_alone = _median_seconds(forward_backward, repeats, synchronise)
+    copy = _median_seconds(lambda: scores.clone(), repeats, synchronise)
+    # the gradients of the last step are in place; the optimiser's state only moves on
+    optimiser = _median_seconds(loop.optimizer.step, repeats, synchronise)
+    batch = _median_seconds(lambda: next(batches), repeats, synchronise)
+    name = fused_loss_name(loop.loss)
+    if name == "CrossEntropyLoss":
+        fast_range = (scores - scores.amax(dim=1, keepdim=True)).clamp_(min=-87.0)
+        own, what = _median_seconds(lambda: torch.exp(fast_range), repeats, synchronise), "exp"
+    elif name == "BCEAfterSigmoidLoss":
+        both = (torch.nn.functional.softplus, torch.sigmoid)
+        own = _median_seconds(lambda: [function(scores) for function in both], repeats, synchronise)
+        what = "softplus and sigmoid"
+    else:
+        own, what = 0.0, ""
+    rows, entities = scores.shape
+    transcendental = f", its {what} alone {own * 1e3:.1f} ms" if what else ""
+    loss_name = f"kgrank's fused {name}" if name else f"PyKEEN's {type(loop.loss).__name__} on dense labels"
+    return loss_alone + optimiser + batch, (
+        f"loss ({loss_name}, forward and backward over the {rows} x {entities:,} score block) "
+        f"{loss_alone * 1e3:.1f} ms = {loss_alone / copy:.1f} copies of the block "
+        f"({copy * 1e3:.2f} ms each){transcendental}; optimiser {optimiser * 1e3:.1f} ms "
+        f"({type(loop.optimizer).__name__}); batch assembly {batch * 1e3:.1f} ms;"
+    )
 
 
 def op_breakdown(call, top: int = 5) -> str:
@@ -278,8 +395,9 @@ def main() -> None:
     print(f"glibc keeps freed memory (kgrank.training.allocator): {keep_freed_memory()}")
     print(f"threads: {args.threads}; seconds per epoch (median batch x LCWA batches per epoch)")
     columns = ("dataset", "family", "dim", "batch", "PyKEEN sub-batch", "PyKEEN s", "kgrank s", "floor s")
-    print("| " + " | ".join([*columns, "PyKEEN / kgrank", "kgrank / floor"]) + " |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    ratios = ["PyKEEN / kgrank", "kgrank / floor", "loss, optimiser, batch s", "scores / floor"]
+    print("| " + " | ".join([*columns, *ratios]) + " |")
+    print("|---" * (len(columns) + len(ratios)) + "|")
     explained = []
     for dataset in args.datasets:
         folder = prepared(args.data, dataset)
@@ -294,7 +412,7 @@ def main() -> None:
             num_entities = factories.training.num_entities
             sub_batch = pykeen_sub_batch(batch_size, num_entities, width, args.pykeen_memory)
             model.train()
-            ours, batches_per_epoch, where = time_steps(
+            ours, batches_per_epoch, (outside, where) = time_steps(
                 model,
                 make_optimizer(pipeline, model, fast=True),
                 factories.training,
@@ -327,7 +445,8 @@ def main() -> None:
             print(
                 f"| {dataset} | {name} | {dim} | {batch_size} | {sub_batch or batch_size} | {pykeen} | "
                 f"{ours * batches_per_epoch:.1f} | {floor * batches_per_epoch:.1f} | "
-                f"{against_pykeen} | {ours / floor:.2f}x |",
+                f"{against_pykeen} | {ours / floor:.2f}x | {outside * batches_per_epoch:.1f} | "
+                f"{(ours - outside) / floor:.2f}x |",
                 flush=True,
             )
             if ours / floor > args.explain_above:
@@ -335,8 +454,10 @@ def main() -> None:
                     f"- {dataset} {name} ({ours / floor:.2f}x; floor {floor:.3f} s a step): {where}"
                 )
     if explained:
-        print(f"\nAbove {args.explain_above}x of the floor, one more kgrank step under torch's profiler:")
+        print(f"\nAbove {args.explain_above}x of the floor, the parts of one more kgrank step")
+        print("measured alone, then that step under torch's profiler:")
         print("\n".join(explained))
+        print("\n".join(WHY_ABOVE_THE_FLOOR))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,89 @@
+"""The training benchmark's accounting measures the step it says: its loss is the loss
+the step computes, fused or PyKEEN's, and the benchmark leaves the code as it found it.
+Nothing here is timed (speed is measured by the benchmarks themselves)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def training_benchmark():
+    spec = importlib.util.spec_from_file_location("training_benchmark", REPO / "benchmarks" / "training.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("family", "loss_text"),
+    [("complex", "kgrank's fused CrossEntropyLoss"), ("rotate", "PyKEEN's NSSALoss on dense labels")],
+)
+def test_step_accounting_takes_the_loss_the_step_computes(training_benchmark, nations_dir, family, loss_text):
+    import kgrank.training.step as step_module
+    from kgrank.data.datasets import load_factories
+    from kgrank.training.train import build_model, create_inverse_triples
+
+    pipeline, training = training_benchmark.setting("nations", family)
+    factories = load_factories(nations_dir, create_inverse_triples=create_inverse_triples(pipeline))
+    model = build_model(pipeline, factories.training, seed=0)
+    model.train()
+    fused = step_module.lcwa_loss_from_positives
+    optimizer = training_benchmark.make_optimizer(pipeline, model, fast=True)
+    seconds, batches_per_epoch, (outside, text) = training_benchmark.time_steps(
+        model, optimizer, factories.training, 32, 1, 0.0, True, breakdown=True
+    )
+    assert len(seconds) == 1 and batches_per_epoch > 1
+    assert outside > 0.0
+    num_entities = factories.training.num_entities
+    assert f"loss ({loss_text}, forward and backward over the 32 x {num_entities:,} score block)" in text
+    assert "copies of the block" in text and "optimiser" in text and "outside operators" in text
+    # the step's own loss is back in place
+    assert step_module.lcwa_loss_from_positives is fused
+
+
+def test_the_captured_loss_is_the_value_the_step_takes(training_benchmark, nations_dir):
+    """The captured call, given the captured scores, returns what the step's loss returned."""
+    from pykeen.training import LCWATrainingLoop
+
+    import kgrank.training.step as step_module
+    from kgrank.data.datasets import load_factories
+    from kgrank.training.step import fast_scores, sparse_label_batches
+    from kgrank.training.train import build_model
+
+    pipeline, _ = training_benchmark.setting("nations", "complex")
+    factories = load_factories(nations_dir, create_inverse_triples=True)
+    model = build_model(pipeline, factories.training, seed=0)
+    optimizer = training_benchmark.make_optimizer(pipeline, model, fast=True)
+    values = []
+    fused = step_module.lcwa_loss_from_positives
+
+    def recorded(*args):
+        values.append(fused(*args).detach())
+        return fused(*args)
+
+    with fast_scores(model):
+        loop = LCWATrainingLoop(model=model, triples_factory=factories.training, optimizer=optimizer)
+        assert sparse_label_batches(loop)
+        loader = loop._create_training_data_loader(
+            factories.training, sampler=None, batch_size=16, shuffle=False, drop_last=False
+        )
+        batch = next(iter(loader))
+
+        def one_step() -> None:
+            loop._forward_pass(batch, 0, 16, 16, 0.1, slice_size=None)
+
+        step_module.lcwa_loss_from_positives = recorded
+        try:
+            loss, scores = training_benchmark.captured_loss(one_step, loop)
+        finally:
+            step_module.lcwa_loss_from_positives = fused
+    step_value = values.pop()
+    assert not values and scores.shape == (16, factories.training.num_entities)
+    assert torch.equal(loss(scores.clone().requires_grad_(True)).detach(), step_value)
