@@ -1,4 +1,4 @@
-"""Speed of kgrank's rank engine against PyKEEN 1.11.1's RankBasedEvaluator on FB15k-237.
+"""Speed of kgrank's rank engine against PyKEEN 1.11.1's RankBasedEvaluator on FB15k-237 and WN18RR.
 
 For each model (loaded from a finished run, or trained for a few cheap epochs when
 absent) both rank the same test triples on both sides, filtered by train, valid and
@@ -12,7 +12,8 @@ measured here, correctness in tests/test_ranks.py. All are warmed up on one batc
 untimed; the ratios compare them at the same number of threads (--evaluator-threads), the
 engine by the better of its two rankings there (one machine's run-to-run noise is 10-30 %).
 
-    python benchmarks/ranks.py [--models transe transe-l2 rotate complex tucker distmult]
+    python benchmarks/ranks.py [--datasets fb15k237 wn18rr]
+        [--models transe transe-l2 rotate complex tucker distmult]
         [--triples 20438] [--results results] [--batch-size 256] [--evaluator-threads 2]
         [--skip-pykeen] [--explain-above 1.5]
 
@@ -24,8 +25,8 @@ which makes the ranks PyKEEN's: one ranking without it, timed, and how many of i
 then differ) and, for ComplEx, the complex product its tails keep for PyKEEN's bits
 against the floor's real product of width 2d.
 
-``transe-l2`` scores the trained TransE's embeddings with the L2 norm (FB15k-237's
-published TransE uses L1, which has no matrix-product form); ``distmult`` is an
+``transe-l2`` scores the trained TransE's embeddings with the L2 norm (the published
+TransE of both datasets uses L1, which has no matrix-product form); ``distmult`` is an
 untrained DistMult, since no study trains one.
 """
 
@@ -49,7 +50,7 @@ RANK_TYPES = ("optimistic", "realistic", "pessimistic")
 def with_l2_norm(model, factories):
     """The same learned TransE embeddings scored with the L2 norm: the product-form path.
 
-    FB15k-237's published TransE uses L1, which has no product form (kgrank uses torch's
+    The published TransE uses L1, which has no product form (kgrank uses torch's
     cdist kernel there); this variant measures the L2 path on identical weights.
     """
     from pykeen.models import TransE
@@ -65,7 +66,7 @@ def with_l2_norm(model, factories):
     return l2.eval()
 
 
-def untrained_distmult(results: Path, seed: int):
+def untrained_distmult(results: Path, dataset: str, seed: int):
     """DistMult (dim 200) at its seeded initialisation: no study trains it, and the cost of
     scoring does not depend on the weights (random weights give continuous scores, so
     ties stay rare)."""
@@ -73,34 +74,35 @@ def untrained_distmult(results: Path, seed: int):
 
     from kgrank.data.datasets import load_factories
 
-    factories = load_factories(results / "data" / "fb15k237")
+    factories = load_factories(results / "data" / dataset)
     model = DistMult(triples_factory=factories.training, embedding_dim=200, random_seed=seed)
     return model.eval(), factories
 
 
-def model_for(results: Path, model_name: str, seed: int = 42):
-    """The run's FB15k-237 model, or one trained under the laptop budget when the run has none.
+def model_for(results: Path, dataset: str, model_name: str, seed: int = 42):
+    """The run's model of ``dataset``, or one trained under the laptop budget when the run has none.
 
     ``transe-l2`` is the run's TransE scored with the L2 norm (see :func:`with_l2_norm`).
     """
     if model_name == "transe-l2":
-        model, factories = model_for(results, "transe", seed)
+        model, factories = model_for(results, dataset, "transe", seed)
         return with_l2_norm(model, factories), factories
     if model_name == "distmult":
-        return untrained_distmult(results, seed)
+        return untrained_distmult(results, dataset, seed)
     from kgrank.training.hyperparameters import load_hyperparameters
     from kgrank.training.train import load_model, train
     from kgrank.workflow.config import pair_budget
 
-    dataset_dir = results / "data" / "fb15k237"
-    model_dir = results / "models" / "fb15k237" / model_name
+    dataset_dir = results / "data" / dataset
+    model_dir = results / "models" / dataset / model_name
     if not (model_dir / "model.pt").is_file():
         import yaml
 
         config = yaml.safe_load(Path("config/config.yaml").read_text(encoding="utf-8"))
-        budget = pair_budget(config["budget"], "fb15k237", model_name)
-        print(f"training {model_name} on FB15k-237 ({budget}) into {model_dir}", flush=True)
-        hyperparameters = load_hyperparameters(Path("config/hyperparameters/fb15k237") / f"{model_name}.yaml")
+        budget = pair_budget(config["budget"], dataset, model_name)
+        print(f"training {model_name} on {dataset} ({budget}) into {model_dir}", flush=True)
+        path = Path("config/hyperparameters") / dataset / f"{model_name}.yaml"
+        hyperparameters = load_hyperparameters(path)
         train(dataset_dir, hyperparameters, model_dir, seed=seed, device="cpu", threads=2, **budget)
     return load_model(model_dir, dataset_dir)
 
@@ -258,6 +260,7 @@ def agreement(table, theirs: dict) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["fb15k237", "wn18rr"])
     parser.add_argument(
         "--models", nargs="+", default=["transe", "transe-l2", "rotate", "complex", "tucker", "distmult"]
     )
@@ -280,13 +283,13 @@ def main() -> None:
     from kgrank.engine.scoring import Scorer
 
     print(
-        f"{'model':<9} {'scoring':<9} {'triples':>7} {'PyKEEN s':>9} {'kgrank s':>9} {'ratio':>7} "
-        f"{'identical':>10} {'max |dmetric|':>14} {'kgrank 1 thread s':>18} {'kgrank 2 threads s':>19} "
-        f"{'floor s':>8} {'kgrank / floor':>15}"
+        f"{'dataset':<9} {'model':<9} {'scoring':<9} {'triples':>7} {'PyKEEN s':>9} {'kgrank s':>9} "
+        f"{'ratio':>7} {'identical':>10} {'max |dmetric|':>14} {'kgrank 1 thread s':>18} "
+        f"{'kgrank 2 threads s':>19} {'floor s':>8} {'kgrank / floor':>15}"
     )
     explained = []
-    for model_name in args.models:
-        model, factories = model_for(args.results, model_name)
+    for dataset, model_name in [(dataset, name) for dataset in args.datasets for name in args.models]:
+        model, factories = model_for(args.results, dataset, model_name)
         test = factories.testing.mapped_triples[: args.triples]
         torch.set_num_threads(args.evaluator_threads)
         # Untimed warm-up of both on a few triples (first-call allocations, thread pools).
@@ -309,7 +312,7 @@ def main() -> None:
         family = Scorer(model).family
         floor = floor_seconds(model, family, 2 * len(test), args.batch_size) if family != "pykeen" else np.nan
         print(
-            f"{model_name:<9} {family:<9} {len(test):>7} {pykeen:>9} "
+            f"{dataset:<9} {model_name:<9} {family:<9} {len(test):>7} {pykeen:>9} "
             f"{ours_seconds:>9.2f} {against_pykeen:>7} "
             f"{identical:>10} {largest:>14} "
             f"{by_threads[1]:>18.2f} {by_threads[2]:>19.2f} "
@@ -326,7 +329,7 @@ def main() -> None:
             if family == "complex":
                 remainders.append(complex_tail_remainder(model, args.batch_size))
             explained.append(
-                f"- {model_name} ({ours_seconds / floor:.2f}x; floor {floor:.2f} s): {where}; "
+                f"- {dataset} {model_name} ({ours_seconds / floor:.2f}x; floor {floor:.2f} s): {where}; "
                 + "; ".join(remainders)
             )
     if explained:
