@@ -211,7 +211,7 @@ def main() -> None:
         f"{'topk':>6} {'write)':>7} {'kgrank / floor':>15} {'measures s':>11}"
     )
     for model_name in args.models:
-        model, factories = model_for(args.results, "fb15k237", model_name)
+        model, factories = model_for(args.results, DATASET, model_name)
         family = Scorer(model).family
         labels = entity_labels(factories)
         with tempfile.TemporaryDirectory() as folder:

@@ -23,13 +23,13 @@ split into sub-batches whose gradients accumulate, as PyKEEN's ``sub_batch_size`
 
 Prints one row per (dataset, family): PyKEEN's sub-batch, PyKEEN s/epoch, kgrank s/epoch,
 floor s/epoch, PyKEEN / kgrank, kgrank / floor, the seconds of the step's parts outside the
-model's scores (the loss, the optimiser's step and the batch's assembly, each measured alone),
-and what is left, the scores forward and backward, against the floor. Then, for each family
-more than ``--explain-above`` times its floor, what those parts cost (the loss against one
-copy of its score block and against its own exp, or softplus and sigmoid, alone) and where
-one more kgrank step's time goes (torch's profiler: the operators of most self time and the
-time outside every operator), and why each part above the floor stays. Speed is measured
-here, correctness in tests/test_training_step.py.
+model's scores (the loss, the optimiser's step and the batch's assembly, each measured
+alone), and the rest (the scores forward and backward, the label positions, Python) against
+the floor. Then, for each family more than ``--explain-above`` times its floor, what those
+parts cost (the loss against one copy of its score block and against its own exp, or
+softplus and sigmoid, alone) and where one more kgrank step's time goes (torch's profiler:
+the operators of most self time and the time outside every operator), and why each part
+above the floor stays. Speed is measured here, correctness in tests/test_training_step.py.
 """
 
 from __future__ import annotations
@@ -61,18 +61,22 @@ WHY_ABOVE_THE_FLOOR = (
     "Why the parts above the floor stay:",
     "- The loss reads every score of the block: the cross-entropy its row maxima, exp and row sums,",
     "  BCE its softplus, and the gradient softmax or sigmoid less the smoothed target, scattered at",
-    "  the positives and scaled. Each is one torch operator, one pass over the block; its exp (or",
-    "  softplus and sigmoid) alone is printed. torch has no operator that fuses the passes; a",
-    "  compiled kernel would, and an install from wheels cannot build one (kgrank needs no compiler).",
+    "  the positives and scaled. Each is a torch operator, a pass over the block; the cross-entropy's",
+    "  exp is five (the arguments below the normal range set aside, so that every exp stays on",
+    "  torch's fast path: kgrank.training.lcwa_loss), of which the exp alone is printed. torch has no",
+    "  operator that fuses the passes; a compiled kernel would, and an install from wheels cannot",
+    "  build one (kgrank needs no compiler).",
     "- The optimiser's step is torch's fused Adam (for-each where torch has no fused form): one pass",
     "  over the weights, their gradients and two moments.",
-    "- The random draws (aten::uniform_): TuckER's dropout masks, one number per element of its",
-    "  (batch x dim x dim) core block, from torch's CPU generator.",
-    "- The model's own elementwise operators the profile lists (batch norms, a regulariser's norms,",
-    "  RotatE's and ComplEx's complex products, the L2 distance's norms, clamp and square root): each",
-    "  one pass over its tensor, in PyKEEN's order so that the loss and gradients stay PyKEEN's.",
-    "- FB15k-237 RotatE's loss here is PyKEEN's NSSA on dense labels: its published loop is sLCWA,",
-    "  and kgrank fuses the two losses its LCWA configurations use, cross-entropy and BCE.",
+    "- The rest (the last column) is the scores forward and backward with the model's own",
+    "  operators the profile lists: the random draws (aten::uniform_) of TuckER's dropout masks,",
+    "  one number per element of its (batch x dim x dim) core block, from torch's CPU generator;",
+    "  batch norms, a regulariser's norms, RotatE's and ComplEx's complex products, the L2",
+    "  distance's norms, clamp and square root, each a pass in PyKEEN's order so that the loss and",
+    "  gradients stay PyKEEN's; and the label positions, zero_grad and Python.",
+    "- kgrank fuses the cross-entropy and BCE after a sigmoid. Another loss is PyKEEN's own on dense",
+    "  labels (here FB15k-237 RotatE's NSSA, whose published loop is sLCWA, and WN18RR TransE's",
+    "  softplus): a fused form could be written as for those two, and is not.",
 )
 
 
@@ -193,36 +197,47 @@ def time_steps(
             if index:  # the first batch warms up, untimed
                 seconds.append(time.perf_counter() - start)
         if breakdown:
-            outside, accounted = step_accounting(one_step, loop, batches, synchronise)
+            outside, accounted = step_accounting(one_step, loop, loader, synchronise)
             return seconds, len(loader), (outside, f"{accounted} {op_breakdown(one_step)}")
     return seconds, len(loader), (0.0, "")
 
 
 def captured_loss(one_step, loop) -> tuple:
-    """(the loss as one more step calls it, as a function of the scores alone; those
-    scores): kgrank's fused loss (:mod:`kgrank.training.lcwa_loss`, as
-    ``sparse_label_batches`` calls it) or PyKEEN's ``process_lcwa_scores``, whichever
-    the step takes."""
+    """(the loss as one more step first calls it, as a function of the scores alone; those
+    scores; its name): kgrank's fused loss (:mod:`kgrank.training.lcwa_loss`, as
+    ``sparse_label_batches`` calls it) or PyKEEN's ``process_lcwa_scores`` on dense
+    labels, whichever the step takes (a batch whose label rows repeat a pair goes through
+    PyKEEN's loss even where a fused form exists)."""
     import kgrank.training.step as step_module
+    from kgrank.training.lcwa_loss import fused_loss_name
 
     calls = []
     fused, pykeen = step_module.lcwa_loss_from_positives, loop.loss.process_lcwa_scores
+    pykeen_name = f"PyKEEN's {type(loop.loss).__name__} on dense labels"
 
     def fused_call(loss, scores, *args):
-        calls.append((lambda leaf: fused(loss, leaf, *args), scores.detach().clone()))
+        name = f"kgrank's fused {fused_loss_name(loss)}"
+        calls.append((lambda leaf: fused(loss, leaf, *args), scores.detach().clone(), name))
         return fused(loss, scores, *args)
 
-    def pykeen_call(predictions, **kwargs):
-        calls.append((lambda leaf: pykeen(predictions=leaf, **kwargs), predictions.detach().clone()))
-        return pykeen(predictions=predictions, **kwargs)
+    def pykeen_call(predictions, *args, **kwargs):
+        calls.append((lambda leaf: pykeen(leaf, *args, **kwargs), predictions.detach().clone(), pykeen_name))
+        return pykeen(predictions, *args, **kwargs)
 
+    own = vars(loop.loss)
+    before = own.get("process_lcwa_scores")
     step_module.lcwa_loss_from_positives, loop.loss.process_lcwa_scores = fused_call, pykeen_call
     try:
         one_step()
     finally:
         step_module.lcwa_loss_from_positives = fused
-        del loop.loss.process_lcwa_scores  # the class's own method again
-    return calls[-1]
+        if before is None:
+            del loop.loss.process_lcwa_scores  # the class's own method again
+        else:
+            loop.loss.process_lcwa_scores = before
+    if not calls:
+        raise ValueError("the step scored no LCWA block (an sLCWA loop has none to account for)")
+    return calls[0]
 
 
 def _median_seconds(call, repeats: int, synchronise) -> float:
@@ -237,40 +252,46 @@ def _median_seconds(call, repeats: int, synchronise) -> float:
     return statistics.median(seconds)
 
 
-def step_accounting(one_step, loop, batches, synchronise=lambda: None, repeats: int = 5) -> tuple[float, str]:
+def step_accounting(one_step, loop, loader, synchronise=lambda: None, repeats: int = 5) -> tuple[float, str]:
     """The parts of a step outside the model's scores, each measured alone: (their seconds
-    together, what each costs).
+    together, what each costs). The model's weights and the optimiser's state are put back
+    afterwards, so that what is timed next starts where the step left them.
 
     - The loss, forward and backward on the (batch x entities) scores one more step hands
-      it, against one copy of that block (a pass that reads and writes each score once,
-      which no pass over the block beats) and against the loss's own transcendental
-      functions alone, every argument in their fast range: the cross-entropy's exp, BCE's
-      softplus (forward) and sigmoid (backward). Above those the loss is passes over the
-      block (maxima, shift, sums; the gradient's divide, subtract, scatter and scale), each
-      a torch operator of its own: fusing them takes a compiled kernel, which an install
-      from wheels cannot build.
+      it, against one copy of that block (a pass that reads and writes each score once)
+      and against the loss's own transcendental functions alone, every argument in their
+      fast range: the cross-entropy's exp, BCE's softplus (forward) and sigmoid (backward).
+      Above those the loss is passes over the block (maxima, shift, the exp's set-aside
+      arguments, sums; the gradient's divide, subtract, scatter and scale), each a torch
+      operator of its own: fusing them takes a compiled kernel, which an install from
+      wheels cannot build.
     - The optimiser's step (torch's fused or for-each form over the weights, their
       gradients and the optimiser's state).
-    - The data loader's assembly of a batch.
+    - The data loader's assembly of a batch (from a fresh iterator of the same loader).
     """
-    from kgrank.training.lcwa_loss import fused_loss_name
+    import copy
 
-    loss, scores = captured_loss(one_step, loop)
+    model_state = copy.deepcopy(loop.model.state_dict())
+    optimiser_state = copy.deepcopy(loop.optimizer.state_dict())
+    loss, scores, name = captured_loss(one_step, loop)
     leaves = [scores.clone().requires_grad_(True) for _ in range(repeats + 1)]
+    sources = [scores.clone() for _ in range(repeats + 1)]
 
     def forward_backward() -> None:
         loss(leaves.pop()).backward()
 
     loss_alone = _median_seconds(forward_backward, repeats, synchronise)
-    copy = _median_seconds(lambda: scores.clone(), repeats, synchronise)
-    # the gradients of the last step are in place; the optimiser's state only moves on
+    copy_seconds = _median_seconds(lambda: sources.pop().clone(), repeats, synchronise)
+    # the gradients of the last step are in place; the state is put back below
     optimiser = _median_seconds(loop.optimizer.step, repeats, synchronise)
+    batches = iter(loader)
     batch = _median_seconds(lambda: next(batches), repeats, synchronise)
-    name = fused_loss_name(loop.loss)
-    if name == "CrossEntropyLoss":
+    loop.model.load_state_dict(model_state)
+    loop.optimizer.load_state_dict(optimiser_state)
+    if name.endswith("CrossEntropyLoss"):
         fast_range = (scores - scores.amax(dim=1, keepdim=True)).clamp_(min=-87.0)
         own, what = _median_seconds(lambda: torch.exp(fast_range), repeats, synchronise), "exp"
-    elif name == "BCEAfterSigmoidLoss":
+    elif name.endswith("BCEAfterSigmoidLoss"):
         both = (torch.nn.functional.softplus, torch.sigmoid)
         own = _median_seconds(lambda: [function(scores) for function in both], repeats, synchronise)
         what = "softplus and sigmoid"
@@ -278,11 +299,10 @@ def step_accounting(one_step, loop, batches, synchronise=lambda: None, repeats: 
         own, what = 0.0, ""
     rows, entities = scores.shape
     transcendental = f", its {what} alone {own * 1e3:.1f} ms" if what else ""
-    loss_name = f"kgrank's fused {name}" if name else f"PyKEEN's {type(loop.loss).__name__} on dense labels"
     return loss_alone + optimiser + batch, (
-        f"loss ({loss_name}, forward and backward over the {rows} x {entities:,} score block) "
-        f"{loss_alone * 1e3:.1f} ms = {loss_alone / copy:.1f} copies of the block "
-        f"({copy * 1e3:.2f} ms each){transcendental}; optimiser {optimiser * 1e3:.1f} ms "
+        f"loss ({name}, forward and backward over the {rows} x {entities:,} score block) "
+        f"{loss_alone * 1e3:.1f} ms = {loss_alone / copy_seconds:.1f} copies of the block "
+        f"({copy_seconds * 1e3:.2f} ms each){transcendental}; optimiser {optimiser * 1e3:.1f} ms "
         f"({type(loop.optimizer).__name__}); batch assembly {batch * 1e3:.1f} ms;"
     )
 
@@ -395,7 +415,7 @@ def main() -> None:
     print(f"glibc keeps freed memory (kgrank.training.allocator): {keep_freed_memory()}")
     print(f"threads: {args.threads}; seconds per epoch (median batch x LCWA batches per epoch)")
     columns = ("dataset", "family", "dim", "batch", "PyKEEN sub-batch", "PyKEEN s", "kgrank s", "floor s")
-    ratios = ["PyKEEN / kgrank", "kgrank / floor", "loss, optimiser, batch s", "scores / floor"]
+    ratios = ["PyKEEN / kgrank", "kgrank / floor", "loss, optimiser, batch s", "rest / floor"]
     print("| " + " | ".join([*columns, *ratios]) + " |")
     print("|---" * (len(columns) + len(ratios)) + "|")
     explained = []

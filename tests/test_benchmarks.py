@@ -44,12 +44,16 @@ def test_step_accounting_takes_the_loss_the_step_computes(training_benchmark, na
     num_entities = factories.training.num_entities
     assert f"loss ({loss_text}, forward and backward over the 32 x {num_entities:,} score block)" in text
     assert "copies of the block" in text and "optimiser" in text and "outside operators" in text
-    # the step's own loss is back in place
+    # the step's own loss is back in place, the module's and the loss object's
     assert step_module.lcwa_loss_from_positives is fused
+    assert "process_lcwa_scores" not in vars(model.loss)
 
 
-def test_the_captured_loss_is_the_value_the_step_takes(training_benchmark, nations_dir):
-    """The captured call, given the captured scores, returns what the step's loss returned."""
+def test_the_captured_loss_is_the_steps_and_the_accounting_puts_the_weights_back(
+    training_benchmark, nations_dir
+):
+    """The captured call, given the captured scores, returns what the step's loss returned;
+    after the accounting (which runs the optimiser) the weights are those before it."""
     from pykeen.training import LCWATrainingLoop
 
     import kgrank.training.step as step_module
@@ -81,9 +85,15 @@ def test_the_captured_loss_is_the_value_the_step_takes(training_benchmark, natio
 
         step_module.lcwa_loss_from_positives = recorded
         try:
-            loss, scores = training_benchmark.captured_loss(one_step, loop)
+            loss, scores, name = training_benchmark.captured_loss(one_step, loop)
         finally:
             step_module.lcwa_loss_from_positives = fused
-    step_value = values.pop()
-    assert not values and scores.shape == (16, factories.training.num_entities)
-    assert torch.equal(loss(scores.clone().requires_grad_(True)).detach(), step_value)
+        step_value = values.pop()
+        assert not values and scores.shape == (16, factories.training.num_entities)
+        assert name == "kgrank's fused CrossEntropyLoss"
+        assert torch.equal(loss(scores.clone().requires_grad_(True)).detach(), step_value)
+        before = {key: value.clone() for key, value in model.state_dict().items()}
+        _, text = training_benchmark.step_accounting(one_step, loop, loader)
+    assert "its exp alone" in text
+    after = model.state_dict()
+    assert all(torch.equal(after[key], value) for key, value in before.items())
