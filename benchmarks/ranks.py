@@ -22,8 +22,9 @@ ranking's time goes (torch's profiler: the operators of most self time, and the 
 outside every operator: the filter index, pandas, Python), and the two remainders that
 stay by design: the near-tie rescoring (:meth:`kgrank.engine.scoring.Scorer._settle_near_ties`,
 which makes the ranks PyKEEN's: one ranking without it, timed, and how many of its ranks
-then differ) and, for ComplEx, the complex product its tails keep for PyKEEN's bits
-against the floor's real product of width 2d.
+then differ), for ComplEx the complex product its tails keep for PyKEEN's bits against the
+floor's real product of width 2d, and for the L2 distance (TransE by L2, RotatE) its own
+passes over the block against its product alone.
 
 ``transe-l2`` scores the trained TransE's embeddings with the L2 norm (the published
 TransE of both datasets uses L1, which has no matrix-product form); ``distmult`` is an
@@ -243,6 +244,36 @@ def complex_tail_remainder(model, batch_size: int, repeats: int = 5) -> str:
     )
 
 
+def l2_norm_remainder(model, family: str, batch_size: int, repeats: int = 5) -> str:
+    """The L2 distance's own passes (TransE by L2, RotatE): the engine's distance block
+    (:func:`kgrank.engine.scoring._norm_scores`) against its matrix product alone, what
+    the floor times, on random operands of the model's shapes."""
+    from kgrank.engine.scoring import _norm_scores
+
+    width = int(model.entity_representations[0].shape[0]) * (2 if family == "rotate" else 1)
+    generator = torch.Generator().manual_seed(0)
+    query = torch.randn(batch_size, width, generator=generator)
+    entities = torch.randn(model.num_entities, width, generator=generator)
+
+    def best(call) -> float:
+        seconds = []
+        for _ in range(repeats + 1):
+            start = time.perf_counter()
+            call()
+            seconds.append(time.perf_counter() - start)
+        return min(seconds[1:])
+
+    with torch.inference_mode():
+        distance_seconds = best(lambda: _norm_scores(query, entities, 2, False))
+        product_seconds = best(lambda: query @ entities.T)
+    return (
+        f"the L2 distance {1e3 * distance_seconds:.1f} ms a block against {1e3 * product_seconds:.1f} ms for "
+        "its product alone (kept: the norms, mul_, two add_, clamp_, sqrt_ and neg_ over the block in this "
+        "order; one addmm would save two passes but rounds otherwise and swapped two near-equal RotatE "
+        "candidates in the IR study's run lists)"
+    )
+
+
 def agreement(table, theirs: dict) -> tuple[float, float]:
     """Fraction of identical ranks over sides and rank types, largest |MRR| / |Hits@10| difference."""
     identical, total, largest = 0, 0, 0.0
@@ -328,6 +359,8 @@ def main() -> None:
             remainders = [settle_remainder(model, factories, test, args.batch_size, floor, table)]
             if family == "complex":
                 remainders.append(complex_tail_remainder(model, args.batch_size))
+            if family == "rotate" or (family == "transe" and model.interaction.p == 2):
+                remainders.append(l2_norm_remainder(model, family, args.batch_size))
             explained.append(
                 f"- {dataset} {model_name} ({ours_seconds / floor:.2f}x; floor {floor:.2f} s): {where}; "
                 + "; ".join(remainders)
