@@ -216,6 +216,16 @@ def settle_remainder(model, factories, test, batch_size: int, floor: float, exac
     )
 
 
+def best_seconds(repeats: int, call) -> float:
+    """The least of ``repeats`` timings of ``call``, after one untimed."""
+    seconds = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    return min(seconds[1:])
+
+
 def complex_tail_remainder(model, batch_size: int, repeats: int = 5) -> str:
     """ComplEx's tails: the engine's complex product against a real product of width 2d on
     the same block (what the floor times)."""
@@ -226,17 +236,9 @@ def complex_tail_remainder(model, batch_size: int, repeats: int = 5) -> str:
     generator = torch.Generator().manual_seed(0)
     query = torch.randn(batch_size, entities.shape[1], dtype=entities.dtype, generator=generator)
 
-    def best(product) -> float:
-        seconds = []
-        for _ in range(repeats + 1):
-            start = time.perf_counter()
-            product()
-            seconds.append(time.perf_counter() - start)
-        return min(seconds[1:])
-
     with torch.inference_mode():
-        complex_seconds = best(lambda: torch.real(query @ conjugates))
-        real_seconds = best(lambda: real_view(query) @ real_view(entities).T)
+        complex_seconds = best_seconds(repeats, lambda: torch.real(query @ conjugates))
+        real_seconds = best_seconds(repeats, lambda: real_view(query) @ real_view(entities).T)
     return (
         f"tails' complex product {1e3 * complex_seconds:.1f} ms a block against {1e3 * real_seconds:.1f} ms "
         "for the real product of width 2d (kept: PyKEEN's einsum runs as this complex product, and a real "
@@ -255,17 +257,9 @@ def l2_norm_remainder(model, family: str, batch_size: int, repeats: int = 5) -> 
     query = torch.randn(batch_size, width, generator=generator)
     entities = torch.randn(model.num_entities, width, generator=generator)
 
-    def best(call) -> float:
-        seconds = []
-        for _ in range(repeats + 1):
-            start = time.perf_counter()
-            call()
-            seconds.append(time.perf_counter() - start)
-        return min(seconds[1:])
-
     with torch.inference_mode():
-        distance_seconds = best(lambda: _norm_scores(query, entities, 2, False))
-        product_seconds = best(lambda: query @ entities.T)
+        distance_seconds = best_seconds(repeats, lambda: _norm_scores(query, entities, 2, False))
+        product_seconds = best_seconds(repeats, lambda: query @ entities.T)
     return (
         f"the L2 distance {1e3 * distance_seconds:.1f} ms a block against {1e3 * product_seconds:.1f} ms for "
         "its product alone (kept: the norms, mul_, two add_, clamp_, sqrt_ and neg_ over the block in this "
