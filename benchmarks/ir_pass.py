@@ -45,19 +45,14 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ranks import model_for, score_block_work  # noqa: E402  (benchmarks/ranks.py: model and score block)
+from training import repeated_seconds  # noqa: E402  (benchmarks/training.py: the timing loop)
 
 DATASET = "fb15k237"
 
 
 def median_seconds(work, repeats: int) -> float:
     """The median of ``repeats`` timed calls of ``work()`` after one untimed warm-up."""
-    seconds = []
-    for index in range(repeats + 1):
-        start = time.perf_counter()
-        work()
-        if index:
-            seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
+    return statistics.median(repeated_seconds(work, repeats))
 
 
 def pass_shape(evaluations, run_depth: int, export: tuple[str, ...]) -> dict[str, int]:

@@ -174,20 +174,21 @@ def score_block_work(model, family: str, batch_size: int):
 
 def floor_seconds(model, family: str, num_queries: int, batch_size: int, repeats: int = 5) -> float:
     """The bare arithmetic of ranking ``num_queries`` (triple, side) queries in batches."""
+    from training import repeated_seconds  # benchmarks/training.py
+
     with torch.inference_mode():
         score_block = score_block_work(model, family, batch_size)
         true_scores = torch.randn(batch_size, 1)
-        seconds = []
-        for index in range(repeats + 1):
-            start = time.perf_counter()
+
+        def ranking() -> None:
             scores = score_block()
             # int32 sums, as the engine counts (kgrank.engine.ranks)
             _ = (
                 (scores > true_scores).sum(dim=1, dtype=torch.int32),
                 (scores >= true_scores).sum(dim=1, dtype=torch.int32),
             )
-            if index:
-                seconds.append(time.perf_counter() - start)
+
+        seconds = repeated_seconds(ranking, repeats)
     batches = -(-num_queries // batch_size)
     return float(np.median(seconds)) * batches
 
@@ -218,12 +219,9 @@ def settle_remainder(model, factories, test, batch_size: int, floor: float, exac
 
 def best_seconds(repeats: int, call) -> float:
     """The least of ``repeats`` timings of ``call``, after one untimed."""
-    seconds = []
-    for _ in range(repeats + 1):
-        start = time.perf_counter()
-        call()
-        seconds.append(time.perf_counter() - start)
-    return min(seconds[1:])
+    from training import repeated_seconds  # benchmarks/training.py
+
+    return min(repeated_seconds(call, repeats))
 
 
 def complex_tail_remainder(model, batch_size: int, repeats: int = 5) -> str:

@@ -159,7 +159,6 @@ def time_steps(
 
     from kgrank.training.step import fast_scores, one_lookup_batches, sparse_label_batches
 
-    seconds = []
     with fast_scores(model) if fast else nullcontext():
         # the loop binds model.score_t when it is built: build it inside the block
         loop = training_loop_resolver.make(
@@ -189,13 +188,7 @@ def time_steps(
                 )
             loop.optimizer.step()
 
-        for index in range(num_batches + 1):
-            synchronise()
-            start = time.perf_counter()
-            one_step()
-            synchronise()
-            if index:  # the first batch warms up, untimed
-                seconds.append(time.perf_counter() - start)
+        seconds = repeated_seconds(one_step, num_batches, synchronise)  # the first batch warms up
         if breakdown:
             outside, accounted = step_accounting(one_step, loop, loader, synchronise)
             return seconds, len(loader), (outside, f"{accounted} {op_breakdown(one_step)}")
@@ -240,7 +233,9 @@ def captured_loss(one_step, loop) -> tuple:
     return calls[0]
 
 
-def _median_seconds(call, repeats: int, synchronise) -> float:
+def repeated_seconds(call, repeats: int, synchronise=lambda: None) -> list[float]:
+    """Seconds of ``repeats`` calls of ``call`` after one untimed (the warm-up: first-call
+    allocations, thread pools); ``synchronise`` waits for a GPU before each clock reading."""
     seconds = []
     for index in range(repeats + 1):
         synchronise()
@@ -249,7 +244,11 @@ def _median_seconds(call, repeats: int, synchronise) -> float:
         synchronise()
         if index:
             seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
+    return seconds
+
+
+def _median_seconds(call, repeats: int, synchronise) -> float:
+    return statistics.median(repeated_seconds(call, repeats, synchronise))
 
 
 def step_accounting(one_step, loop, loader, synchronise=lambda: None, repeats: int = 5) -> tuple[float, str]:
@@ -357,7 +356,6 @@ def floor_seconds(
 ) -> float:
     """The bare arithmetic of one step: every matrix product forward and both gradient
     products (A^T G and G B^T), or cdist forward and backward for the L1 norm."""
-    seconds = []
     if family == "transe-l1":
         queries = torch.randn(batch_size, width, requires_grad=True)
         entities = torch.randn(num_entities, width, requires_grad=True)
@@ -366,19 +364,18 @@ def floor_seconds(
             (torch.randn(count, m, k), torch.randn(count, k, n))
             for count, m, k, n in step_products(family, batch_size, num_entities, width, relation_width)
         ]
-    for index in range(repeats + 1):
-        start = time.perf_counter()
+
+    def step() -> None:
         if family == "transe-l1":
             torch.cdist(queries, entities, p=1).sum().backward()
             queries.grad = entities.grad = None
-        else:
-            for left, right in operands:
-                product = torch.bmm(left, right)
-                _ = torch.bmm(product, right.transpose(1, 2))  # gradient of the left factor
-                _ = torch.bmm(left.transpose(1, 2), product)  # gradient of the right factor
-        if index:
-            seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
+            return
+        for left, right in operands:
+            product = torch.bmm(left, right)
+            _ = torch.bmm(product, right.transpose(1, 2))  # gradient of the left factor
+            _ = torch.bmm(left.transpose(1, 2), product)  # gradient of the right factor
+
+    return statistics.median(repeated_seconds(step, repeats))
 
 
 def main() -> None:
