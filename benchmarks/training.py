@@ -74,9 +74,10 @@ WHY_ABOVE_THE_FLOOR = (
     "  batch norms, a regulariser's norms, RotatE's and ComplEx's complex products, the L2",
     "  distance's norms, clamp and square root, each a pass in PyKEEN's order so that the loss and",
     "  gradients stay PyKEEN's; and the label positions, zero_grad and Python.",
-    "- kgrank fuses the cross-entropy and BCE after a sigmoid. Another loss is PyKEEN's own on dense",
-    "  labels (here FB15k-237 RotatE's NSSA, whose published loop is sLCWA, and WN18RR TransE's",
-    "  softplus): a fused form could be written as for those two, and is not.",
+    "- kgrank fuses every loss these steps take: the cross-entropy, BCE after a sigmoid, the",
+    "  softplus loss (WN18RR TransE's) and the self-adversarial one (RotatE's, whose published loop",
+    "  is sLCWA: here its LCWA form, a softmax over each row's negatives). Each is a few passes of",
+    "  its own transcendental functions (printed alone) and the elementwise passes around them.",
 )
 
 
@@ -259,7 +260,8 @@ def step_accounting(one_step, loop, loader, synchronise=lambda: None, repeats: i
     - The loss, forward and backward on the (batch x entities) scores one more step hands
       it, against one copy of that block (a pass that reads and writes each score once)
       and against the loss's own transcendental functions alone, every argument in their
-      fast range: the cross-entropy's exp, BCE's softplus (forward) and sigmoid (backward).
+      fast range: the cross-entropy's exp, BCE's and the softplus loss's softplus (forward)
+      and sigmoid (backward), the self-adversarial loss's softmax, softplus and sigmoid.
       Above those the loss is passes over the block (maxima, shift, the exp's set-aside
       arguments, sums; the gradient's divide, subtract, scatter and scale), each a torch
       operator of its own: fusing them takes a compiled kernel, which an install from
@@ -290,10 +292,15 @@ def step_accounting(one_step, loop, loader, synchronise=lambda: None, repeats: i
     if name.endswith("CrossEntropyLoss"):
         fast_range = (scores - scores.amax(dim=1, keepdim=True)).clamp_(min=-87.0)
         own, what = _median_seconds(lambda: torch.exp(fast_range), repeats, synchronise), "exp"
-    elif name.endswith("BCEAfterSigmoidLoss"):
+    elif name.endswith(("BCEAfterSigmoidLoss", "SoftplusLoss", "SoftPointwiseHingeLoss")):
         both = (torch.nn.functional.softplus, torch.sigmoid)
         own = _median_seconds(lambda: [function(scores) for function in both], repeats, synchronise)
         what = "softplus and sigmoid"
+    elif name.endswith("NSSALoss"):
+        # the negatives' weights are a softmax (its exp), their loss a softplus, its gradient a sigmoid
+        three = (lambda block: torch.softmax(block, dim=1), torch.nn.functional.softplus, torch.sigmoid)
+        own = _median_seconds(lambda: [function(scores) for function in three], repeats, synchronise)
+        what = "softmax, softplus and sigmoid"
     else:
         own, what = 0.0, ""
     rows, entities = scores.shape

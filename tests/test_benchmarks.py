@@ -22,10 +22,19 @@ def training_benchmark():
 
 
 @pytest.mark.parametrize(
-    ("family", "loss_text"),
-    [("complex", "kgrank's fused CrossEntropyLoss"), ("rotate", "PyKEEN's NSSALoss on dense labels")],
+    ("family", "other_loss", "loss_text"),
+    [
+        ("complex", None, "kgrank's fused CrossEntropyLoss"),
+        ("rotate", None, "kgrank's fused NSSALoss"),
+        # a loss with no fused form goes through PyKEEN's on the dense labels
+        ("complex", "pointwisehinge", "PyKEEN's PointwiseHingeLoss on dense labels"),
+    ],
 )
-def test_step_accounting_takes_the_loss_the_step_computes(training_benchmark, nations_dir, family, loss_text):
+def test_step_accounting_takes_the_loss_the_step_computes(
+    training_benchmark, nations_dir, family, other_loss, loss_text
+):
+    from pykeen.losses import loss_resolver
+
     import kgrank.training.step as step_module
     from kgrank.data.datasets import load_factories
     from kgrank.training.train import build_model, create_inverse_triples
@@ -33,6 +42,8 @@ def test_step_accounting_takes_the_loss_the_step_computes(training_benchmark, na
     pipeline, training = training_benchmark.setting("nations", family)
     factories = load_factories(nations_dir, create_inverse_triples=create_inverse_triples(pipeline))
     model = build_model(pipeline, factories.training, seed=0)
+    if other_loss:
+        model.loss = loss_resolver.make(other_loss)
     model.train()
     fused = step_module.lcwa_loss_from_positives
     optimizer = training_benchmark.make_optimizer(pipeline, model, fast=True)

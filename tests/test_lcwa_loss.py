@@ -11,13 +11,21 @@ from hypothesis import strategies as st
 
 from kgrank.training.lcwa_loss import fused_loss_name, lcwa_loss_from_positives
 
-LOSSES = ["crossentropy", "bceaftersigmoid"]
+LOSSES = ["crossentropy", "bceaftersigmoid", "softplus", "softpointwisehinge", "nssa"]
+# the losses that take no label smoothing (PyKEEN raises)
+UNSMOOTHED = {"nssa"}
+# a margin and temperature other than PyKEEN's defaults, as the published RotatE ones are
+SETTINGS = {"softpointwisehinge": {"margin": 1.7}, "nssa": {"margin": 6.0, "adversarial_temperature": 0.6}}
 
 
 def _pykeen_loss(name: str, **kwargs):
     from pykeen.losses import loss_resolver
 
-    return loss_resolver.make(name, **kwargs)
+    return loss_resolver.make(name, **{**SETTINGS.get(name, {}), **kwargs})
+
+
+def _smoothing(name: str, label_smoothing: float) -> float:
+    return 0.0 if name in UNSMOOTHED else label_smoothing
 
 
 def _both(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float):
@@ -39,14 +47,14 @@ def _both(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: flo
 
 def _exact(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float):
     """The loss PyKEEN defines, in float64 and in a form stable for any score: PyKEEN's
-    own cross-entropy (a log-softmax), and for BCE after a sigmoid PyKEEN's smoothed
-    labels under torch's BCE with logits (PyKEEN's log of a sigmoid loses digits as the
-    sigmoid nears 1, in float64 too)."""
+    own loss (a log-softmax, a softplus, log-sigmoids), and for BCE after a sigmoid
+    PyKEEN's smoothed labels under torch's BCE with logits (PyKEEN's log of a sigmoid
+    loses digits as the sigmoid nears 1, in float64 too)."""
     from pykeen.losses import apply_label_smoothing
 
     leaf = scores.double().requires_grad_(True)
     labels = labels.double()
-    if fused_loss_name(loss) == "CrossEntropyLoss":
+    if fused_loss_name(loss) != "BCEAfterSigmoidLoss":
         value = loss.process_lcwa_scores(
             predictions=leaf, labels=labels, label_smoothing=label_smoothing, num_entities=labels.shape[1]
         )
@@ -63,8 +71,8 @@ def _check(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: fl
     float32 loss on the dense labels."""
     expected, expected_grad = _exact(loss, scores, labels, label_smoothing)
     (_, _), (value, grad) = _both(loss, scores.double(), labels.double(), label_smoothing)
-    # torch's softplus returns the score itself above 20: off by less than e^-20 per
-    # score, far below fp32 rounding
+    # torch's softplus returns the score itself above 20 (NSSA's PyKEEN form takes the
+    # exact log-sigmoid): off by less than e^-20 per score, far below fp32 rounding
     weight = 1.0 / scores.numel() if loss.reduction == "mean" else 1.0
     torch.testing.assert_close(value, expected, rtol=1e-12, atol=scores.numel() * 2.1e-9 * weight)
     torch.testing.assert_close(grad, expected_grad, rtol=1e-10, atol=2.1e-9 * weight)
@@ -75,7 +83,12 @@ def _check(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: fl
     # softmax's grows with the scores (exp(s - logsumexp s), both rounded)
     grad_scale = 2 * torch.finfo(torch.float32).eps * (1.0 + float(scores.abs().max()))
     if loss.reduction == "mean":
-        grad_scale /= scores.numel() if fused_loss_name(loss) == "BCEAfterSigmoidLoss" else scores.shape[0]
+        over_elements = fused_loss_name(loss) in (
+            "BCEAfterSigmoidLoss",
+            "SoftplusLoss",
+            "SoftPointwiseHingeLoss",
+        )
+        grad_scale /= scores.numel() if over_elements else scores.shape[0]
     torch.testing.assert_close(grad32.double(), expected_grad, rtol=10 * rtol, atol=grad_scale)
     assert (
         abs(float(value32) - float(expected))
@@ -85,14 +98,25 @@ def _check(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: fl
 
 
 def _labels(num_rows: int, num_entities: int, generator: torch.Generator) -> torch.Tensor:
-    # between 1 and 5 positives per row, as LCWA rows have at least one
+    # about 8 % positives, at least one per row, as LCWA rows have, and at least one
+    # negative (NSSA's weights are a softmax over a row's negatives)
     labels = (torch.rand(num_rows, num_entities, generator=generator) < 0.08).float()
-    labels[torch.arange(num_rows), torch.randint(num_entities, (num_rows,), generator=generator)] = 1.0
+    positive = torch.randint(num_entities, (num_rows,), generator=generator)
+    negative = (positive + torch.randint(1, num_entities, (num_rows,), generator=generator)) % num_entities
+    labels[torch.arange(num_rows), positive] = 1.0
+    labels[torch.arange(num_rows), negative] = 0.0
     return labels
 
 
-@pytest.mark.parametrize("name", LOSSES)
-@pytest.mark.parametrize("label_smoothing", [0.0, 0.1, 0.93])
+@pytest.mark.parametrize(
+    ("name", "label_smoothing"),
+    [
+        (name, smoothing)
+        for name in LOSSES
+        for smoothing in (0.0, 0.1, 0.93)
+        if not (name in UNSMOOTHED and smoothing)
+    ],
+)
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_loss_and_gradient_equal_pykeens(name, label_smoothing, reduction):
     generator = torch.Generator().manual_seed(11)
@@ -119,7 +143,16 @@ def test_any_batch_shape_and_smoothing(name, num_rows, num_entities, label_smoot
     generator = torch.Generator().manual_seed(seed)
     scores = scale * torch.randn(num_rows, num_entities, generator=generator)
     labels = _labels(num_rows, num_entities, generator)
-    _check(_pykeen_loss(name), scores, labels, label_smoothing, rtol=5e-6)
+    _check(_pykeen_loss(name), scores, labels, _smoothing(name, label_smoothing), rtol=5e-6)
+
+
+def test_smoothing_an_unsmoothed_loss_raises_pykeens_error():
+    from pykeen.losses import UnsupportedLabelSmoothingError
+
+    loss = _pykeen_loss("nssa")
+    scores, rows, columns = torch.zeros(2, 4), torch.tensor([0, 1]), torch.tensor([1, 3])
+    with pytest.raises(UnsupportedLabelSmoothingError):
+        lcwa_loss_from_positives(loss, scores, rows, columns, 0.1)
 
 
 def test_a_saturated_sigmoid_keeps_its_exact_loss_and_gradient():
@@ -242,15 +275,32 @@ def test_row_logsumexp_is_torchs_where_subnormals_are_flushed():
 
 
 def test_only_pykeens_own_losses_are_fused():
-    from pykeen.losses import BCEAfterSigmoidLoss, BCEWithLogitsLoss, CrossEntropyLoss, SoftplusLoss
+    from pykeen.losses import (
+        BCEAfterSigmoidLoss,
+        BCEWithLogitsLoss,
+        CrossEntropyLoss,
+        NSSALoss,
+        PointwiseHingeLoss,
+        SoftplusLoss,
+        SoftPointwiseHingeLoss,
+    )
 
     class Tempered(CrossEntropyLoss):
         pass
 
     assert fused_loss_name(CrossEntropyLoss()) == "CrossEntropyLoss"
     assert fused_loss_name(BCEAfterSigmoidLoss(reduction="sum")) == "BCEAfterSigmoidLoss"
-    assert fused_loss_name(SoftplusLoss()) is None
+    assert fused_loss_name(SoftplusLoss()) == "SoftplusLoss"
+    assert fused_loss_name(SoftPointwiseHingeLoss(margin=2.0)) == "SoftPointwiseHingeLoss"
+    assert fused_loss_name(NSSALoss()) == "NSSALoss"
+    # a softplus other than torch's default, which the fused form assumes
+    steep = SoftplusLoss()
+    steep.margin_activation = torch.nn.Softplus(beta=2.0)
+    assert fused_loss_name(steep) is None
+    assert fused_loss_name(PointwiseHingeLoss()) is None
     assert fused_loss_name(BCEWithLogitsLoss()) is None
     assert fused_loss_name(Tempered()) is None
-    with pytest.raises(ValueError, match="SoftplusLoss has no fused LCWA form"):
-        lcwa_loss_from_positives(SoftplusLoss(), torch.zeros(1, 2), torch.tensor([0]), torch.tensor([1]), 0.0)
+    with pytest.raises(ValueError, match="PointwiseHingeLoss has no fused LCWA form"):
+        lcwa_loss_from_positives(
+            PointwiseHingeLoss(), torch.zeros(1, 2), torch.tensor([0]), torch.tensor([1]), 0.0
+        )

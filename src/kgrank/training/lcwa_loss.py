@@ -1,10 +1,12 @@
 """The LCWA losses from the positives' indices, without the dense label block.
 
 PyKEEN's LCWA step hands its loss a dense (batch x entities) label block, smooths it
-and runs the loss over every element, several passes each way. Both losses the
-published LCWA configurations use have a closed form in the scores and the positions
-of the positives alone (ε the label smoothing, N the number of entities, P_i the
-positives of row i, k_i = |P_i|):
+and runs the loss over every element, several passes each way. Every loss the
+published LCWA configurations use (cross-entropy, BCE after a sigmoid, softplus), and
+the self-adversarial one that the training benchmark's LCWA step gives RotatE, has a
+closed form in the scores and the positions of the positives alone (ε the label
+smoothing, N the number of entities, P_i the positives of row i, k_i = |P_i|, m a
+margin, T the adversarial temperature):
 
     cross-entropy (softmax)   PyKEEN normalises each label row to sum 1 and lets torch
                               smooth it towards the uniform distribution over all N:
@@ -16,10 +18,19 @@ positives of row i, k_i = |P_i|):
                               -t log σ(s) - (1 - t) log(1 - σ(s)) = softplus(s) - t s, so
                               the sum over a row is sum_j softplus(s_ij) - t_0 sum_j s_ij
                               - (t_1 - t_0) sum_{j in P_i} s_ij
+    soft pointwise hinge      softplus(m - (2t - 1) s) with the same smoothed targets (the
+    (softplus: margin m = 0)  softplus loss is its m = 0): with c = 1 - 2t, a row sums
+                              sum_j softplus(m + c_0 s_ij)
+                              + sum_{j in P_i} [softplus(m + c_1 s_ij) - softplus(m + c_0 s_ij)]
+    self-adversarial (NSSA)   PyKEEN's LCWA form: the positives' -log σ(m + s) reduced over
+                              the positives, and each row's softplus(s_ij + m) weighted by
+                              the softmax of T s_ij over its negatives (a positive weighs 0),
+                              reduced over rows, both halved under the mean; no smoothing
 
-The reductions are PyKEEN's: a mean over rows (cross-entropy) or over every element
-(BCE), or their sums. The loss and its gradients equal PyKEEN's to fp32 rounding
-(tests/test_lcwa_loss.py), with one deliberate difference: torch's
+The reductions are PyKEEN's: a mean over rows (cross-entropy, NSSA's negatives), over
+every element (BCE, soft hinge) or over the positives (NSSA's), or their sums. The loss
+and its gradients equal PyKEEN's to fp32 rounding (tests/test_lcwa_loss.py), with one
+deliberate difference for BCE: torch's
 ``binary_cross_entropy`` takes the log of a sigmoid that has already rounded to 0 or 1
 in fp32 (a score above about 16.6, or below about -88), clamps that log at -100 and so
 gives the saturated score no gradient; the form above keeps the exact value and its
@@ -36,7 +47,15 @@ import torch
 
 # PyKEEN loss classes with a fused form here, by the exact class (a subclass may change
 # the loss and must go through PyKEEN).
-FUSED_LOSSES = ("CrossEntropyLoss", "BCEAfterSigmoidLoss")
+FUSED_LOSSES = (
+    "CrossEntropyLoss",
+    "BCEAfterSigmoidLoss",
+    "SoftplusLoss",
+    "SoftPointwiseHingeLoss",
+    "NSSALoss",
+)
+# torch.nn.Softplus's defaults, which PyKEEN's soft hinge takes and the fused form assumes
+_SOFTPLUS = {"beta": 1.0, "threshold": 20.0}
 
 # Just below ln of the smallest normal float32 (-87.3365): exp of an argument below it is
 # subnormal or 0, and torch's vectorised exp leaves its fast path for such arguments, -inf
@@ -103,6 +122,14 @@ def fused_loss_name(loss: Any) -> str | None:
         return None
     if getattr(loss, "pos_weight", None) is not None:
         return None
+    if name in ("SoftplusLoss", "SoftPointwiseHingeLoss"):
+        activation = getattr(loss, "margin_activation", None)
+        if (
+            loss.margin is None
+            or type(activation) is not torch.nn.Softplus
+            or any(getattr(activation, key) != value for key, value in _SOFTPLUS.items())
+        ):
+            return None
     return name
 
 
@@ -159,6 +186,75 @@ class _BinaryCrossEntropySum(torch.autograd.Function):
         return grad.mul_(grad_output), None, None, None, None
 
 
+class _SoftHingeSum(torch.autograd.Function):
+    """The summed soft pointwise hinge with its gradient c σ(m + c s) written into one
+    block (c_0 everywhere, c_1 at the positives); autograd would make the dense target
+    block and the margin's term and take several passes each way. The pre-activation
+    m + c_0 s is kept for the backward pass: its sigmoid is one pass."""
+
+    @staticmethod
+    def forward(ctx, scores, rows, columns, margin: float, negative_slope: float, positive_slope: float):
+        activations = torch.mul(scores, negative_slope)
+        if margin:
+            activations.add_(margin)
+        at_positives = scores[rows, columns]
+        positive_activations = margin + positive_slope * at_positives
+        ctx.save_for_backward(activations, rows, columns, at_positives, positive_activations)
+        ctx.slopes = (negative_slope, positive_slope)
+        softplus = torch.nn.functional.softplus
+        return (
+            softplus(activations).sum()
+            + softplus(positive_activations).sum()
+            - softplus(activations[rows, columns]).sum()
+        )
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_output):
+        activations, rows, columns, at_positives, positive_activations = ctx.saved_tensors
+        negative_slope, positive_slope = ctx.slopes
+        grad = torch.sigmoid(activations).mul_(negative_slope)
+        correction = positive_slope * torch.sigmoid(positive_activations) - negative_slope * torch.sigmoid(
+            activations[rows, columns]
+        )
+        grad.index_put_((rows, columns), correction, accumulate=True)
+        return grad.mul_(grad_output), None, None, None, None, None
+
+
+class _SelfAdversarialSum(torch.autograd.Function):
+    """NSSA's LCWA loss, its positives' and its negatives' halves each summed, with the
+    gradient written into one block: the negatives' weights (a softmax, no gradient, as
+    PyKEEN detaches it) times σ(s + m), and -σ(-(m + s)) at the positives. PyKEEN's form
+    clones the block, masks the positives by a dense boolean index and takes the
+    log-sigmoid's passes each way."""
+
+    @staticmethod
+    def forward(
+        ctx, scores, rows, columns, margin: float, temperature: float, positive_scale, negative_scale
+    ):
+        logits = torch.mul(scores.detach(), temperature)
+        logits[rows, columns] = float("-inf")
+        weights = torch.softmax(logits, dim=1)
+        del logits
+        activations = torch.add(scores, margin)
+        positive_activations = activations[rows, columns]
+        softplus = torch.nn.functional.softplus
+        negative = torch.linalg.vecdot(weights, softplus(activations))
+        ctx.save_for_backward(weights, activations, rows, columns, positive_activations)
+        ctx.scales = (positive_scale, negative_scale)
+        return positive_scale * softplus(-positive_activations).sum() + negative_scale * negative.sum()
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_output):
+        weights, activations, rows, columns, positive_activations = ctx.saved_tensors
+        positive_scale, negative_scale = ctx.scales
+        grad = torch.sigmoid(activations).mul_(weights).mul_(negative_scale * grad_output)
+        positive = torch.sigmoid(-positive_activations).mul_(-positive_scale * grad_output)
+        grad.index_put_((rows, columns), positive, accumulate=True)
+        return grad, None, None, None, None, None, None
+
+
 def cross_entropy_from_positives(
     scores: torch.Tensor,
     rows: torch.Tensor,
@@ -190,6 +286,46 @@ def bce_after_sigmoid_from_positives(
     return loss / scores.numel() if reduction == "mean" else loss
 
 
+def soft_hinge_from_positives(
+    scores: torch.Tensor,
+    rows: torch.Tensor,
+    columns: torch.Tensor,
+    margin: float = 0.0,
+    label_smoothing: float = 0.0,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    """PyKEEN's LCWA soft pointwise hinge, softplus(margin - (2t - 1) s) with its
+    smoothed targets t (the softplus loss at ``margin`` 0), of ``scores`` (batch x
+    entities) whose positives sit at (``rows``, ``columns``)."""
+    num_entities = scores.shape[1]
+    target_negative = label_smoothing / (num_entities - 1) if label_smoothing else 0.0
+    target_positive = 1.0 - label_smoothing
+    loss = _SoftHingeSum.apply(
+        scores, rows, columns, margin, 1.0 - 2.0 * target_negative, 1.0 - 2.0 * target_positive
+    )
+    return loss / scores.numel() if reduction == "mean" else loss
+
+
+def self_adversarial_from_positives(
+    scores: torch.Tensor,
+    rows: torch.Tensor,
+    columns: torch.Tensor,
+    margin: float,
+    temperature: float,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    """PyKEEN's LCWA self-adversarial negative sampling loss (``NSSALoss``, adversarial
+    temperature ``temperature``) of ``scores`` whose positives sit at (``rows``,
+    ``columns``): under the mean, half the positives' mean plus half the rows' mean."""
+    if reduction == "mean":
+        positive_scale, negative_scale = 0.5 / len(rows), 0.5 / len(scores)
+    else:
+        positive_scale = negative_scale = 1.0
+    return _SelfAdversarialSum.apply(
+        scores, rows, columns, margin, temperature, positive_scale, negative_scale
+    )
+
+
 def lcwa_loss_from_positives(
     loss: Any,
     scores: torch.Tensor,
@@ -201,7 +337,18 @@ def lcwa_loss_from_positives(
     name = fused_loss_name(loss)
     if name is None:
         raise ValueError(f"{type(loss).__name__} has no fused LCWA form; use PyKEEN's loss")
-    function = (
-        cross_entropy_from_positives if name == "CrossEntropyLoss" else bce_after_sigmoid_from_positives
+    if name == "CrossEntropyLoss":
+        return cross_entropy_from_positives(scores, rows, columns, label_smoothing or 0.0, loss.reduction)
+    if name == "BCEAfterSigmoidLoss":
+        return bce_after_sigmoid_from_positives(scores, rows, columns, label_smoothing or 0.0, loss.reduction)
+    if name == "NSSALoss":
+        if label_smoothing:
+            from pykeen.losses import UnsupportedLabelSmoothingError
+
+            raise UnsupportedLabelSmoothingError(loss)
+        return self_adversarial_from_positives(
+            scores, rows, columns, loss.margin, loss.inverse_softmax_temperature, loss.reduction
+        )
+    return soft_hinge_from_positives(
+        scores, rows, columns, loss.margin, label_smoothing or 0.0, loss.reduction
     )
-    return function(scores, rows, columns, label_smoothing or 0.0, loss.reduction)

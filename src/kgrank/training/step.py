@@ -253,9 +253,10 @@ def sparse_label_batches(loop: Any, fused_loss: bool = True) -> bool:
     number of entities per pair, densified and stacked by the data loader: 75-88 ms of a
     WN18RR batch of 512); here the batch carries the CSR rows, and the step makes the
     dense label block of its (sub-)batch in one scatter. The data loader and its
-    shuffling are PyKEEN's. With ``fused_loss`` (the default) a cross-entropy or
-    BCE-after-sigmoid loss is computed from the positives' indices and the dense block
-    is never made (:mod:`kgrank.training.lcwa_loss`, equal to PyKEEN's loss to fp32 rounding);
+    shuffling are PyKEEN's. With ``fused_loss`` (the default) a cross-entropy,
+    BCE-after-sigmoid, softplus (soft pointwise hinge) or self-adversarial loss is
+    computed from the positives' indices and the dense block is never made
+    (:mod:`kgrank.training.lcwa_loss`, equal to PyKEEN's loss to fp32 rounding);
     any other loss, or ``fused_loss=False``, goes through PyKEEN's step
     (``_process_batch_static``) and loss, the same to the bit. Returns False, changing
     nothing, for a loop that is not LCWA over tails or weights its losses.
