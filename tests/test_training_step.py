@@ -200,6 +200,34 @@ def test_zero_distance_has_a_zero_gradient():
     assert torch.isfinite(query.grad).all() and float(query.grad.abs().max()) == 0.0
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_l2_distances_and_their_gradients_are_the_broadcast_norms(seed):
+    """The hand-written gradient of -||q - e||_2: torch's numerical check (float64), and
+    the broadcast norm's own value and gradients, with either side alone requiring one."""
+    from kgrank.training.step import negative_distances
+
+    generator = torch.Generator().manual_seed(seed)
+    query = torch.randn(6, 5, generator=generator, dtype=torch.float64)
+    entities = torch.randn(9, 5, generator=generator, dtype=torch.float64)
+    outer = torch.randn(6, 9, generator=generator, dtype=torch.float64)
+
+    def scores(query, entities):
+        return negative_distances(query, entities, 2, power_norm=False)
+
+    assert torch.autograd.gradcheck(scores, (query.requires_grad_(), entities.requires_grad_()))
+    brute = -(query[:, None, :] - entities[None, :, :]).norm(dim=2)
+    torch.testing.assert_close(scores(query, entities), brute)
+    for needs in ((True, True), (True, False), (False, True)):
+        leaves = [
+            side.detach().requires_grad_(need) for side, need in zip((query, entities), needs, strict=True)
+        ]
+        wanted = [leaf for leaf in leaves if leaf.requires_grad]
+        expected = torch.autograd.grad(-(leaves[0][:, None] - leaves[1][None]).norm(dim=2), wanted, outer)
+        found = torch.autograd.grad(scores(*leaves), wanted, outer)
+        for left, right in zip(found, expected, strict=True):
+            torch.testing.assert_close(left, right)
+
+
 def _two_epochs(
     factory, *, sparse: bool, sub_batch_size: int | None, fused: bool = False, loss: str = "crossentropy"
 ):
