@@ -2,8 +2,9 @@
 against kgrank's from the positives' indices (kgrank.training.lcwa_loss).
 
 For each dataset's (batch x entities) score block (FB15k-237 14,505 entities, WN18RR
-40,943; batch 512) and each loss with a fused form (cross-entropy, BCE after a sigmoid and
-softplus with label smoothing 0.1; the self-adversarial loss, which takes none, with
+40,943; batch 512) and each loss with a fused form the configurations train with
+(cross-entropy, BCE after a sigmoid and softplus, whose soft-hinge form with a margin adds
+one pass, with label smoothing 0.1; the self-adversarial loss, which takes none, with
 FB15k-237 RotatE's published margin and temperature), both sides start from the same scores and
 the same positives (LCWA rows of FB15k-237 hold 1-4 tails typically; here 1-8 at random)
 and end with the gradient of the scores. PyKEEN's side includes the scatter of the

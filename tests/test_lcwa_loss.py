@@ -40,8 +40,9 @@ def _both(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: flo
             value = loss.process_lcwa_scores(
                 predictions=leaf, labels=labels, label_smoothing=label_smoothing, num_entities=labels.shape[1]
             )
-        value.backward()
-        results.append((value.detach(), leaf.grad))
+        # an outer factor, so that each form's scaling of its output's gradient is tested
+        (3.0 * value).backward()
+        results.append((value.detach(), leaf.grad / 3.0))
     return results
 
 
@@ -61,8 +62,8 @@ def _exact(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: fl
     else:
         targets = apply_label_smoothing(labels, epsilon=label_smoothing, num_classes=labels.shape[1])
         value = torch.nn.functional.binary_cross_entropy_with_logits(leaf, targets, reduction=loss.reduction)
-    value.backward()
-    return value.detach(), leaf.grad
+    (3.0 * value).backward()
+    return value.detach(), leaf.grad / 3.0
 
 
 def _check(loss, scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float, rtol: float):
@@ -294,9 +295,16 @@ def test_only_pykeens_own_losses_are_fused():
     assert fused_loss_name(SoftPointwiseHingeLoss(margin=2.0)) == "SoftPointwiseHingeLoss"
     assert fused_loss_name(NSSALoss()) == "NSSALoss"
     # a softplus other than torch's default, which the fused form assumes
-    steep = SoftplusLoss()
-    steep.margin_activation = torch.nn.Softplus(beta=2.0)
-    assert fused_loss_name(steep) is None
+    for activation in (torch.nn.Softplus(beta=2.0), torch.nn.Softplus(threshold=5.0)):
+        other = SoftplusLoss()
+        other.margin_activation = activation
+        assert fused_loss_name(other) is None
+    # PyKEEN's NSSA is NaN at a temperature of 0 or below; the fused form would not be
+    assert fused_loss_name(NSSALoss(adversarial_temperature=0.0)) is None
+    with pytest.raises(ValueError, match="label smoothing must be at least 0"):
+        lcwa_loss_from_positives(
+            SoftplusLoss(), torch.zeros(1, 3), torch.tensor([0]), torch.tensor([1]), -0.1
+        )
     assert fused_loss_name(PointwiseHingeLoss()) is None
     assert fused_loss_name(BCEWithLogitsLoss()) is None
     assert fused_loss_name(Tempered()) is None

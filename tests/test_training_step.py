@@ -198,6 +198,10 @@ def test_zero_distance_has_a_zero_gradient():
     torch.testing.assert_close(scores.detach(), torch.tensor([[0.0, -5.0]]))
     scores[0, 0].backward()
     assert torch.isfinite(query.grad).all() and float(query.grad.abs().max()) == 0.0
+    # a NaN gradient from the loss stays NaN, as autograd of the norm would pass it on
+    query.grad = None
+    negative_distances(query, entities, 2, power_norm=False)[0, 1].mul(float("nan")).backward()
+    assert torch.isnan(query.grad).all()
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

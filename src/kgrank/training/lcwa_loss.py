@@ -130,6 +130,10 @@ def fused_loss_name(loss: Any) -> str | None:
             or any(getattr(activation, key) != value for key, value in _SOFTPLUS.items())
         ):
             return None
+    # PyKEEN masks the positives before it scales by the temperature: at a temperature of
+    # 0 or below its loss is NaN, which the fused form (scaling first) would not give
+    if name == "NSSALoss" and not loss.inverse_softmax_temperature > 0:
+        return None
     return name
 
 
@@ -197,9 +201,8 @@ class _SoftHingeSum(torch.autograd.Function):
         activations = torch.mul(scores, negative_slope)
         if margin:
             activations.add_(margin)
-        at_positives = scores[rows, columns]
-        positive_activations = margin + positive_slope * at_positives
-        ctx.save_for_backward(activations, rows, columns, at_positives, positive_activations)
+        positive_activations = margin + positive_slope * scores[rows, columns]
+        ctx.save_for_backward(activations, rows, columns, positive_activations)
         ctx.slopes = (negative_slope, positive_slope)
         softplus = torch.nn.functional.softplus
         return (
@@ -211,7 +214,7 @@ class _SoftHingeSum(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
-        activations, rows, columns, at_positives, positive_activations = ctx.saved_tensors
+        activations, rows, columns, positive_activations = ctx.saved_tensors
         negative_slope, positive_slope = ctx.slopes
         grad = torch.sigmoid(activations).mul_(negative_slope)
         correction = positive_slope * torch.sigmoid(positive_activations) - negative_slope * torch.sigmoid(
@@ -337,6 +340,9 @@ def lcwa_loss_from_positives(
     name = fused_loss_name(loss)
     if name is None:
         raise ValueError(f"{type(loss).__name__} has no fused LCWA form; use PyKEEN's loss")
+    if label_smoothing and label_smoothing < 0:
+        # PyKEEN's apply_label_smoothing refuses it too
+        raise ValueError(f"label smoothing must be at least 0, got {label_smoothing}")
     if name == "CrossEntropyLoss":
         return cross_entropy_from_positives(scores, rows, columns, label_smoothing or 0.0, loss.reduction)
     if name == "BCEAfterSigmoidLoss":

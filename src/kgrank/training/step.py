@@ -68,8 +68,9 @@ class _NegativeL2Distances(torch.autograd.Function):
     def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         query, entities, scores = ctx.saved_tensors
         # The norm's gradient at a zero distance is 0 (as torch.linalg.vector_norm has
-        # it), not the infinite slope of sqrt at 0: g / -0 is infinite or NaN, set to 0.
-        ratio = torch.div(grad_output, scores).nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
+        # it), not the infinite slope of sqrt at 0: g / -0 is infinite or NaN, set to 0
+        # there alone (a NaN or infinite g elsewhere stays, as autograd would pass it on).
+        ratio = torch.div(grad_output, scores).masked_fill_(scores == 0, 0.0)
         grad_query = grad_entities = None
         if ctx.needs_input_grad[0]:
             grad_query = torch.addmm(query * ratio.sum(dim=1, keepdim=True), ratio, entities, alpha=-1.0)
