@@ -47,8 +47,8 @@ class _NegativeL2Distances(torch.autograd.Function):
     entities) block each way (the products' scaling, the norms' sums, the clamp, the
     square root, the zero-distance mask, the negation and their gradients); here the
     forward pass is the product with the queries' norms folded in, then four passes, and
-    the backward pass two passes, the block's row and column sums and two products. With
-    T = g / (-d) (g the output's gradient, 0 where d is 0):
+    the backward pass three (the ratio T and its zeros), T's row and column sums and two
+    products. With T = g / (-d) (g the output's gradient, 0 where d is 0):
 
         d/dq_b = q_b sum_n T_bn - sum_n T_bn e_n        d/de_n = e_n sum_b T_bn - sum_b T_bn q_b
     """
