@@ -235,7 +235,8 @@ class _SelfAdversarialSum(torch.autograd.Function):
     def forward(
         ctx, scores, rows, columns, margin: float, temperature: float, positive_scale, negative_scale
     ):
-        logits = torch.mul(scores.detach(), temperature)
+        # (inside forward the scores carry no graph: the weights need no detach)
+        logits = torch.mul(scores, temperature)
         logits[rows, columns] = float("-inf")
         weights = torch.softmax(logits, dim=1)
         del logits
@@ -243,17 +244,17 @@ class _SelfAdversarialSum(torch.autograd.Function):
         positive_activations = activations[rows, columns]
         softplus = torch.nn.functional.softplus
         negative = torch.linalg.vecdot(weights, softplus(activations))
-        ctx.save_for_backward(weights, activations, rows, columns, positive_activations)
+        ctx.save_for_backward(weights, activations, rows, columns)
         ctx.scales = (positive_scale, negative_scale)
         return positive_scale * softplus(-positive_activations).sum() + negative_scale * negative.sum()
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
-        weights, activations, rows, columns, positive_activations = ctx.saved_tensors
+        weights, activations, rows, columns = ctx.saved_tensors
         positive_scale, negative_scale = ctx.scales
         grad = torch.sigmoid(activations).mul_(weights).mul_(negative_scale * grad_output)
-        positive = torch.sigmoid(-positive_activations).mul_(-positive_scale * grad_output)
+        positive = torch.sigmoid(-activations[rows, columns]).mul_(-positive_scale * grad_output)
         grad.index_put_((rows, columns), positive, accumulate=True)
         return grad, None, None, None, None, None, None
 
