@@ -19,12 +19,13 @@ engine by the better of its two rankings there (one machine's run-to-run noise i
 
 For each model more than ``--explain-above`` times its floor it then prints where one more
 ranking's time goes (torch's profiler: the operators of most self time, and the time
-outside every operator: the filter index, pandas, Python), and the two remainders that
-stay by design: the near-tie rescoring (:meth:`kgrank.engine.scoring.Scorer._settle_near_ties`,
-which makes the ranks PyKEEN's: one ranking without it, timed, and how many of its ranks
-then differ), for ComplEx the complex product its tails keep for PyKEEN's bits against the
-floor's real product of width 2d, and for the L2 distance (TransE by L2, RotatE) its own
-passes over the block against its product alone.
+outside every operator: the filter index, pandas, Python), and the remainders that stay
+by design: the near-tie rescoring (:class:`kgrank.engine.scoring.NearTies`, in the rows
+whose window holds a candidate besides the true entity), which makes the ranks PyKEEN's
+(one ranking without it, timed, and how many of its ranks then differ); for ComplEx the
+complex product its tails keep for PyKEEN's bits against the floor's real product of
+width 2d; and for the L2 distance (TransE by L2, RotatE) its own passes over the block
+against its product alone.
 
 ``transe-l2`` scores the trained TransE's embeddings with the L2 norm (the published
 TransE of both datasets uses L1, which has no matrix-product form); ``distmult`` is an
@@ -178,14 +179,15 @@ def floor_seconds(model, family: str, num_queries: int, batch_size: int, repeats
 
     with torch.inference_mode():
         score_block = score_block_work(model, family, batch_size)
-        true_scores = torch.randn(batch_size, 1)
+        true_scores = torch.randn(batch_size, 1).numpy()
 
         def ranking() -> None:
-            scores = score_block()
-            # int32 sums, as the engine counts (kgrank.engine.ranks)
+            scores = score_block().numpy()
+            # numpy's comparisons summed as int32, the fastest form of the two counts on the
+            # CPU, as the engine counts (kgrank.engine.ranks._count_above)
             _ = (
-                (scores > true_scores).sum(dim=1, dtype=torch.int32),
-                (scores >= true_scores).sum(dim=1, dtype=torch.int32),
+                torch.from_numpy(scores > true_scores).sum(dim=1, dtype=torch.int32),
+                torch.from_numpy(scores >= true_scores).sum(dim=1, dtype=torch.int32),
             )
 
         seconds = repeated_seconds(ranking, repeats)
@@ -198,8 +200,8 @@ def settle_remainder(model, factories, test, batch_size: int, floor: float, exac
     of (side, rank type) ranks that then differ from the engine's table ``exact`` (PyKEEN's)."""
     from kgrank.engine import scoring
 
-    settle = scoring.Scorer._settle_near_ties
-    scoring.Scorer._settle_near_ties = lambda *args: None
+    near_ties = scoring.Scorer._near_ties
+    scoring.Scorer._near_ties = lambda *args: None
     try:
         # the better of two, as the engine's own time
         (seconds, unsettled), (again, _) = (
@@ -207,7 +209,7 @@ def settle_remainder(model, factories, test, batch_size: int, floor: float, exac
         )
         seconds = min(seconds, again)
     finally:
-        scoring.Scorer._settle_near_ties = settle
+        scoring.Scorer._near_ties = near_ties
     changed = np.mean(
         [(exact[rank_type] != unsettled[rank_type]).mean() for rank_type in ("optimistic", "pessimistic")]
     )

@@ -3,6 +3,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_scoring import FAMILIES, TAIL_ONLY
 
 from kgrank.engine.candidates import KnownAnswers, known_answers
@@ -220,7 +222,7 @@ def test_out_of_memory_batches_are_retried_smaller(monkeypatch):
     )
     known = KnownAnswers([test], 30, 3)
     expected = compute_ranks(model, test, known, batch_size=4, seed=1, progress=False)
-    original = Scorer.__call__
+    original = Scorer.unsettled
     seen = []
 
     def small_batches_only(self, batch, side):
@@ -229,14 +231,14 @@ def test_out_of_memory_batches_are_retried_smaller(monkeypatch):
             raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1 GB")
         return original(self, batch, side)
 
-    monkeypatch.setattr(Scorer, "__call__", small_batches_only)
+    monkeypatch.setattr(Scorer, "unsettled", small_batches_only)
     retried = compute_ranks(model, test, known, batch_size=32, seed=1, progress=False)
     assert retried.equals(expected) and seen[:4] == [32, 16, 8, 4]
 
     def broken(self, batch, side):
         raise RuntimeError("some other failure")
 
-    monkeypatch.setattr(Scorer, "__call__", broken)
+    monkeypatch.setattr(Scorer, "unsettled", broken)
     with pytest.raises(RuntimeError, match="some other failure"):
         compute_ranks(model, test, known, batch_size=32, progress=False)
 
@@ -338,5 +340,70 @@ def test_near_ties_are_decided_by_pykeens_arithmetic(pykeen_datasets, monkeypatc
         )
 
     assert identical()
-    monkeypatch.setattr(scoring.Scorer, "_settle_near_ties", lambda *args: None)
+    monkeypatch.setattr(scoring.Scorer, "_near_ties", lambda *args: None)
     assert not identical()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    num_rows=st.integers(1, 24),
+    num_entities=st.integers(2, 60),
+    levels=st.integers(1, 12),
+    seed=st.integers(0, 2**31 - 1),
+    family=st.sampled_from(["rotate", "tucker"]),
+)
+def test_window_ranks_equal_the_settled_block_and_the_exact_scores(
+    num_rows, num_entities, levels, seed, family
+):
+    """The rank engine rescores only the rows whose window holds a candidate besides the
+    true entity (kgrank.engine.ranks._window_ranks). On blocks whose exact scores sit on a
+    few levels (many exact ties) and whose product-form scores err by up to half the
+    window, with filtered entries, infinite scores, unbounded and NaN windows mixed in, its
+    ranks equal those of the whole block settled and counted, and those of the exact
+    scores themselves, for row-wise and whole-batch rescoring."""
+    from kgrank.engine.ranks import _counted_ranks, _window_ranks
+    from kgrank.engine.score_pass import filter_scores
+    from kgrank.engine.scoring import NearTies
+
+    generator = torch.Generator().manual_seed(seed)
+    exact = torch.randint(0, levels, (num_rows, num_entities), generator=generator).float()
+    exact[torch.rand(num_rows, num_entities, generator=generator) < 0.05] = float("inf")
+    half = torch.full((num_rows,), 0.3)
+    half[torch.rand(num_rows, generator=generator) < 0.1] = float("inf")
+    # a NaN window: the engine rescores the whole row; settling rescores no candidate there
+    no_window = torch.rand(num_rows, generator=generator) < 0.1
+    half[no_window] = float("nan")
+    error = (torch.rand(num_rows, num_entities, generator=generator) - 0.5) * 0.3  # |error| <= half / 2
+    error[torch.rand(num_rows, num_entities, generator=generator) < 0.3] = 0.0
+    raw = exact + error
+    true_entities = torch.randint(0, num_entities, (num_rows,), generator=generator)
+    batch = torch.stack([torch.arange(num_rows), torch.zeros(num_rows, dtype=torch.int64), true_entities], 1)
+    calls = []
+
+    def predict(triples, target, ids):
+        calls.append(len(triples))
+        return exact[triples[:, 0].unsqueeze(1), ids]
+
+    scorer = SimpleNamespace(model=SimpleNamespace(predict=predict), family=family)
+    near_ties = NearTies(scorer, batch, "tail", raw[torch.arange(num_rows), true_entities], half)
+    filtered = torch.rand(num_rows, num_entities, generator=generator) < 0.2
+    filter_rows, filter_cols = filtered.nonzero(as_tuple=True)
+    num_candidates = filter_scores(exact.clone(), true_entities, filter_rows, filter_cols)
+
+    def filtered_copy(scores):
+        scores = scores.clone()
+        filter_scores(scores, true_entities, filter_rows, filter_cols)
+        return scores
+
+    windowed = _window_ranks(filtered_copy(raw), near_ties, num_candidates)
+    settled = raw.clone()
+    near_ties.settle(settled)
+    for reference, rows in (
+        (_counted_ranks(filtered_copy(settled), true_entities, num_candidates), ~no_window),
+        (_counted_ranks(filtered_copy(exact), true_entities, num_candidates), slice(None)),
+    ):
+        for name in ("optimistic", "pessimistic"):
+            assert torch.equal(windowed[name][rows], reference[name][rows]), name
+    if family == "tucker":
+        # every row of the batch in each whole-batch call, whichever rows are rescored
+        assert set(calls) == {num_rows}

@@ -158,7 +158,7 @@ def test_near_ties_are_rescored_with_pykeens_arithmetic(nations, monkeypatch, of
             reference = model.predict(batch, target=side)
         true_entities = batch[:, 0] if side == "head" else batch[:, 2]
         assert _same_order(scoring.Scorer(model)(batch, side), reference, true_entities), side
-    monkeypatch.setattr(scoring.Scorer, "_settle_near_ties", lambda *args: None)
+    monkeypatch.setattr(scoring.Scorer, "_near_ties", lambda *args: None)
     assert not all(
         _same_order(scoring.Scorer(model)(batch, side), model.predict(batch, target=side), truth)
         for side, truth in (("head", batch[:, 0]), ("tail", batch[:, 2]))
@@ -217,7 +217,7 @@ def test_near_ties_are_rescored_once_each_in_groups_of_every_width(num_rows, fam
     scorer = Scorer.__new__(Scorer)
     scorer.model, scorer.family = SimpleNamespace(predict=predict), family
     settled = scores.clone()
-    scorer._settle_near_ties(batch, "tail", settled, None)
+    scorer._near_ties(batch, "tail", settled, None).settle(settled)
     expected = -(1000.0 * batch[:, :1] + torch.arange(num_entities)).float().expand(num_rows, -1)
     assert torch.equal(settled[near], expected[near])
     assert torch.equal(settled[~near], scores[~near])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -32,6 +32,9 @@ from tqdm.auto import tqdm
 from kgrank.data.rank_table import SIDES
 from kgrank.engine.candidates import KnownAnswers
 from kgrank.errors import KgrankInputError
+
+if TYPE_CHECKING:
+    from kgrank.engine.scoring import NearTies
 
 # (test triples (n, 3) on the model's device, side) -> (n, entities) scores
 ScoreBatch = Callable[[torch.Tensor, str], torch.Tensor]
@@ -46,7 +49,10 @@ class ScoreBlock:
     until a consumer asks for :meth:`filtered`, which filters them in place;
     :attr:`scores` are the same on the CPU; ``true_entities``, ``filter_rows`` and
     ``filter_cols`` (on the CPU) list each row's true entity and its known answers (the
-    filter; empty without one)."""
+    filter; empty without one). ``near_ties``, where the scores are a product form's, are
+    rescored through ``model.predict`` (:meth:`kgrank.engine.scoring.NearTies.settle`)
+    before a consumer first sees the scores, unless it asks for them unsettled (the rank
+    engine, which rescores only the rows that hold a near-tie)."""
 
     side: str
     positions: np.ndarray
@@ -55,21 +61,32 @@ class ScoreBlock:
     true_entities: torch.Tensor
     filter_rows: torch.Tensor
     filter_cols: torch.Tensor
+    near_ties: NearTies | None = None
     _num_candidates: torch.Tensor | None = field(default=None, repr=False)
+
+    def _settle(self) -> None:
+        if self.near_ties is not None:
+            self.near_ties.settle(self.device_scores)
+            self.near_ties = None
 
     @property
     def scores(self) -> torch.Tensor:
-        """The scores on the CPU; on a GPU the block moves there once, for good, so that
-        every consumer after it reads (and filters) the same tensor."""
+        """The scores on the CPU, near-ties settled; on a GPU the block moves there once, for
+        good, so that every consumer after it reads (and filters) the same tensor."""
+        self._settle()
         if self.device_scores.device.type != "cpu":
             self.device_scores = self.device_scores.cpu()
         return self.device_scores
 
-    def filtered(self, on_device: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def filtered(self, on_device: bool = False, settled: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
         """(scores, candidate counts): the scores with every known answer but the row's
         true entity set to NaN (in place, once), and each row's candidates left, the true
         entity included; on the CPU, or with ``on_device`` where the scores are now (the
-        rank engine counts there, so that a GPU's block never crosses to the CPU)."""
+        rank engine counts there, so that a GPU's block never crosses to the CPU). With
+        ``settled=False`` the near-ties stay in :attr:`near_ties` for the caller (a
+        consumer after it would see them settled on the filtered block)."""
+        if settled:
+            self._settle()
         scores = self.device_scores if on_device else self.scores
         if self._num_candidates is None:
             self._num_candidates = filter_scores(
@@ -230,7 +247,7 @@ def _scored_block(
         try:
             # on the model's device: the rank engine counts there, and consumers that
             # need the CPU move the block once (ScoreBlock.scores)
-            scores = score(torch.as_tensor(batch, device=device), side).detach().float()
+            scores, near_ties = _unsettled_scores(score, torch.as_tensor(batch, device=device), side)
             break
         except (RuntimeError, MemoryError) as error:
             if not is_out_of_memory(error) or batch_size == 1:
@@ -250,5 +267,18 @@ def _scored_block(
         true_entities=torch.as_tensor(batch[:, 0] if side == "head" else batch[:, 2]),
         filter_rows=torch.as_tensor(rows),
         filter_cols=torch.as_tensor(columns),
+        near_ties=near_ties,
     )
     return block, batch_size
+
+
+def _unsettled_scores(
+    score: ScoreBatch, batch: torch.Tensor, side: str
+) -> tuple[torch.Tensor, NearTies | None]:
+    """A block's float scores and, from a :class:`kgrank.engine.scoring.Scorer`, its near-ties
+    left to settle (any other score function's scores are final)."""
+    unsettled = getattr(score, "unsettled", None)
+    if unsettled is None:
+        return score(batch, side).detach().float(), None
+    scores, near_ties = unsettled(batch, side)
+    return scores.detach().float(), near_ties

@@ -10,8 +10,9 @@ GPU, where ``cdist`` is slower). PyKEEN has no such path in its evaluator, so it
 is written here, one small function per interaction, each checked against PyKEEN's own
 scores in the tests. A product form rounds differently from PyKEEN's broadcast,
 so the true entity and every candidate scored near it are rescored through
-``model.predict`` (PyKEEN's arithmetic) before ranking: on the CPU the ranks are
-PyKEEN's, near-ties included. On a GPU, where the kernels sum in an order that depends on
+``model.predict`` (PyKEEN's arithmetic) before ranking (:class:`NearTies`; the rank engine
+only in the rows that hold such a candidate): on the CPU the ranks are PyKEEN's, near-ties
+included. On a GPU, where the kernels sum in an order that depends on
 the shapes, the near-ties of norms other than L2 and of ComplEx's tails are rescored so
 too, and PyKEEN's own float32 ranks are no fixed reference: how often kgrank's equal PyKEEN's,
 and each side's equal a float64 ranking, is measured by benchmarks/gpu.py
@@ -167,8 +168,9 @@ def _complex(interaction: Any, anchor, relation, entities, direction: str):
         # of them takes 19.0 at one), bit-identical to it. A real-view product takes 3.9
         # ms but rounds otherwise, and rescoring its near-ties through model.predict does
         # not give the complex product's bits back (99.978 % of FB15k-237 ranks equal
-        # PyKEEN's).
-        return torch.real((anchor * relation) @ conjugates), BIT_IDENTICAL
+        # PyKEEN's). Its real parts copied out (1.3 ms a block): the filter and the counts
+        # take a strided block slower than that.
+        return torch.real((anchor * relation) @ conjugates).contiguous(), BIT_IDENTICAL
     # For heads PyKEEN's einsum materialises (batch, entities, dim) (16x slower on WN18RR),
     # so: Re(<h, r, conj(t)>) = Re(h) . Re(t o conj(r)) + Im(h) . Im(t o conj(r)).
     query = anchor * torch.conj(relation)
@@ -282,7 +284,7 @@ def _padded_widths(counts: torch.Tensor) -> torch.Tensor:
     return widths + 1
 
 
-def _nonzero(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def nonzero_entries(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(rows, columns) of a 2-d mask's True entries in row-major order. On the CPU through
     numpy's ``flatnonzero``, vectorised for booleans: 0.5 ms on a (256, 14,541) block
     against 4.6 ms for torch's ``nonzero`` (torch 2.13, 2 threads)."""
@@ -341,9 +343,20 @@ class Scorer:
 
     @torch.inference_mode()
     def __call__(self, batch: torch.Tensor, side: str) -> torch.Tensor:
-        """(n, num_entities) float scores of every candidate for the ``side`` of each triple in ``batch``."""
+        """(n, num_entities) float scores of every candidate for the ``side`` of each triple in
+        ``batch``, their near-ties rescored through ``model.predict``."""
+        scores, near_ties = self.unsettled(batch, side)
+        if near_ties is not None:
+            near_ties.settle(scores)
+        return scores
+
+    @torch.inference_mode()
+    def unsettled(self, batch: torch.Tensor, side: str) -> tuple[torch.Tensor, NearTies | None]:
+        """The scores of :meth:`__call__` before the near-ties are rescored, and those near-ties
+        (None where the scores are PyKEEN's bits already), for a caller that settles only the
+        rows it needs (:func:`kgrank.engine.ranks.block_ranks`)."""
         if not self.fast_for(side):
-            return self.model.predict(batch, target=side).float()
+            return self.model.predict(batch, target=side).float(), None
         anchors, relations, direction = self.queries(batch, side)
         anchor_repr = self._maybe_complex(self.model.entity_representations[0](indices=anchors))
         relation_repr = self._maybe_complex(self.model.relation_representations[0](indices=relations))
@@ -359,32 +372,75 @@ class Scorer:
             # PyKEEN's bits on the CPU only: a GPU's kernels (cdist, the complex product)
             # sum in an order that depends on the shapes
             error = None
-        if error is not BIT_IDENTICAL:
-            self._settle_near_ties(batch, side, scores, error)
-        return scores
+        if error is BIT_IDENTICAL:
+            return scores, None
+        return scores, self._near_ties(batch, side, scores, error)
 
-    def _settle_near_ties(
+    def _near_ties(
         self, batch: torch.Tensor, side: str, scores: torch.Tensor, error: SquaredDistanceError | None
-    ) -> None:
-        """Rescore, in place and through ``model.predict``, the true entity and every
-        candidate whose product-form score may differ from PyKEEN's enough to change its
-        order against the true entity's (the L2 norm's error bound, otherwise the relative
-        tolerance), so that ties and near-ties are decided by PyKEEN's arithmetic."""
+    ) -> NearTies | None:
+        """The window around each row's true score within which a product-form score may
+        order otherwise than PyKEEN's against it: the L2 norm's error bound, otherwise the
+        relative tolerance of the row's largest |score|."""
         true_entities = batch[:, 0] if side == "head" else batch[:, 2]
-        rows = torch.arange(len(batch), device=scores.device)
-        true_scores = scores[rows, true_entities]
+        true_scores = scores[torch.arange(len(batch), device=scores.device), true_entities]
         if error is not None:
             centre, half = error.window(true_scores)
         else:
             # the row's largest |score| without an |scores| copy of the block
             largest = torch.maximum(scores.amax(dim=1), scores.amin(dim=1).neg_())
             centre, half = true_scores, NEAR_TIE_RELATIVE_TOLERANCE * largest
-        near = torch.sub(scores, centre.unsqueeze(1)).abs_() <= half.unsqueeze(1)
-        near[rows, true_entities] = True
-        near_rows, near_columns = _nonzero(near)
-        counts = torch.bincount(near_rows, minlength=len(batch))
-        # position of each near candidate within its row, to lay them out as (rows, k) ids
-        position = torch.arange(len(near_rows), device=scores.device) - (counts.cumsum(0) - counts)[near_rows]
+        return NearTies(self, batch, side, centre, half)
+
+
+@dataclass
+class NearTies:
+    """The candidates of a block of product-form scores that may order otherwise than
+    PyKEEN's against the true entity: per row, those whose score lies within ``half`` of
+    ``centre``. :meth:`settle` rescores them, and every true entity, through
+    ``model.predict`` in place, so that ties and near-ties are decided by PyKEEN's
+    arithmetic; :meth:`exact_scores` gives PyKEEN's scores of chosen entries of chosen rows."""
+
+    scorer: Scorer
+    batch: torch.Tensor
+    side: str
+    centre: torch.Tensor
+    half: torch.Tensor
+
+    @property
+    def true_entities(self) -> torch.Tensor:
+        return self.batch[:, 0] if self.side == "head" else self.batch[:, 2]
+
+    def settle(self, scores: torch.Tensor) -> None:
+        """Rescore, in place, the true entity and every near candidate of every row."""
+        rows = torch.arange(len(self.batch), device=scores.device)
+        near = torch.sub(scores, self.centre.unsqueeze(1)).abs_() <= self.half.unsqueeze(1)
+        near[rows, self.true_entities] = True
+        near_rows, near_columns = nonzero_entries(near)
+        scores[near_rows, near_columns] = self.exact_scores(rows, near_rows, near_columns)
+
+    def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(low, high), (rows, 1) each: every score s with |s - centre| <= half in float32,
+        as :meth:`settle` tests it, lies in [low, high] (the half width widened by 2^-10 of
+        itself and by 4 eps (|centre| + half), more than the rounding of s - centre and of
+        centre +- the widened half). Non-finite where the centre or the half width is."""
+        eps = torch.finfo(self.half.dtype).eps
+        widened = self.half * (1.0 + 2.0**-10) + 4.0 * eps * (self.centre.abs() + self.half)
+        widened = widened + torch.finfo(self.half.dtype).tiny
+        return (self.centre - widened).unsqueeze(1), (self.centre + widened).unsqueeze(1)
+
+    def exact_scores(
+        self, rows: torch.Tensor, near_rows: torch.Tensor, near_columns: torch.Tensor
+    ) -> torch.Tensor:
+        """PyKEEN's scores of the entries (``rows[near_rows]``, ``near_columns``) of the block,
+        ``near_rows`` indexing ``rows`` (batch rows, each with its true entity among its
+        entries), through ``model.predict`` with candidate ids."""
+        model, family, true_entities = self.scorer.model, self.scorer.family, self.true_entities
+        counts = torch.bincount(near_rows, minlength=len(rows))
+        # position of each entry within its row, to lay them out as (rows, k) ids
+        first_of_row = (counts.cumsum(0) - counts)[near_rows]
+        position = torch.arange(len(near_rows), device=near_rows.device) - first_of_row
+        exact = torch.empty(len(near_rows), dtype=torch.float32, device=near_rows.device)
         # Rows padded to at least 8 candidates: below it PyKEEN's complex products round
         # otherwise than over every entity (measured on FB15k-237 ComplEx: k < 8 changes
         # the bits, k >= 8 does not). For the distance families rows go to model.predict
@@ -392,18 +448,24 @@ class Scorer:
         # complex norm costs per padded candidate (16 ms a FB15k-237 block at 33, where
         # rows hold 3.7 on average). The others' queries go through products over the
         # batch whose kernels depend on its number of rows (a TuckER group of rows changed
-        # one FB15k-237 rank), so their rows stay together, as PyKEEN's evaluator has them.
-        if self.family in ROW_WISE_FAMILIES:
-            widths = _padded_widths(counts)
-        else:
-            widths = counts.max().clamp(min=8).expand(len(counts))
+        # one FB15k-237 rank), so every row of the batch goes into their one call, as
+        # PyKEEN's evaluator has them, whichever rows hold entries.
+        row_wise = family in ROW_WISE_FAMILIES
+        widths = _padded_widths(counts) if row_wise else counts.max().clamp(min=8).expand(len(counts))
         for width in widths.unique().tolist():
-            group = (widths == width).nonzero().squeeze(1)
-            row_in_group = torch.empty_like(rows)
-            row_in_group[group] = torch.arange(len(group), device=scores.device)
-            entries = (widths == width)[near_rows]
-            group_rows, group_columns = near_rows[entries], near_columns[entries]
-            ids = true_entities[group].unsqueeze(1).repeat(1, width)
-            ids[row_in_group[group_rows], position[entries]] = group_columns
-            exact = self.model.predict(batch[group], target=side, ids=ids).float()
-            scores[group_rows, group_columns] = exact[row_in_group[group_rows], position[entries]]
+            in_group = widths == width
+            if row_wise:
+                group = in_group.nonzero().squeeze(1)
+                call_rows = rows[group]
+                call_index = torch.empty_like(rows)
+                call_index[group] = torch.arange(len(group), device=rows.device)
+            else:
+                call_rows, call_index = torch.arange(len(self.batch), device=rows.device), rows
+            entries = in_group[near_rows]
+            entry_rows = call_index[near_rows[entries]]
+            entry_positions = position[entries]
+            ids = true_entities[call_rows].unsqueeze(1).repeat(1, width)
+            ids[entry_rows, entry_positions] = near_columns[entries]
+            predicted = model.predict(self.batch[call_rows], target=self.side, ids=ids).float()
+            exact[entries] = predicted[entry_rows, entry_positions]
+        return exact
