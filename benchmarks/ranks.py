@@ -19,13 +19,13 @@ engine by the better of its two rankings there (one machine's run-to-run noise i
 
 For each model more than ``--explain-above`` times its floor it then prints where one more
 ranking's time goes (torch's profiler: the operators of most self time, and the time
-outside every operator: the filter index, pandas, Python), and the remainders that stay
-by design: the near-tie rescoring (:class:`kgrank.engine.scoring.NearTies`, in the rows
-whose window holds a candidate besides the true entity), which makes the ranks PyKEEN's
-(one ranking without it, timed, and how many of its ranks then differ); for ComplEx the
-complex product its tails keep for PyKEEN's bits against the floor's real product of
-width 2d; and for the L2 distance (TransE by L2, RotatE) its own passes over the block
-against its product alone.
+outside every operator: numpy's comparisons and entries, the filter index, pandas, Python),
+and the remainders that stay by design: the near-tie rescoring
+(:class:`kgrank.engine.scoring.NearTies`, in the rows whose window holds a candidate besides
+the true entity), which makes the ranks PyKEEN's (one ranking without it, timed, and how
+many of its ranks then differ); for ComplEx the complex product its tails keep for
+PyKEEN's bits against the floor's real product of width 2d; and for the L2 distance
+(TransE by L2, RotatE) its own passes over the block against its product alone.
 
 ``transe-l2`` scores the trained TransE's embeddings with the L2 norm (the published
 TransE of both datasets uses L1, which has no matrix-product form); ``distmult`` is an
@@ -184,7 +184,7 @@ def floor_seconds(model, family: str, num_queries: int, batch_size: int, repeats
         def ranking() -> None:
             scores = score_block().numpy()
             # numpy's comparisons summed as int32, the fastest form of the two counts on the
-            # CPU, as the engine counts (kgrank.engine.ranks._count_above)
+            # CPU, as the engine counts (kgrank.engine.ranks.count_above)
             _ = (
                 torch.from_numpy(scores > true_scores).sum(dim=1, dtype=torch.int32),
                 torch.from_numpy(scores >= true_scores).sum(dim=1, dtype=torch.int32),

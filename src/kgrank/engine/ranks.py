@@ -57,7 +57,7 @@ def block_ranks(block: ScoreBlock) -> dict[str, torch.Tensor]:
     return _window_ranks(scores, block.near_ties, num_candidates)
 
 
-def _count_above(scores: torch.Tensor, thresholds: torch.Tensor, inclusive: bool = False) -> torch.Tensor:
+def count_above(scores: torch.Tensor, thresholds: torch.Tensor, inclusive: bool = False) -> torch.Tensor:
     """Per row, how many scores lie above (or at, ``inclusive``) the row's threshold, (rows,
     1). On the CPU numpy compares: its broadcast comparison of a (256, 14,541) block with a
     column takes 0.68 ms against torch's 1.24 ms at two threads (torch 2.13; a comparison
@@ -74,7 +74,7 @@ def _count_above(scores: torch.Tensor, thresholds: torch.Tensor, inclusive: bool
 
 
 def _between(scores: torch.Tensor, low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
-    """low <= scores <= high per row, a new mask; on the CPU by numpy (see :func:`_count_above`)."""
+    """low <= scores <= high per row, a new mask; on the CPU by numpy (see :func:`count_above`)."""
     if scores.device.type == "cpu" and scores.is_contiguous():
         values = scores.numpy()
         return torch.from_numpy(np.greater_equal(values, low.numpy()) & np.less_equal(values, high.numpy()))
@@ -86,8 +86,8 @@ def _counted_ranks(
 ) -> dict[str, torch.Tensor]:
     true_entities = torch.as_tensor(true_entities).to(scores.device, torch.int64)
     true_column = scores.gather(1, true_entities.unsqueeze(1))
-    optimistic = _count_above(scores, true_column) + 1
-    pessimistic = _count_above(scores, true_column, inclusive=True)
+    optimistic = count_above(scores, true_column) + 1
+    pessimistic = count_above(scores, true_column, inclusive=True)
     return {"optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": num_candidates}
 
 
@@ -115,8 +115,8 @@ def _window_ranks(
     sound = (low <= true_scores) & (true_scores <= high)
     low = torch.where(sound, low, float("-inf"))
     high = torch.where(sound, high, float("inf"))
-    above = _count_above(scores, high)
-    within = _count_above(scores, low, inclusive=True) - above
+    above = count_above(scores, high)
+    within = count_above(scores, low, inclusive=True) - above
     optimistic = above + 1
     pessimistic = optimistic.clone()
     flagged = (within > 1).nonzero().squeeze(1)

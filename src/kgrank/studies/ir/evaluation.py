@@ -153,13 +153,17 @@ def _row_counts(scores: torch.Tensor, answer_ids: np.ndarray) -> _RowCounts:
     (:func:`_evaluate_block`)."""
     import torch
 
+    from kgrank.engine.ranks import count_above
+    from kgrank.engine.scoring import nonzero_entries
+
     num_rows = scores.shape[0]
     answer_ids = torch.as_tensor(answer_ids)
     true_scores = scores[torch.arange(num_rows), answer_ids]
     column = true_scores.unsqueeze(1)
-    above = (scores > column).sum(dim=1).numpy()
-    # ties are few: their coordinates cost less than a second dense count
-    tie_rows, tie_entities = (scores == column).nonzero(as_tuple=True)
+    above = count_above(scores, column).numpy()
+    # ties are few: their coordinates cost less than a second dense count (numpy's
+    # comparison and entries, as the rank engine takes them)
+    tie_rows, tie_entities = nonzero_entries(torch.from_numpy(np.equal(scores.numpy(), column.numpy())))
     before = (tie_entities < answer_ids[tie_rows]).numpy()
     tie_rows = tie_rows.numpy()
     return _RowCounts(
