@@ -58,13 +58,14 @@ def block_ranks(block: ScoreBlock) -> dict[str, torch.Tensor]:
 
 
 def count_above(scores: torch.Tensor, thresholds: torch.Tensor, inclusive: bool = False) -> torch.Tensor:
-    """Per row, how many scores lie above (or at, ``inclusive``) the row's threshold, (rows,
-    1). On the CPU numpy compares: its broadcast comparison of a (256, 14,541) block with a
-    column takes 0.68 ms against torch's 1.24 ms at two threads (torch 2.13; a comparison
-    has no rounding, so the counts are the same). The masks are summed as int32: a bool sum
-    to int64 first widens the whole block (0.7 ms against 2.7 ms); no count passes 2^31.
-    A strided block (ComplEx's real parts of its complex tails) stays with torch, which
-    compares it in 2.0 ms against numpy's 3.5."""
+    """Per row, how many scores lie above (or at, ``inclusive``) the row's threshold
+    (``thresholds``: (rows, 1)). On the CPU numpy compares: its broadcast comparison of a
+    (256, 14,541) block with a column takes 0.68 ms against torch's 1.24 ms at two threads
+    (torch 2.13; a comparison has no rounding, so the counts are the same). The masks are
+    summed as int32: a bool sum to int64 first widens the whole block (0.7 ms against 2.7
+    ms); no count passes 2^31.
+    A strided block (a view, as the real parts of a complex block are) stays with torch,
+    which compares it in 2.0 ms against numpy's 3.5."""
     if scores.device.type == "cpu" and scores.is_contiguous():
         compare = np.greater_equal if inclusive else np.greater
         mask = torch.from_numpy(compare(scores.numpy(), thresholds.numpy()))
