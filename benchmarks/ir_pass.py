@@ -113,20 +113,17 @@ def floor_seconds(
     model, family: str, shape: dict[str, int], batch_size: int, run_depth: int, repeats: int, out: Path
 ):
     """The floor's parts, in seconds: scores, comparisons, top-k and writing."""
+    from kgrank.engine.ranks import count_above
+
     num_entities = model.num_entities
     batches = lambda count: -(-count // batch_size)  # noqa: E731
     with torch.inference_mode():
         block = median_seconds(score_block_work(model, family, batch_size), repeats)
         scores = torch.randn(batch_size, num_entities)
         true_scores = torch.randn(batch_size, 1)
-        # numpy's comparisons summed as int32: the fastest form, as the pass counts
-        # (kgrank.engine.ranks.count_above)
-        values, true_values = scores.numpy(), true_scores.numpy()
+        # the two counts in their fastest form on the CPU, the pass's own
         compare = median_seconds(
-            lambda: (
-                torch.from_numpy(values > true_values).sum(1, dtype=torch.int32),
-                torch.from_numpy(values >= true_values).sum(1, dtype=torch.int32),
-            ),
+            lambda: (count_above(scores, true_scores), count_above(scores, true_scores, inclusive=True)),
             repeats,
         )
         deep = median_seconds(lambda: torch.topk(scores, k=run_depth, dim=1), repeats)

@@ -177,18 +177,17 @@ def floor_seconds(model, family: str, num_queries: int, batch_size: int, repeats
     """The bare arithmetic of ranking ``num_queries`` (triple, side) queries in batches."""
     from training import repeated_seconds  # benchmarks/training.py
 
+    from kgrank.engine.ranks import count_above
+
     with torch.inference_mode():
         score_block = score_block_work(model, family, batch_size)
-        true_scores = torch.randn(batch_size, 1).numpy()
+        true_scores = torch.randn(batch_size, 1)
 
         def ranking() -> None:
-            scores = score_block().numpy()
-            # numpy's comparisons summed as int32, the fastest form of the two counts on the
-            # CPU, as the engine counts (kgrank.engine.ranks.count_above)
-            _ = (
-                torch.from_numpy(scores > true_scores).sum(dim=1, dtype=torch.int32),
-                torch.from_numpy(scores >= true_scores).sum(dim=1, dtype=torch.int32),
-            )
+            scores = score_block()
+            # the two counts in their fastest form on the CPU (numpy's comparisons, int32
+            # sums), the engine's own
+            _ = (count_above(scores, true_scores), count_above(scores, true_scores, inclusive=True))
 
         seconds = repeated_seconds(ranking, repeats)
     batches = -(-num_queries // batch_size)

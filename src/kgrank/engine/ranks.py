@@ -57,29 +57,34 @@ def block_ranks(block: ScoreBlock) -> dict[str, torch.Tensor]:
     return _window_ranks(scores, block.near_ties, num_candidates)
 
 
+# relation -> (numpy's comparison, torch's)
+_COMPARISONS = {
+    ">": (np.greater, torch.gt),
+    ">=": (np.greater_equal, torch.ge),
+    "<=": (np.less_equal, torch.le),
+    "==": (np.equal, torch.eq),
+}
+
+
+def compared(scores: torch.Tensor, thresholds: torch.Tensor, relation: str) -> torch.Tensor:
+    """The mask ``scores <relation> thresholds`` (``thresholds``: (rows, 1), one per row).
+    On the CPU numpy compares: its broadcast comparison of a (256, 14,541) block with a
+    column takes 0.68 ms against torch's 1.24 ms at two threads (torch 2.13; a comparison
+    has no rounding, so the mask is the same). A strided block (a view, as the real parts
+    of a complex block are) stays with torch, which compares it in 2.0 ms against numpy's
+    3.5."""
+    numpy_compare, torch_compare = _COMPARISONS[relation]
+    if scores.device.type == "cpu" and scores.is_contiguous():
+        return torch.from_numpy(numpy_compare(scores.numpy(), thresholds.numpy()))
+    return torch_compare(scores, thresholds)
+
+
 def count_above(scores: torch.Tensor, thresholds: torch.Tensor, inclusive: bool = False) -> torch.Tensor:
     """Per row, how many scores lie above (or at, ``inclusive``) the row's threshold
-    (``thresholds``: (rows, 1)). On the CPU numpy compares: its broadcast comparison of a
-    (256, 14,541) block with a column takes 0.68 ms against torch's 1.24 ms at two threads
-    (torch 2.13; a comparison has no rounding, so the counts are the same). The masks are
-    summed as int32: a bool sum to int64 first widens the whole block (0.7 ms against 2.7
-    ms); no count passes 2^31.
-    A strided block (a view, as the real parts of a complex block are) stays with torch,
-    which compares it in 2.0 ms against numpy's 3.5."""
-    if scores.device.type == "cpu" and scores.is_contiguous():
-        compare = np.greater_equal if inclusive else np.greater
-        mask = torch.from_numpy(compare(scores.numpy(), thresholds.numpy()))
-    else:
-        mask = scores >= thresholds if inclusive else scores > thresholds
+    (:func:`compared`). The masks are summed as int32: a bool sum to int64 first widens the
+    whole block (0.7 ms against 2.7 ms); no count passes 2^31."""
+    mask = compared(scores, thresholds, ">=" if inclusive else ">")
     return mask.sum(dim=1, dtype=torch.int32).long()
-
-
-def _between(scores: torch.Tensor, low: torch.Tensor, high: torch.Tensor) -> torch.Tensor:
-    """low <= scores <= high per row, a new mask; on the CPU by numpy (see :func:`count_above`)."""
-    if scores.device.type == "cpu" and scores.is_contiguous():
-        values = scores.numpy()
-        return torch.from_numpy(np.greater_equal(values, low.numpy()) & np.less_equal(values, high.numpy()))
-    return (scores >= low) & (scores <= high)
 
 
 def _counted_ranks(
@@ -123,12 +128,11 @@ def _window_ranks(
     flagged = (within > 1).nonzero().squeeze(1)
     if len(flagged):
         rows_scores = scores.index_select(0, flagged)
-        window = _between(rows_scores, low[flagged], high[flagged])
+        window = compared(rows_scores, low[flagged], ">=") & compared(rows_scores, high[flagged], "<=")
         flagged_true = true_entities[flagged]
         window[torch.arange(len(flagged), device=scores.device), flagged_true] = True
         entry_rows, entry_columns = nonzero_entries(window)
-        exact = near_ties.exact_scores(flagged.to(near_ties.batch.device), entry_rows, entry_columns)
-        exact = exact.to(scores.device)
+        exact = near_ties.exact_scores(flagged, entry_rows, entry_columns)
         is_true = entry_columns == flagged_true[entry_rows]
         true_exact = torch.empty(len(flagged), dtype=exact.dtype, device=scores.device)
         true_exact[entry_rows[is_true]] = exact[is_true]

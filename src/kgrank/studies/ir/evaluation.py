@@ -153,7 +153,7 @@ def _row_counts(scores: torch.Tensor, answer_ids: np.ndarray) -> _RowCounts:
     (:func:`_evaluate_block`)."""
     import torch
 
-    from kgrank.engine.ranks import count_above
+    from kgrank.engine.ranks import compared, count_above
     from kgrank.engine.scoring import nonzero_entries
 
     num_rows = scores.shape[0]
@@ -163,7 +163,7 @@ def _row_counts(scores: torch.Tensor, answer_ids: np.ndarray) -> _RowCounts:
     above = count_above(scores, column).numpy()
     # ties are few: their coordinates cost less than a second dense count (numpy's
     # comparison and entries, as the rank engine takes them)
-    tie_rows, tie_entities = nonzero_entries(torch.from_numpy(np.equal(scores.numpy(), column.numpy())))
+    tie_rows, tie_entities = nonzero_entries(compared(scores, column, "=="))
     before = (tie_entities < answer_ids[tie_rows]).numpy()
     tie_rows = tie_rows.numpy()
     return _RowCounts(
