@@ -34,7 +34,12 @@ CONFIG = {
     "device": "cuda:1",
     "sub_batch_size": 64,
     "training": {"scoring": "pykeen"},
-    "ranks": {"batch_size": 17, "scoring": "pykeen", "filter_splits": ["train", "test"]},
+    "ranks": {
+        "batch_size": 17,
+        "scoring": "pykeen",
+        "tie_rule": "float64",
+        "filter_splits": ["train", "test"],
+    },
     "metrics": {"hits": [2, 7], "confidence": 0.9},
     "comparison": {
         "metrics": ["mrr", "gmr", "hits@3"],
@@ -60,6 +65,7 @@ def test_the_commands_that_take_core_keys():
         "ranks.batch_size",
         "ranks.filter_splits",
         "ranks.scoring",
+        "ranks.tie_rule",
     }
     assert set(takes["train"]) == {"seed", "device", "training.scoring", "sub_batch_size"}
     assert set(takes["metrics"]) == {"seed", "metrics.hits", "metrics.confidence"}

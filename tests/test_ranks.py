@@ -292,6 +292,74 @@ def test_sampled_candidates_beyond_the_admissible_set():
         compute_ranks(model, test, known, sampled_candidates=0, progress=False)
 
 
+@pytest.mark.parametrize("inverse", [False, True], ids=["plain", "inverse"])
+@pytest.mark.parametrize("family", [*FAMILIES, "ermlp"])
+def test_float64_tie_rule_gives_pykeens_float64_ranks(pykeen_datasets, family, inverse):
+    """The tie rule of a GPU (near-ties rescored by a float64 copy of the model), taken on
+    the CPU: every rank equals PyKEEN's evaluator's on that float64 copy, for every family
+    and for a model scored through model.predict (ERMLP). The entities are made to differ
+    by a millionth of their size, below what float32 scores resolve, so that the float32
+    model's own evaluator ranks otherwise."""
+    from pykeen.models import ERMLP
+
+    from kgrank.engine.scoring import float64_copy
+
+    dataset = pykeen_datasets["nations", inverse]
+    if family == "ermlp":
+        model = ERMLP(triples_factory=dataset.training, embedding_dim=16, random_seed=3).eval()
+    else:
+        model = _short_trained_model(dataset, family, inverse)
+    with torch.no_grad():
+        for representation in model.entity_representations:  # ConvE's second: the tail bias
+            entities = representation._embeddings.weight
+            entities.copy_(entities[:1] + 1e-6 * entities)
+    factories = SimpleNamespace(
+        training=dataset.training, validation=dataset.validation, testing=dataset.testing
+    )
+    mapped = [
+        factories.training.mapped_triples,
+        factories.validation.mapped_triples,
+        factories.testing.mapped_triples,
+    ]
+    known = KnownAnswers(mapped, dataset.num_entities, dataset.num_relations)
+    ours = compute_ranks(model, factories.testing.mapped_triples, known, progress=False, tie_rule="float64")
+    reference = pykeen_evaluator_ranks(float64_copy(model), factories)
+    float32 = pykeen_evaluator_ranks(model, factories)
+    differ = []
+    for side in ("head", "tail"):
+        for rank_type in ("optimistic", "pessimistic"):
+            mine = ours.loc[ours["side"] == side, rank_type].to_numpy()
+            theirs = np.concatenate(reference.ranks[side, rank_type])
+            np.testing.assert_array_equal(mine, theirs, err_msg=f"{family} {side} {rank_type}")
+            differ.append(np.mean(np.concatenate(float32.ranks[side, rank_type]) != theirs))
+    print(f"{family} {inverse}: the float32 evaluator's ranks differ in {max(differ):.2%}")
+    assert max(differ) > 0
+
+
+@pytest.mark.parametrize("family", ["rotate", "complex"])
+def test_a_gpus_block_layout_ranks_as_the_cpus(pykeen_datasets, monkeypatch, family):
+    """Off the CPU a block's triples, true entities and known answers travel to the device
+    in one copy (kgrank.engine.score_pass._to_device), the filter reads them from there,
+    and every row's window is rescored (kgrank.engine.ranks._flags_rows); taken on the
+    CPU, that layout gives the same ranks under both tie rules."""
+    from kgrank.engine import ranks, score_pass
+
+    dataset = pykeen_datasets["kinships", True]
+    model = _short_trained_model(dataset, family, True)
+    splits = (dataset.training, dataset.validation, dataset.testing)
+    known = KnownAnswers(
+        [split.mapped_triples for split in splits], dataset.num_entities, dataset.num_relations
+    )
+    test = dataset.testing.mapped_triples
+    for tie_rule in ("pykeen", "float64"):
+        host = compute_ranks(model, test, known, progress=False, tie_rule=tie_rule, batch_size=100)
+        with monkeypatch.context() as patched:
+            patched.setattr(score_pass, "_on_host", lambda device: False)
+            patched.setattr(ranks, "_flags_rows", lambda device: False)
+            copied = compute_ranks(model, test, known, progress=False, tie_rule=tie_rule, batch_size=100)
+        assert host.equals(copied), tie_rule
+
+
 def test_nan_scores_are_refused():
     model = _table_model()
     model.tail_scores.data[0, 0, 3] = float("nan")
@@ -351,16 +419,23 @@ def test_near_ties_are_decided_by_pykeens_arithmetic(pykeen_datasets, monkeypatc
     levels=st.integers(1, 12),
     seed=st.integers(0, 2**31 - 1),
     family=st.sampled_from(["rotate", "tucker"]),
+    tie_rule=st.sampled_from(["pykeen", "float64"]),
+    every_row=st.booleans(),
 )
 def test_window_ranks_equal_the_settled_block_and_the_exact_scores(
-    num_rows, num_entities, levels, seed, family
+    num_rows, num_entities, levels, seed, family, tie_rule, every_row
 ):
     """The rank engine rescores only the rows whose window holds a candidate besides the
     true entity (kgrank.engine.ranks._window_ranks). On blocks whose exact scores sit on a
     few levels (many exact ties) and whose product-form scores err by up to half the
     window, with filtered entries, infinite scores, unbounded and NaN windows mixed in, its
     ranks equal those of the whole block settled and counted, and those of the exact
-    scores themselves, for row-wise and whole-batch rescoring."""
+    scores themselves, for row-wise and whole-batch rescoring. Under the tie rule float64
+    the exact scores differ below float32's resolution, and the ranks are theirs. Every row
+    rescored (as on a GPU) ranks as the flagged rows alone."""
+    from unittest import mock
+
+    from kgrank.engine import ranks
     from kgrank.engine.ranks import _counted_ranks, _window_ranks
     from kgrank.engine.score_pass import filter_scores
     from kgrank.engine.scoring import NearTies
@@ -384,7 +459,21 @@ def test_window_ranks_equal_the_settled_block_and_the_exact_scores(
         calls.append(len(triples))
         return exact[triples[:, 0].unsqueeze(1), ids]
 
-    scorer = SimpleNamespace(model=SimpleNamespace(predict=predict), family=family)
+    # under the tie rule float64, levels a billionth apart, which float32 cannot tell apart
+    exact64 = exact.double()
+    if tie_rule == "float64":
+        exact64 += 1e-9 * torch.randint(0, 3, exact.shape, generator=generator).double()
+
+    def float64_scores(scored_batch, side, rows, candidates):
+        calls.append(len(scored_batch))
+        return exact64[scored_batch[rows, 0], candidates]
+
+    scorer = SimpleNamespace(
+        model=SimpleNamespace(predict=predict),
+        family=family,
+        tie_rule=tie_rule,
+        float64_scores=float64_scores,
+    )
     near_ties = NearTies(scorer, batch, "tail", raw[torch.arange(num_rows), true_entities], half)
     filtered = torch.rand(num_rows, num_entities, generator=generator) < 0.2
     filter_rows, filter_cols = filtered.nonzero(as_tuple=True)
@@ -395,15 +484,18 @@ def test_window_ranks_equal_the_settled_block_and_the_exact_scores(
         filter_scores(scores, true_entities, filter_rows, filter_cols)
         return scores
 
-    windowed = _window_ranks(filtered_copy(raw), near_ties, num_candidates)
-    settled = raw.clone()
-    near_ties.settle(settled)
-    for reference, rows in (
-        (_counted_ranks(filtered_copy(settled), true_entities, num_candidates), ~no_window),
-        (_counted_ranks(filtered_copy(exact), true_entities, num_candidates), slice(None)),
-    ):
+    with mock.patch.object(ranks, "_flags_rows", lambda device: not every_row):
+        windowed = _window_ranks(filtered_copy(raw), near_ties, num_candidates)
+    references = [(_counted_ranks(filtered_copy(exact64), true_entities, num_candidates), slice(None))]
+    if tie_rule == "pykeen":
+        settled = raw.clone()
+        near_ties.settle(settled)
+        references.append((_counted_ranks(filtered_copy(settled), true_entities, num_candidates), ~no_window))
+    for reference, rows in references:
         for name in ("optimistic", "pessimistic"):
             assert torch.equal(windowed[name][rows], reference[name][rows]), name
-    if family == "tucker":
+    if family == "tucker" and tie_rule == "pykeen":
         # every row of the batch in each whole-batch call, whichever rows are rescored
         assert set(calls) == {num_rows}
+    if tie_rule == "float64":
+        assert set(calls) <= {num_rows}

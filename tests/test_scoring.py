@@ -215,7 +215,7 @@ def test_near_ties_are_rescored_once_each_in_groups_of_every_width(num_rows, fam
         return -(1000.0 * triples[:, :1] + ids).float()
 
     scorer = Scorer.__new__(Scorer)
-    scorer.model, scorer.family = SimpleNamespace(predict=predict), family
+    scorer.model, scorer.family, scorer.tie_rule = SimpleNamespace(predict=predict), family, "pykeen"
     settled = scores.clone()
     scorer._near_ties(batch, "tail", settled, None).settle(settled)
     expected = -(1000.0 * batch[:, :1] + torch.arange(num_entities)).float().expand(num_rows, -1)

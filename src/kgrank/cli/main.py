@@ -174,6 +174,7 @@ def _ranks(args: argparse.Namespace) -> None:
         progress=not args.quiet,
         fast=args.scoring == "fast",
         sampled_candidates=args.sampled_candidates,
+        tie_rule=None if args.tie_rule == "auto" else args.tie_rule,
     )
     write_table(args.out, table)
 
@@ -324,7 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_dataset_dir(command)
     add_model_dir(command)
     command.add_argument("--out", required=True, help="where to write the rank table (parquet)")
-    add_config_options(command, "seed", "ranks.batch_size", "ranks.filter_splits", "ranks.scoring")
+    add_config_options(
+        command, "seed", "ranks.batch_size", "ranks.filter_splits", "ranks.scoring", "ranks.tie_rule"
+    )
     add_threads(command)
     command.add_argument(
         "--sampled-candidates",

@@ -97,6 +97,12 @@ def _counted_ranks(
     return {"optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": num_candidates}
 
 
+def _flags_rows(device: torch.device) -> bool:
+    """Whether :func:`_window_ranks` rescores only the rows whose window holds a candidate
+    besides the true entity (on the CPU), or every row (on a GPU)."""
+    return device.type == "cpu"
+
+
 def _window_ranks(
     scores: torch.Tensor, near_ties: NearTies, num_candidates: torch.Tensor
 ) -> dict[str, torch.Tensor]:
@@ -111,8 +117,9 @@ def _window_ranks(
     rescores) holds its true entity alone ranks it 1 + #{above the window}, both
     optimistic and pessimistic: the two counts that rank any block, taken against the
     window's ends instead of the true score. Only the other rows are rescored: every
-    entry of their window, the true entity's included, through ``model.predict``, each
-    compared with the true entity's exact score. A row whose window does not hold its true
+    entry of their window, the true entity's included
+    (:meth:`~kgrank.engine.scoring.NearTies.exact_scores`), each compared with the true
+    entity's exact score in the exact scores' precision. A row whose window does not hold its true
     score (or has a NaN end) gets the whole line as its window (every candidate rescored)."""
     true_entities = near_ties.true_entities.to(scores.device, torch.int64)
     true_scores = scores.gather(1, true_entities.unsqueeze(1))
@@ -122,27 +129,39 @@ def _window_ranks(
     low = torch.where(sound, low, float("-inf"))
     high = torch.where(sound, high, float("inf"))
     above = count_above(scores, high)
-    within = count_above(scores, low, inclusive=True) - above
     optimistic = above + 1
     pessimistic = optimistic.clone()
-    flagged = (within > 1).nonzero().squeeze(1)
-    if len(flagged):
-        rows_scores = scores.index_select(0, flagged)
-        window = compared(rows_scores, low[flagged], ">=") & compared(rows_scores, high[flagged], "<=")
-        flagged_true = true_entities[flagged]
-        window[torch.arange(len(flagged), device=scores.device), flagged_true] = True
-        entry_rows, entry_columns = nonzero_entries(window)
-        exact = near_ties.exact_scores(flagged, entry_rows, entry_columns)
-        is_true = entry_columns == flagged_true[entry_rows]
-        true_exact = torch.empty(len(flagged), dtype=exact.dtype, device=scores.device)
-        true_exact[entry_rows[is_true]] = exact[is_true]
-        others = exact[~is_true]
-        others_rows = entry_rows[~is_true]
-        reference = true_exact[others_rows]
-        better = torch.bincount(others_rows[others > reference], minlength=len(flagged))
-        at_least = torch.bincount(others_rows[others >= reference], minlength=len(flagged))
-        optimistic[flagged] = above[flagged] + 1 + better
-        pessimistic[flagged] = above[flagged] + 1 + at_least
+    if _flags_rows(scores.device):
+        within = count_above(scores, low, inclusive=True) - above
+        flagged = (within > 1).nonzero().squeeze(1)
+        if not len(flagged):
+            return {"optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": num_candidates}
+        rows_scores, low, high = scores.index_select(0, flagged), low[flagged], high[flagged]
+    else:
+        # every row on a GPU: finding the flagged ones would make the host wait for the
+        # device once more per block, and a row whose window holds its true entity alone
+        # adds nothing to its counts
+        flagged, rows_scores = torch.arange(len(scores), device=scores.device), scores
+    window = compared(rows_scores, low, ">=") & compared(rows_scores, high, "<=")
+    flagged_true = true_entities[flagged]
+    window.scatter_(1, flagged_true.unsqueeze(1), True)
+    entry_rows, entry_columns = nonzero_entries(window)
+    # exact scores compared in their own precision (float64 under that tie rule); sums
+    # and comparisons instead of masks and bincount, which wait for a GPU
+    exact = near_ties.exact_scores(flagged, entry_rows, entry_columns)
+    is_true = entry_columns == flagged_true[entry_rows]
+    # each row holds its true entity once: its exact score plus zeros
+    true_exact = torch.zeros(len(flagged), dtype=exact.dtype, device=exact.device)
+    true_exact.index_add_(0, entry_rows, torch.where(is_true, exact, torch.zeros_like(exact)))
+    reference = true_exact[entry_rows]
+    # per flagged row, the other entries above the true entity and at least as high
+    # (the true entity is never above itself)
+    better = torch.zeros(len(flagged), dtype=torch.int64, device=exact.device)
+    at_least = torch.zeros_like(better)
+    better.index_add_(0, entry_rows, (exact > reference).to(torch.int64))
+    at_least.index_add_(0, entry_rows, ((exact >= reference) & ~is_true).to(torch.int64))
+    optimistic.index_add_(0, flagged, better)
+    pessimistic.index_add_(0, flagged, at_least)
     return {"optimistic": optimistic, "pessimistic": pessimistic, "num_candidates": num_candidates}
 
 
@@ -239,6 +258,7 @@ def compute_ranks(
     fast: bool = True,
     sampled_candidates: int | None = None,
     tolerance: Tolerance | None = None,
+    tie_rule: str | None = None,
 ) -> pd.DataFrame:
     """Rank every test triple on both sides; see the module docstring for the rank variants.
 
@@ -251,6 +271,8 @@ def compute_ranks(
     With a ``tolerance`` (:func:`kgrank.engine.ties.parse_tolerance`: absolute or relative) a
     candidate whose score lies that close to the true one ties with it
     (:func:`kgrank.engine.ties.ranks_with_tolerance`); ``exact`` or None: equality.
+    ``tie_rule`` decides near-ties (:data:`kgrank.engine.scoring.TIE_RULES`; by default
+    PyKEEN's arithmetic on the CPU, float64 on a GPU).
     """
     if tolerance is not None and tolerance.exact:
         tolerance = None
@@ -281,6 +303,7 @@ def compute_ranks(
         known=known,
         batch_size=batch_size,
         fast=fast,
+        tie_rule=tie_rule,
         progress=progress,
         description="ranking",
     )

@@ -62,6 +62,8 @@ class ScoreBlock:
     filter_rows: torch.Tensor
     filter_cols: torch.Tensor
     near_ties: NearTies | None = None
+    # (true entities, filter rows, filter columns) on the scores' device, off the CPU
+    device_filter: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = field(default=None, repr=False)
     _num_candidates: torch.Tensor | None = field(default=None, repr=False)
 
     def _settle(self) -> None:
@@ -89,9 +91,10 @@ class ScoreBlock:
             self._settle()
         scores = self.device_scores if on_device else self.scores
         if self._num_candidates is None:
-            self._num_candidates = filter_scores(
-                scores, self.true_entities, self.filter_rows, self.filter_cols
-            )
+            index = (self.true_entities, self.filter_rows, self.filter_cols)
+            if self.device_filter is not None and self.device_filter[0].device == scores.device:
+                index = self.device_filter
+            self._num_candidates = filter_scores(scores, *index)
         return scores, self._num_candidates.to(scores.device)
 
 
@@ -156,16 +159,19 @@ def is_out_of_memory(error: BaseException) -> bool:
     )
 
 
-def _scorer(model: Any, fast: bool) -> tuple[ScoreBatch, torch.device, str, Callable[[], None]]:
+def _scorer(
+    model: Any, fast: bool, tie_rule: str | None = None
+) -> tuple[ScoreBatch, torch.device, str, Callable[[], None]]:
     """The score function, its device, its name for the progress bar and how to restore
     the model's mode: a PyKEEN model is scored by :class:`kgrank.engine.scoring.Scorer` in
-    evaluation mode (dropout off, batch norm frozen); any other callable as it is."""
+    evaluation mode (dropout off, batch norm frozen), near-ties decided by ``tie_rule``;
+    any other callable as it is."""
     if isinstance(model, torch.nn.Module):
         from kgrank.engine.scoring import Scorer
 
         was_training = model.training
         model.eval()
-        scorer = Scorer(model, fast=fast)
+        scorer = Scorer(model, fast=fast, tie_rule=tie_rule)
         device = next(model.parameters()).device
         return scorer, device, scorer.family, lambda: model.train(was_training)
     return model, torch.device("cpu"), "scores", lambda: None
@@ -181,6 +187,7 @@ def score_pass(
     sides: Sequence[str] = SIDES,
     batch_size: int = 256,
     fast: bool = True,
+    tie_rule: str | None = None,
     by_batch: bool = False,
     progress: bool = False,
     description: str = "scoring",
@@ -189,8 +196,9 @@ def score_pass(
     block to each consumer, in order.
 
     ``model``: a PyKEEN model (scored by :class:`kgrank.engine.scoring.Scorer`, ``fast`` or
-    through ``model.predict``, on the device of its parameters) or any score function
-    ``(triples, side) -> (n, entities) scores``. ``known``: the filter, whose answers each
+    through ``model.predict``, on the device of its parameters, near-ties decided by
+    ``tie_rule``, by default the device's: :data:`kgrank.engine.scoring.TIE_RULES`) or any
+    score function ``(triples, side) -> (n, entities) scores``. ``known``: the filter, whose answers each
     block carries, and whose entity and relation counts check the ids. Blocks go side by
     side (every batch of the head side, then of the tail side), or with ``by_batch`` batch
     by batch (head and tail of a batch, then the next batch). A block that runs out of
@@ -203,7 +211,8 @@ def score_pass(
     triples = np.array(triples, dtype=np.int64)
     if known is not None:
         check_ids(triples, known.num_entities, known.num_relations)
-    score, device, name, restore = _scorer(model, fast)
+    answers = _PassAnswers(known, triples)
+    score, device, name, restore = _scorer(model, fast, tie_rule)
     bar = tqdm(
         total=len(sides) * len(triples), desc=f"{description} ({name})", unit="triple", disable=not progress
     )
@@ -218,7 +227,7 @@ def score_pass(
                 start = round_start
                 while start < round_end:
                     block, batch_size = _scored_block(
-                        score, triples, side, (start, round_end), batch_size, device, known, bar
+                        score, triples, side, (start, round_end), batch_size, device, answers, bar
                     )
                     for consumer in consumers:
                         consumer(block)
@@ -236,7 +245,7 @@ def _scored_block(
     span: tuple[int, int],
     batch_size: int,
     device: torch.device,
-    known: KnownAnswers | None,
+    answers: _PassAnswers,
     bar: Any,
 ) -> tuple[ScoreBlock, int]:
     """The next block of ``side`` from the first row of ``span`` on, with the batch size it
@@ -244,10 +253,15 @@ def _scored_block(
     start, end = span
     while True:
         batch = triples[start : min(start + batch_size, end)]
+        rows, columns = answers.block(side, start, start + len(batch))
+        if _on_host(device):
+            device_batch, device_filter = torch.as_tensor(batch), None
+        else:
+            device_batch, device_filter = _to_device(batch, side, rows, columns, device)
         try:
             # on the model's device: the rank engine counts there, and consumers that
             # need the CPU move the block once (ScoreBlock.scores)
-            scores, near_ties = _unsettled_scores(score, torch.as_tensor(batch, device=device), side)
+            scores, near_ties = _unsettled_scores(score, device_batch, side)
             break
         except (RuntimeError, MemoryError) as error:
             if not is_out_of_memory(error) or batch_size == 1:
@@ -257,8 +271,6 @@ def _scored_block(
     refuse_nan(
         scores, lambda row: f"the {side} of row {start + row} of the pass, triple ids {batch[row].tolist()}"
     )
-    empty = torch.empty(0, dtype=torch.int64)
-    rows, columns = known.answers(side, batch) if known is not None else (empty, empty)
     block = ScoreBlock(
         side=side,
         positions=np.arange(start, start + len(batch)),
@@ -268,8 +280,52 @@ def _scored_block(
         filter_rows=torch.as_tensor(rows),
         filter_cols=torch.as_tensor(columns),
         near_ties=near_ties,
+        device_filter=device_filter,
     )
     return block, batch_size
+
+
+class _PassAnswers:
+    """The known answers of every triple of a pass, looked up once per side (one sparse
+    row selection, not one per block) and handed out by block."""
+
+    def __init__(self, known: KnownAnswers | None, triples: np.ndarray):
+        self.known, self.triples = known, triples
+        self._by_side: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def block(self, side: str, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(row in the block, entity) of every known answer of triples ``start:stop``."""
+        if self.known is None:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        if side not in self._by_side:
+            # rows in ascending order, as a CSR matrix lists its entries
+            self._by_side[side] = self.known.answers(side, self.triples)
+        rows, columns = self._by_side[side]
+        low, high = np.searchsorted(rows, [start, stop])
+        return rows[low:high] - start, columns[low:high]
+
+
+def _on_host(device: torch.device) -> bool:
+    """Whether a block's scores stay with the triples and the filter (the CPU), which then
+    need no copy."""
+    return device.type == "cpu"
+
+
+def _to_device(
+    batch: np.ndarray, side: str, rows: Any, columns: Any, device: torch.device
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """(triples, (true entities, filter rows, filter columns)) of a block on ``device``, in one
+    copy: on a GPU from pinned memory, which does not wait for the device, where a copy
+    of each from pageable memory waited for every kernel queued before it."""
+    num_rows, num_answers = len(batch), len(rows)
+    packed = torch.from_numpy(
+        np.concatenate([batch.reshape(-1), np.asarray(rows, np.int64), np.asarray(columns, np.int64)])
+    )
+    packed = packed.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else packed.to(device)
+    triples = packed[: 3 * num_rows].view(num_rows, 3)
+    true_entities = triples[:, 0] if side == "head" else triples[:, 2]
+    answers = packed[3 * num_rows :]
+    return triples, (true_entities, answers[:num_answers], answers[num_answers:])
 
 
 def _unsettled_scores(

@@ -12,12 +12,15 @@ scores in the tests. A product form rounds differently from PyKEEN's broadcast,
 so the true entity and every candidate scored near it are rescored through
 ``model.predict`` (PyKEEN's arithmetic) before ranking (:class:`NearTies`; the rank engine
 only in the rows that hold such a candidate): on the CPU the ranks are PyKEEN's, near-ties
-included. On a GPU, where the kernels sum in an order that depends on
-the shapes, the near-ties of norms other than L2 and of ComplEx's tails are rescored so
-too, and PyKEEN's own float32 ranks are no fixed reference: how often kgrank's equal PyKEEN's,
-and each side's equal a float64 ranking, is measured by benchmarks/gpu.py
-(docs/performance.md). Any other model is scored through ``model.predict`` (its
-``score_t``/``score_h``), so every PyKEEN model works, only slower.
+included (the tie rule ``pykeen``). On a GPU the kernels sum in an order that depends on
+the shapes, so PyKEEN's own float32 ranks are no fixed reference there; near-ties are
+decided in float64 instead (the tie rule ``float64``, :data:`TIE_RULES`): the true
+entity and every candidate scored near it, for every family and for models scored
+through ``model.predict`` too, are rescored by a float64 copy of the model, so that the
+ranks are those of PyKEEN's evaluator on that copy (tests/test_ranks.py on the CPU;
+benchmarks/gpu.py measures it on a GPU, docs/performance.md). Any other model is scored
+through ``model.predict`` (its ``score_t``/``score_h``), so every PyKEEN model works,
+only slower.
 
 A query is (anchor entity, relation, direction): direction ``tail`` scores every entity as
 the tail of (anchor, relation, ?), ``head`` as the head of (?, relation, anchor). Models
@@ -27,6 +30,7 @@ PyKEEN's ``predict_h`` does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -294,11 +298,49 @@ def nonzero_entries(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return flat // mask.shape[1], flat % mask.shape[1]
 
 
-class Scorer:
-    """Score all entities for queries of one model; the fast path where the family has one."""
+# How near-ties are decided: ``pykeen``, by the model's own arithmetic through
+# ``model.predict`` (PyKEEN's float32 bits on the CPU, so that the ranks are its
+# evaluator's); ``float64``, by a float64 copy of the model (the default on a GPU, whose
+# float32 bits depend on the shapes of the call).
+TIE_RULES = ("pykeen", "float64")
 
-    def __init__(self, model: Any, fast: bool = True):
+
+def default_tie_rule(device: torch.device) -> str:
+    """``pykeen`` on the CPU, ``float64`` on any other device."""
+    return "pykeen" if torch.device(device).type == "cpu" else "float64"
+
+
+def float64_copy(model: Any) -> Any:
+    """A copy of ``model`` with every floating parameter and buffer in float64 and every
+    complex one in complex128 (``Module.to(torch.float64)`` would drop imaginary parts)."""
+    import copy
+
+    def widen(tensor: torch.Tensor) -> torch.Tensor:
+        if tensor.is_complex():
+            return tensor.to(torch.complex128)
+        return tensor.to(torch.float64) if tensor.is_floating_point() else tensor
+
+    return copy.deepcopy(model)._apply(widen).eval()
+
+
+# float64 entries scored per score_hrt call: a RESCAL triple gathers its d x d relation
+# matrix, so the number of triples per call follows the size of their representations
+_FLOAT64_ELEMENTS_PER_CALL = 2**26
+
+
+class Scorer:
+    """Score all entities for queries of one model; the fast path where the family has
+    one. ``tie_rule`` (:data:`TIE_RULES`): how near-ties are decided, by default
+    :func:`default_tie_rule` of the model's device."""
+
+    def __init__(self, model: Any, fast: bool = True, tie_rule: str | None = None):
         self.model = model
+        if tie_rule is None:
+            tie_rule = default_tie_rule(next(model.parameters()).device)
+        if tie_rule not in TIE_RULES:
+            raise ValueError(f"tie rule {tie_rule!r}: expected one of {', '.join(TIE_RULES)}")
+        self.tie_rule = tie_rule
+        self._float64_model: Any = None
         self.family, self._score, self._directions = "pykeen", None, ()
         if fast and product_form_family(model) is not None:
             self.family, self._score, self._directions = _families()[type(model.interaction)]
@@ -356,7 +398,10 @@ class Scorer:
         (None where the scores are PyKEEN's bits already), for a caller that settles only the
         rows it needs (:func:`kgrank.engine.ranks.block_ranks`)."""
         if not self.fast_for(side):
-            return self.model.predict(batch, target=side).float(), None
+            scores = self.model.predict(batch, target=side).float()
+            if self.tie_rule == "float64":
+                return scores, self._near_ties(batch, side, scores, None)
+            return scores, None
         anchors, relations, direction = self.queries(batch, side)
         anchor_repr = self._maybe_complex(self.model.entity_representations[0](indices=anchors))
         relation_repr = self._maybe_complex(self.model.relation_representations[0](indices=relations))
@@ -368,13 +413,36 @@ class Scorer:
             scores = torch.sigmoid(scores)  # PyKEEN's bits stay PyKEEN's bits
             if isinstance(error, SquaredDistanceError):
                 error = None  # the bound is for raw distances
-        if error is BIT_IDENTICAL and scores.device.type != "cpu":
-            # PyKEEN's bits on the CPU only: a GPU's kernels (cdist, the complex product)
-            # sum in an order that depends on the shapes
+        if error is BIT_IDENTICAL and (self.tie_rule == "float64" or scores.device.type != "cpu"):
+            # PyKEEN's bits on the CPU only (a GPU's kernels, cdist and the complex product,
+            # sum in an order that depends on the shapes), and not float64's anywhere
             error = None
         if error is BIT_IDENTICAL:
             return scores, None
         return scores, self._near_ties(batch, side, scores, error)
+
+    def float64_scores(
+        self, batch: torch.Tensor, side: str, rows: torch.Tensor, candidates: torch.Tensor
+    ) -> torch.Tensor:
+        """The float64 scores (PyKEEN's ``score_hrt`` on :func:`float64_copy` of the model,
+        made once) of each candidate ``candidates[i]`` for the query of row ``rows[i]`` of
+        ``batch``: one triple each, with the ids of :meth:`queries`, so no padding, and
+        arithmetic that does not depend on the other triples beyond float64's last bits."""
+        if self._float64_model is None:
+            self._float64_model = float64_copy(self.model)
+        model = self._float64_model
+        anchors, relations, direction = self.queries(batch, side)
+        anchors, relations = anchors[rows], relations[rows]
+        parts = (anchors, relations, candidates) if direction == "tail" else (candidates, relations, anchors)
+        triples = torch.stack(parts, dim=1)
+        chunk = max(1, _FLOAT64_ELEMENTS_PER_CALL // _elements_per_triple(model))
+        scores = torch.cat(
+            [
+                model.score_hrt(triples[start : start + chunk]).reshape(-1)
+                for start in range(0, len(triples), chunk)
+            ]
+        )
+        return torch.sigmoid(scores) if model.predict_with_sigmoid else scores
 
     def _near_ties(
         self, batch: torch.Tensor, side: str, scores: torch.Tensor, error: SquaredDistanceError | None
@@ -393,13 +461,26 @@ class Scorer:
         return NearTies(self, batch, side, centre, half)
 
 
+def _elements_per_triple(model: Any) -> int:
+    """How many numbers one triple's representations hold (a head and a tail of every
+    entity representation, one of every relation representation); 1 where a model has none."""
+    sizes = [
+        2 * math.prod(representation.shape) for representation in getattr(model, "entity_representations", ())
+    ]
+    sizes += [
+        math.prod(representation.shape) for representation in getattr(model, "relation_representations", ())
+    ]
+    return max(1, sum(sizes))
+
+
 @dataclass
 class NearTies:
-    """The candidates of a block of product-form scores that may order otherwise than
-    PyKEEN's against the true entity: per row, those whose score lies within ``half`` of
-    ``centre``. :meth:`settle` rescores them, and every true entity, through
-    ``model.predict`` in place, so that ties and near-ties are decided by PyKEEN's
-    arithmetic; :meth:`exact_scores` gives PyKEEN's scores of chosen entries of chosen rows."""
+    """The candidates of a block of scores that may order otherwise than the tie rule's
+    exact scores against the true entity (:data:`TIE_RULES`: PyKEEN's arithmetic, or
+    float64): per row, those whose score lies within ``half`` of ``centre``.
+    :meth:`settle` rescores them, and every true entity, in place (in the block's dtype,
+    so float64 scores are rounded back to float32 there); :meth:`exact_scores` gives the
+    exact scores of chosen entries of chosen rows."""
 
     scorer: Scorer
     batch: torch.Tensor
@@ -417,7 +498,8 @@ class NearTies:
         near = torch.sub(scores, self.centre.unsqueeze(1)).abs_() <= self.half.unsqueeze(1)
         near[rows, self.true_entities] = True
         near_rows, near_columns = nonzero_entries(near)
-        scores[near_rows, near_columns] = self.exact_scores(rows, near_rows, near_columns)
+        exact = self.exact_scores(rows, near_rows, near_columns)
+        scores[near_rows, near_columns] = exact.to(scores.dtype)
 
     def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(low, high), (rows, 1) each: every score s with |s - centre| <= half in float32,
@@ -432,9 +514,13 @@ class NearTies:
     def exact_scores(
         self, rows: torch.Tensor, near_rows: torch.Tensor, near_columns: torch.Tensor
     ) -> torch.Tensor:
-        """PyKEEN's scores of the entries (``rows[near_rows]``, ``near_columns``) of the block,
-        ``near_rows`` indexing ``rows`` (batch rows, each with its true entity among its
-        entries), through ``model.predict`` with candidate ids."""
+        """The exact scores of the entries (``rows[near_rows]``, ``near_columns``) of the
+        block, ``near_rows`` indexing ``rows`` (batch rows, each with its true entity among
+        its entries): in float64 under the tie rule ``float64``
+        (:meth:`Scorer.float64_scores`), else PyKEEN's, through ``model.predict`` with
+        candidate ids."""
+        if self.scorer.tie_rule == "float64":
+            return self.scorer.float64_scores(self.batch, self.side, rows[near_rows], near_columns)
         model, family, true_entities = self.scorer.model, self.scorer.family, self.true_entities
         counts = torch.bincount(near_rows, minlength=len(rows))
         # position of each entry within its row, to lay them out as (rows, k) ids
