@@ -13,7 +13,8 @@ config/hyperparameters, seed 42), on the GPU:
   ``--batch-size``: kgrank's rank engine (its filter index built inside the timing)
   against PyKEEN's ``RankBasedEvaluator`` (each the best of ``--repeats`` runs after a
   warm-up), the share of realistic ranks equal between them, and the share of each equal
-  to PyKEEN's ranks of the same model in float64 (the reference neither rounds);
+  to PyKEEN's ranks of the same model in float64 (the reference neither rounds; kgrank's
+  tie rule on a GPU decides near-ties in float64, kgrank.engine.scoring.TIE_RULES);
 - **where kgrank's ranking spends its time**: torch's profiler with CUDA activities over
   one more ranking: the GPU's busy time (kernels and copies) and every host-device
   synchronisation (count, and the host time spent waiting in them, by the operator that
@@ -35,7 +36,6 @@ correctness in tests/test_ranks.py and tests/test_training_step.py.
 from __future__ import annotations
 
 import argparse
-import copy
 import statistics
 import time
 import warnings
@@ -174,7 +174,7 @@ def measure_pair(
 
     from kgrank.data.datasets import load_factories
     from kgrank.engine.candidates import known_answers
-    from kgrank.engine.scoring import Scorer
+    from kgrank.engine.scoring import Scorer, float64_copy
     from kgrank.training.hyperparameters import load_hyperparameters
     from kgrank.training.train import build_model, create_inverse_triples
 
@@ -206,7 +206,7 @@ def measure_pair(
     index_seconds, _ = synchronised_seconds(lambda: known_answers(factories))
     engine_seconds, engine = best_of(ours_ranked, args.repeats)
     pykeen_seconds, evaluator = best_of(theirs_ranked, args.repeats)
-    reference = evaluator_ranks(copy.deepcopy(model).to(torch.float64), factories, test, args.batch_size)
+    reference = evaluator_ranks(float64_copy(model), factories, test, args.batch_size)
     line, table = profiled(ours_ranked)
     name = f"{family} (L{model.interaction.p:g})" if family == "transe" else family
     step_ours, step_theirs = statistics.median(ours), statistics.median(theirs)
@@ -248,11 +248,14 @@ def main() -> None:
 
     import pykeen
 
+    from kgrank.engine.scoring import default_tie_rule
+
     device = torch.device(args.device)
     card = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     header = (
         f"{card}, torch {torch.__version__}, PyKEEN {pykeen.get_version()}, commit {args.commit}, "
         f"{time.strftime('%Y-%m-%d', time.gmtime())}; seed 42; ranking batch {args.batch_size}; "
+        f"kgrank's tie rule {default_tie_rule(device)}; "
         f"TF32 matrix products {'on' if torch.backends.cuda.matmul.allow_tf32 else 'off'}"
     )
     print(header, flush=True)
