@@ -211,7 +211,6 @@ def score_pass(
     triples = np.array(triples, dtype=np.int64)
     if known is not None:
         check_ids(triples, known.num_entities, known.num_relations)
-    answers = _PassAnswers(known, triples)
     score, device, name, restore = _scorer(model, fast, tie_rule)
     bar = tqdm(
         total=len(sides) * len(triples), desc=f"{description} ({name})", unit="triple", disable=not progress
@@ -227,7 +226,7 @@ def score_pass(
                 start = round_start
                 while start < round_end:
                     block, batch_size = _scored_block(
-                        score, triples, side, (start, round_end), batch_size, device, answers, bar
+                        score, triples, side, (start, round_end), batch_size, device, known, bar
                     )
                     for consumer in consumers:
                         consumer(block)
@@ -245,15 +244,16 @@ def _scored_block(
     span: tuple[int, int],
     batch_size: int,
     device: torch.device,
-    answers: _PassAnswers,
+    known: KnownAnswers | None,
     bar: Any,
 ) -> tuple[ScoreBlock, int]:
     """The next block of ``side`` from the first row of ``span`` on, with the batch size it
     took: halved while the scoring runs out of memory, down to one row."""
     start, end = span
+    empty = torch.empty(0, dtype=torch.int64)
     while True:
         batch = triples[start : min(start + batch_size, end)]
-        rows, columns = answers.block(side, start, start + len(batch))
+        rows, columns = known.answers(side, batch) if known is not None else (empty, empty)
         if _on_host(device):
             device_batch, device_filter = torch.as_tensor(batch), None
         else:
@@ -283,26 +283,6 @@ def _scored_block(
         device_filter=device_filter,
     )
     return block, batch_size
-
-
-class _PassAnswers:
-    """The known answers of every triple of a pass, looked up once per side (one sparse
-    row selection, not one per block) and handed out by block."""
-
-    def __init__(self, known: KnownAnswers | None, triples: np.ndarray):
-        self.known, self.triples = known, triples
-        self._by_side: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def block(self, side: str, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """(row in the block, entity) of every known answer of triples ``start:stop``."""
-        if self.known is None:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        if side not in self._by_side:
-            # rows in ascending order, as a CSR matrix lists its entries
-            self._by_side[side] = self.known.answers(side, self.triples)
-        rows, columns = self._by_side[side]
-        low, high = np.searchsorted(rows, [start, stop])
-        return rows[low:high] - start, columns[low:high]
 
 
 def _on_host(device: torch.device) -> bool:

@@ -424,25 +424,23 @@ class Scorer:
     def float64_scores(
         self, batch: torch.Tensor, side: str, rows: torch.Tensor, candidates: torch.Tensor
     ) -> torch.Tensor:
-        """The float64 scores (PyKEEN's ``score_hrt`` on :func:`float64_copy` of the model,
-        made once) of each candidate ``candidates[i]`` for the query of row ``rows[i]`` of
-        ``batch``: one triple each, with the ids of :meth:`queries`, so no padding, and
-        arithmetic that does not depend on the other triples beyond float64's last bits."""
+        """The float64 scores of each candidate ``candidates[i]`` for the ``side`` of row
+        ``rows[i]`` of ``batch``: ``model.predict`` of :func:`float64_copy` of the model
+        (made once), one row per entry, so no padding to a row's largest count. Each row
+        asks for its candidate twice: PyKEEN's broadcast picks its arithmetic by the shapes
+        of a call (RotatE rotates the head where there are more candidates than queries,
+        else the tail, which differ off the unit circle), and two columns take the
+        arithmetic of a call with every entity."""
         if self._float64_model is None:
             self._float64_model = float64_copy(self.model)
         model = self._float64_model
-        anchors, relations, direction = self.queries(batch, side)
-        anchors, relations = anchors[rows], relations[rows]
-        parts = (anchors, relations, candidates) if direction == "tail" else (candidates, relations, anchors)
-        triples = torch.stack(parts, dim=1)
-        chunk = max(1, _FLOAT64_ELEMENTS_PER_CALL // _elements_per_triple(model))
-        scores = torch.cat(
-            [
-                model.score_hrt(triples[start : start + chunk]).reshape(-1)
-                for start in range(0, len(triples), chunk)
-            ]
-        )
-        return torch.sigmoid(scores) if model.predict_with_sigmoid else scores
+        triples, ids = batch[rows], candidates.unsqueeze(1).repeat(1, 2)
+        chunk = max(1, _FLOAT64_ELEMENTS_PER_CALL // (2 * _elements_per_triple(model)))
+        parts = [
+            model.predict(triples[start : start + chunk], target=side, ids=ids[start : start + chunk])[:, 0]
+            for start in range(0, len(triples), chunk)
+        ]
+        return torch.cat(parts) if parts else torch.empty(0, dtype=torch.float64, device=triples.device)
 
     def _near_ties(
         self, batch: torch.Tensor, side: str, scores: torch.Tensor, error: SquaredDistanceError | None
