@@ -387,6 +387,22 @@ CASES = [
     ),
     Case(
         "ranks",
+        "unknown-tie-rule",
+        lambda tmp, _: [
+            "ranks",
+            "--dataset-dir",
+            str(tmp),
+            "--model-dir",
+            str(tmp),
+            "--out",
+            str(tmp / "r.parquet"),
+            "--tie-rule",
+            "float32",
+        ],
+        ("--tie-rule", "invalid choice: 'float32'"),
+    ),
+    Case(
+        "ranks",
         "missing-model-dir",
         lambda tmp, nations: [
             "ranks",

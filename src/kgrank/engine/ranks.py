@@ -272,7 +272,7 @@ def compute_ranks(
     candidate whose score lies that close to the true one ties with it
     (:func:`kgrank.engine.ties.ranks_with_tolerance`); ``exact`` or None: equality.
     ``tie_rule`` decides near-ties (:data:`kgrank.engine.scoring.TIE_RULES`; by default
-    PyKEEN's arithmetic on the CPU, float64 on a GPU).
+    PyKEEN's arithmetic, float64 on a CUDA GPU).
     """
     if tolerance is not None and tolerance.exact:
         tolerance = None

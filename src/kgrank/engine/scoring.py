@@ -12,7 +12,7 @@ scores in the tests. A product form rounds differently from PyKEEN's broadcast,
 so the true entity and every candidate scored near it are rescored through
 ``model.predict`` (PyKEEN's arithmetic) before ranking (:class:`NearTies`; the rank engine
 only in the rows that hold such a candidate): on the CPU the ranks are PyKEEN's, near-ties
-included (the tie rule ``pykeen``). On a GPU the kernels sum in an order that depends on
+included (the tie rule ``pykeen``). On a CUDA GPU the kernels sum in an order that depends on
 the shapes, so PyKEEN's own float32 ranks are no fixed reference there; near-ties are
 decided in float64 instead (the tie rule ``float64``, :data:`TIE_RULES`): the true
 entity and every candidate scored near it, for every family and for models scored
@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from kgrank.errors import KgrankInputError
 
 
 @dataclass(frozen=True)
@@ -300,14 +302,15 @@ def nonzero_entries(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 # How near-ties are decided: ``pykeen``, by the model's own arithmetic through
 # ``model.predict`` (PyKEEN's float32 bits on the CPU, so that the ranks are its
-# evaluator's); ``float64``, by a float64 copy of the model (the default on a GPU, whose
-# float32 bits depend on the shapes of the call).
+# evaluator's); ``float64``, by a float64 copy of the model (the default on a CUDA GPU,
+# whose float32 bits depend on the shapes of the call).
 TIE_RULES = ("pykeen", "float64")
 
 
 def default_tie_rule(device: torch.device) -> str:
-    """``pykeen`` on the CPU, ``float64`` on any other device."""
-    return "pykeen" if torch.device(device).type == "cpu" else "float64"
+    """``float64`` on a CUDA GPU; ``pykeen`` on the CPU and on Apple's MPS, which has no
+    float64."""
+    return "float64" if torch.device(device).type == "cuda" else "pykeen"
 
 
 def float64_copy(model: Any) -> Any:
@@ -323,8 +326,8 @@ def float64_copy(model: Any) -> Any:
     return copy.deepcopy(model)._apply(widen).eval()
 
 
-# float64 entries scored per score_hrt call: a RESCAL triple gathers its d x d relation
-# matrix, so the number of triples per call follows the size of their representations
+# float64 numbers gathered per predict call of the float64 rescoring: a RESCAL row gathers
+# its d x d relation matrix, so the rows per call follow the size of their representations
 _FLOAT64_ELEMENTS_PER_CALL = 2**26
 
 
@@ -339,6 +342,11 @@ class Scorer:
             tie_rule = default_tie_rule(next(model.parameters()).device)
         if tie_rule not in TIE_RULES:
             raise ValueError(f"tie rule {tie_rule!r}: expected one of {', '.join(TIE_RULES)}")
+        if tie_rule == "float64" and next(model.parameters()).device.type == "mps":
+            raise KgrankInputError(
+                "the tie rule float64 needs float64 arithmetic, which Apple's MPS does not have; "
+                "pass --tie-rule pykeen, or --device cpu"
+            )
         self.tie_rule = tie_rule
         self._float64_model: Any = None
         self.family, self._score, self._directions = "pykeen", None, ()
