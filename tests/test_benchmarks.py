@@ -108,3 +108,15 @@ def test_the_captured_loss_is_the_steps_and_the_accounting_puts_the_weights_back
     assert "its exp alone" in text
     after = model.state_dict()
     assert all(torch.equal(after[key], value) for key, value in before.items())
+
+
+def test_the_gpu_benchmarks_cross_device_table_runs_on_the_cpu():
+    """benchmarks/gpu.py's first table (kgrank's ranks on the device against its ranks on
+    the CPU, per tie rule) runs with the CPU as the device: every family, both rules, each
+    share 100 %, so that a run on a GPU fails on the GPU's account only."""
+    spec = importlib.util.spec_from_file_location("gpu_benchmark", REPO / "benchmarks" / "gpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = module.tie_rule_across_devices(torch.device("cpu"))
+    assert len(rows) == len(module.SMALL_FAMILIES)
+    assert all(row.endswith("| 100.0000% | 100.0000% |") for row in rows), rows
