@@ -176,6 +176,18 @@ def _short_trained_model(dataset, family, inverse):
     return model.eval()
 
 
+def _factories_and_known(dataset):
+    """A PyKEEN dataset's splits as kgrank's factories, and their known answers (the filter)."""
+    factories = SimpleNamespace(
+        training=dataset.training, validation=dataset.validation, testing=dataset.testing
+    )
+    splits = (dataset.training, dataset.validation, dataset.testing)
+    known = KnownAnswers(
+        [split.mapped_triples for split in splits], dataset.num_entities, dataset.num_relations
+    )
+    return factories, known
+
+
 @pytest.fixture(scope="module")
 def pykeen_datasets():
     from pykeen.datasets import Kinships, Nations
@@ -195,15 +207,7 @@ def test_fast_engine_same_ranks_as_pykeens_evaluator(pykeen_datasets, family, da
 
     dataset = pykeen_datasets[dataset_name, inverse]
     model = _short_trained_model(dataset, family, inverse)
-    factories = SimpleNamespace(
-        training=dataset.training, validation=dataset.validation, testing=dataset.testing
-    )
-    mapped = [
-        dataset.training.mapped_triples,
-        dataset.validation.mapped_triples,
-        dataset.testing.mapped_triples,
-    ]
-    known = KnownAnswers(mapped, dataset.num_entities, dataset.num_relations)
+    factories, known = _factories_and_known(dataset)
     scorer = Scorer(model)
     # TuckER's and ConvE's head sides without inverse triples are the cases scored by PyKEEN's broadcast.
     assert scorer.fast_for("tail") and (scorer.fast_for("head") or (family in TAIL_ONLY and not inverse))
@@ -317,15 +321,7 @@ def test_float64_tie_rule_gives_pykeens_float64_ranks(pykeen_datasets, family, i
         # constraint is applied after each): PyKEEN then scores tails as |h o r - t| and
         # heads as |h - t o conj(r)|, which differ
         model.relation_representations[0]._embeddings.weight.mul_(1.5)
-    factories = SimpleNamespace(
-        training=dataset.training, validation=dataset.validation, testing=dataset.testing
-    )
-    mapped = [
-        factories.training.mapped_triples,
-        factories.validation.mapped_triples,
-        factories.testing.mapped_triples,
-    ]
-    known = KnownAnswers(mapped, dataset.num_entities, dataset.num_relations)
+    factories, known = _factories_and_known(dataset)
     ours = compute_ranks(model, factories.testing.mapped_triples, known, progress=False, tie_rule="float64")
     reference = pykeen_evaluator_ranks(float64_copy(model), factories)
     float32 = pykeen_evaluator_ranks(model, factories)
@@ -350,10 +346,7 @@ def test_a_gpus_block_layout_ranks_as_the_cpus(pykeen_datasets, monkeypatch, fam
 
     dataset = pykeen_datasets["kinships", True]
     model = _short_trained_model(dataset, family, True)
-    splits = (dataset.training, dataset.validation, dataset.testing)
-    known = KnownAnswers(
-        [split.mapped_triples for split in splits], dataset.num_entities, dataset.num_relations
-    )
+    _, known = _factories_and_known(dataset)
     test = dataset.testing.mapped_triples
     for tie_rule in ("pykeen", "float64"):
         host = compute_ranks(model, test, known, progress=False, tie_rule=tie_rule, batch_size=100)
@@ -389,15 +382,7 @@ def test_near_ties_are_decided_by_pykeens_arithmetic(pykeen_datasets, monkeypatc
         entities = model.entity_representations[0]._embeddings.weight
         entities.copy_(offset + spread * torch.randn(entities.shape, generator=generator))
     model.eval()
-    mapped = [
-        dataset.training.mapped_triples,
-        dataset.validation.mapped_triples,
-        dataset.testing.mapped_triples,
-    ]
-    known = KnownAnswers(mapped, dataset.num_entities, dataset.num_relations)
-    factories = SimpleNamespace(
-        training=dataset.training, validation=dataset.validation, testing=dataset.testing
-    )
+    factories, known = _factories_and_known(dataset)
     evaluator = pykeen_evaluator_ranks(model, factories)
 
     def identical() -> bool:
