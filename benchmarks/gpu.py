@@ -213,11 +213,13 @@ def tie_rule_across_devices(device) -> list[str]:
                 entities.copy_(entities[:1] + 1e-6 * entities)
         shares = []
         for tie_rule in ("float64", "pykeen"):
-            ranks = {}
-            for where in ("cpu", device):
-                table = compute_ranks(model.to(where), test, known, progress=False, tie_rule=tie_rule)
-                ranks[where] = table[["optimistic", "pessimistic"]].to_numpy()
-            shares.append(float((ranks["cpu"] == ranks[device]).mean()))
+            on_cpu, on_device = (
+                compute_ranks(model.to(where), test, known, progress=False, tie_rule=tie_rule)[
+                    ["optimistic", "pessimistic"]
+                ].to_numpy()
+                for where in ("cpu", device)
+            )
+            shares.append(float((on_cpu == on_device).mean()))
         rows.append(f"| {name} | {shares[0]:.4%} | {shares[1]:.4%} |")
         print(rows[-1], flush=True)
     return rows

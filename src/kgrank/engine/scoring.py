@@ -338,11 +338,11 @@ class Scorer:
 
     def __init__(self, model: Any, fast: bool = True, tie_rule: str | None = None):
         self.model = model
-        if tie_rule is None:
-            tie_rule = default_tie_rule(next(model.parameters()).device)
+        device = next(model.parameters()).device
+        tie_rule = default_tie_rule(device) if tie_rule is None else tie_rule
         if tie_rule not in TIE_RULES:
             raise ValueError(f"tie rule {tie_rule!r}: expected one of {', '.join(TIE_RULES)}")
-        if tie_rule == "float64" and next(model.parameters()).device.type == "mps":
+        if tie_rule == "float64" and device.type == "mps":
             raise KgrankInputError(
                 "the tie rule float64 needs float64 arithmetic, which Apple's MPS does not have; "
                 "pass --tie-rule pykeen, or --device cpu"
@@ -434,7 +434,7 @@ class Scorer:
     ) -> torch.Tensor:
         """The float64 scores of each candidate ``candidates[i]`` for the ``side`` of row
         ``rows[i]`` of ``batch``: ``model.predict`` of :func:`float64_copy` of the model
-        (made once), one row per entry, so no padding to a row's largest count. Each row
+        (made once), one row per entry, not padded to a row's largest count. Each row
         asks for its candidate twice: PyKEEN's broadcast picks its arithmetic by the shapes
         of a call (RotatE rotates the head where there are more candidates than queries,
         else the tail, which differ off the unit circle), and two columns take the
@@ -443,7 +443,7 @@ class Scorer:
             self._float64_model = float64_copy(self.model)
         model = self._float64_model
         triples, ids = batch[rows], candidates.unsqueeze(1).repeat(1, 2)
-        chunk = max(1, _FLOAT64_ELEMENTS_PER_CALL // (2 * _elements_per_triple(model)))
+        chunk = max(1, _FLOAT64_ELEMENTS_PER_CALL // _numbers_per_row(model))
         parts = [
             model.predict(triples[start : start + chunk], target=side, ids=ids[start : start + chunk])[:, 0]
             for start in range(0, len(triples), chunk)
@@ -467,11 +467,12 @@ class Scorer:
         return NearTies(self, batch, side, centre, half)
 
 
-def _elements_per_triple(model: Any) -> int:
-    """How many numbers one triple's representations hold (a head and a tail of every
-    entity representation, one of every relation representation); 1 where a model has none."""
+def _numbers_per_row(model: Any) -> int:
+    """How many numbers one row of :meth:`Scorer.float64_scores`'s predict calls gathers (an
+    anchor and two candidates of every entity representation, one of every relation
+    representation); 1 where a model has none."""
     sizes = [
-        2 * math.prod(representation.shape) for representation in getattr(model, "entity_representations", ())
+        3 * math.prod(representation.shape) for representation in getattr(model, "entity_representations", ())
     ]
     sizes += [
         math.prod(representation.shape) for representation in getattr(model, "relation_representations", ())
